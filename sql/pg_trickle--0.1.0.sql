@@ -1,0 +1,148 @@
+-- pg_trickle 0.1.0: schemas, catalog, SQL API.
+-- Invariant: every catalog table here is mirrored once in
+-- src/pg/catalog/catalog.hpp (column order included); change both together.
+
+\echo Use "CREATE EXTENSION pg_trickle" to load this file. \quit
+
+CREATE SCHEMA pgtrickle;
+CREATE SCHEMA pgtrickle_changes;
+GRANT USAGE ON SCHEMA pgtrickle TO PUBLIC;
+REVOKE ALL ON SCHEMA pgtrickle_changes FROM PUBLIC;
+
+-- One row per stream table.
+CREATE TABLE pgtrickle.pgt_stream_tables (
+    pgt_id             bigserial PRIMARY KEY,
+    pgt_relid          oid NOT NULL UNIQUE,
+    pgt_schema         name NOT NULL,
+    pgt_name           name NOT NULL,
+    defining_query     text NOT NULL,
+    effective_query    text NOT NULL,
+    schedule           text NOT NULL,
+    requested_mode     text NOT NULL
+        CHECK (requested_mode IN ('AUTO', 'FULL', 'DIFFERENTIAL', 'IMMEDIATE')),
+    refresh_mode       text NOT NULL
+        CHECK (refresh_mode IN ('FULL', 'DIFFERENTIAL', 'IMMEDIATE')),
+    status             text NOT NULL DEFAULT 'ACTIVE'
+        CHECK (status IN ('ACTIVE', 'SUSPENDED', 'ERROR')),
+    is_populated       boolean NOT NULL DEFAULT false,
+    consecutive_errors integer NOT NULL DEFAULT 0,
+    data_timestamp     timestamptz,
+    last_refresh_at    timestamptz,
+    created_at         timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgtrickle.pgt_stream_tables IS 'pg_trickle: one row per stream table';
+
+-- The relations each stream table reads (views and their base tables).
+CREATE TABLE pgtrickle.pgt_dependencies (
+    pgt_id        bigint NOT NULL REFERENCES pgtrickle.pgt_stream_tables ON DELETE CASCADE,
+    source_relid  oid NOT NULL,
+    source_type   text NOT NULL
+        CHECK (source_type IN ('TABLE', 'PARTITIONED_TABLE', 'VIEW', 'MATVIEW',
+                               'FOREIGN_TABLE', 'STREAM_TABLE')),
+    PRIMARY KEY (pgt_id, source_relid)
+);
+CREATE INDEX ON pgtrickle.pgt_dependencies (source_relid);
+
+-- One row per completed refresh.
+CREATE TABLE pgtrickle.pgt_refresh_history (
+    refresh_id     bigserial PRIMARY KEY,
+    pgt_id         bigint NOT NULL REFERENCES pgtrickle.pgt_stream_tables ON DELETE CASCADE,
+    action         text NOT NULL CHECK (action IN ('FULL', 'DIFFERENTIAL')),
+    status         text NOT NULL CHECK (status IN ('SUCCESS', 'FAILED')),
+    initiated_by   text NOT NULL CHECK (initiated_by IN ('CREATE', 'MANUAL', 'ALTER', 'SCHEDULER')),
+    rows_inserted  bigint NOT NULL DEFAULT 0,
+    rows_deleted   bigint NOT NULL DEFAULT 0,
+    start_time     timestamptz NOT NULL,
+    end_time       timestamptz NOT NULL,
+    reason         text,
+    error_message  text
+);
+CREATE INDEX ON pgtrickle.pgt_refresh_history (pgt_id, refresh_id);
+
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_stream_tables', '');
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_stream_tables_pgt_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_dependencies', '');
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_refresh_history', '');
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_refresh_history_refresh_id_seq', '');
+
+GRANT SELECT ON pgtrickle.pgt_stream_tables, pgtrickle.pgt_dependencies,
+                pgtrickle.pgt_refresh_history TO PUBLIC;
+
+-- Lifecycle API ------------------------------------------------------------
+
+CREATE FUNCTION pgtrickle.create_stream_table(
+    name text, query text,
+    schedule text DEFAULT 'calculated',
+    refresh_mode text DEFAULT 'AUTO',
+    initialize boolean DEFAULT true)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_create_stream_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION pgtrickle.alter_stream_table(
+    name text,
+    query text DEFAULT NULL,
+    schedule text DEFAULT NULL,
+    refresh_mode text DEFAULT NULL,
+    status text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_alter_stream_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION pgtrickle.drop_stream_table(name text, "cascade" boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_drop_stream_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION pgtrickle.refresh_stream_table(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_refresh_stream_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Monitoring ---------------------------------------------------------------
+
+CREATE FUNCTION pgtrickle.pgt_status()
+RETURNS TABLE (
+    name               text,
+    status             text,
+    refresh_mode       text,
+    requested_mode     text,
+    schedule           text,
+    is_populated       boolean,
+    consecutive_errors integer,
+    last_refresh_at    timestamptz,
+    data_timestamp     timestamptz,
+    staleness          interval)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),
+           st.status, st.refresh_mode, st.requested_mode, st.schedule,
+           st.is_populated, st.consecutive_errors, st.last_refresh_at,
+           st.data_timestamp, pg_catalog.now() - st.data_timestamp
+      FROM pgtrickle.pgt_stream_tables st
+      JOIN pg_catalog.pg_class c ON c.oid = st.pgt_relid
+      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     ORDER BY n.nspname, c.relname
+$$;
+
+-- Housekeeping -------------------------------------------------------------
+
+-- A stream table's storage dropped with plain DROP TABLE (or DROP SCHEMA
+-- ... CASCADE) takes its catalog rows with it.
+CREATE FUNCTION pgtrickle._on_sql_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM pgtrickle.pgt_stream_tables st
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+       AND d.objsubid = 0
+       AND d.objid = st.pgt_relid;
+END
+$$;
+
+CREATE EVENT TRIGGER pgt_sql_drop ON sql_drop
+    EXECUTE FUNCTION pgtrickle._on_sql_drop();

@@ -1,0 +1,260 @@
+// Defining query analysis: parse, analyze, validate, rewrite, deparse.
+// Invariant: the tree walkers run inside PostgreSQL frames, so they never
+// throw; they record the first problem found and the C++ side reports it
+// after the walk.
+#include "pg/analyze/defining_query.hpp"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "core/error.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/boundary/guc.hpp"
+#include "pg/catalog/catalog_schema.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "catalog/catalog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/parsenodes.h"
+#include "parser/analyze.h"
+#include "parser/parser.h"
+#include "rewrite/rewriteHandler.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+}
+
+namespace pgt::pg {
+
+namespace {
+
+enum class Problem {
+    kNone,
+    kForUpdate,
+    kModifyingCte,
+    kLimitWithoutOrder,
+    kTablesample,
+    kTempSource,
+    kCatalogSource
+};
+
+// Walker state: plain data only (it lives across PostgreSQL frames).
+struct WalkState {
+    Problem problem;
+    Oid problem_relid;
+    List* relids;  // palloc'd list of every relation read
+};
+
+bool record(WalkState* st, Problem p, Oid relid) {
+    st->problem = p;
+    st->problem_relid = relid;
+    return true;  // stops the walk
+}
+
+bool is_forbidden_source_schema(Oid nsp) {
+    if (IsCatalogNamespace(nsp) || IsToastNamespace(nsp)) {
+        return true;
+    }
+    const char* name = get_namespace_name(nsp);
+    return name != nullptr && (strcmp(name, pgt::catalog::kSchema) == 0 ||
+                               strcmp(name, pgt::catalog::kChangesSchema) == 0 ||
+                               strcmp(name, "information_schema") == 0);
+}
+
+bool check_rte(RangeTblEntry* rte, WalkState* st) {
+    if (rte->tablesample != nullptr) {
+        return record(st, Problem::kTablesample, rte->relid);
+    }
+    if (rte->rtekind != RTE_RELATION) {
+        return false;
+    }
+    if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP) {
+        return record(st, Problem::kTempSource, rte->relid);
+    }
+    if (IsCatalogRelationOid(rte->relid) ||
+        is_forbidden_source_schema(get_rel_namespace(rte->relid))) {
+        return record(st, Problem::kCatalogSource, rte->relid);
+    }
+    st->relids = list_append_unique_oid(st->relids, rte->relid);
+    return false;
+}
+
+bool check_query(Query* q, WalkState* st) {
+    if (q->rowMarks != NIL) {
+        return record(st, Problem::kForUpdate, InvalidOid);
+    }
+    if (q->hasModifyingCTE || q->commandType != CMD_SELECT) {
+        return record(st, Problem::kModifyingCte, InvalidOid);
+    }
+    if ((q->limitCount != nullptr || q->limitOffset != nullptr) && q->sortClause == NIL) {
+        return record(st, Problem::kLimitWithoutOrder, InvalidOid);
+    }
+    return false;
+}
+
+bool validate_walker(Node* node, void* ctx);
+
+// PostgreSQL's walkers take an old-style "bool (*)()" callback.
+bool (*walker_fn())() {
+    return reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(validate_walker));
+}
+
+bool validate_walker(Node* node, void* ctx) {
+    auto* st = static_cast<WalkState*>(ctx);
+    if (node == nullptr) {
+        return false;
+    }
+    if (IsA(node, RangeTblEntry)) {
+        return check_rte(reinterpret_cast<RangeTblEntry*>(node), st);
+    }
+    if (IsA(node, Query)) {
+        Query* q = reinterpret_cast<Query*>(node);
+        return check_query(q, st) ||
+               query_tree_walker(q, walker_fn(), ctx, QTW_EXAMINE_RTES_BEFORE);
+    }
+    return expression_tree_walker(node, walker_fn(), ctx);
+}
+
+std::string qualified_rel_name(Oid relid) {
+    char* s = pg_call([&] {
+        return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+                                          get_rel_name(relid));
+    });
+    return s;
+}
+
+[[noreturn]] void report(Problem p, Oid relid) {
+    switch (p) {
+        case Problem::kForUpdate:
+            throw pgt::Error(
+                "0A000", "FOR UPDATE/FOR SHARE is not allowed in a stream table query",
+                "Row locking clauses lock source rows; a stream table only reads them.",
+                "Remove the FOR UPDATE/FOR SHARE clause.");
+        case Problem::kModifyingCte:
+            throw pgt::Error("0A000",
+                             "data-modifying statements are not allowed in a stream table query",
+                             "", "Use a plain SELECT; WITH clauses may contain only SELECT.");
+        case Problem::kLimitWithoutOrder:
+            throw pgt::Error(
+                "0A000", "LIMIT or OFFSET without ORDER BY is not allowed in a stream table query",
+                "Without ORDER BY the rows kept are not determined by the data.",
+                "Add an ORDER BY that determines which rows are kept.");
+        case Problem::kTablesample:
+            throw pgt::Error("0A000", "TABLESAMPLE is not allowed in a stream table query",
+                             "A sample is random; the stream table could never equal its query.",
+                             "Remove the TABLESAMPLE clause.");
+        case Problem::kTempSource:
+            throw pgt::Error(
+                "0A000", "stream table query reads temporary table " + qualified_rel_name(relid),
+                "Temporary tables are private to one session.",
+                "Use a regular or unlogged table as the source.");
+        case Problem::kCatalogSource:
+            throw pgt::Error(
+                "0A000", "stream table query reads system relation " + qualified_rel_name(relid),
+                "System catalogs and pg_trickle's own tables change without capture.",
+                "Select from user tables only.");
+        case Problem::kNone:
+            break;
+    }
+    throw pgt::Error("XX000", "unexpected validation state");
+}
+
+RawStmt* parse_single_select(const std::string& sql) {
+    List* stmts = pg_call([&] { return raw_parser(sql.c_str(), RAW_PARSE_DEFAULT); });
+    if (list_length(stmts) != 1) {
+        throw pgt::Error("42601", "stream table query must be exactly one statement",
+                         "Found " + std::to_string(list_length(stmts)) + " statements.",
+                         "Pass a single SELECT statement without a trailing second statement.");
+    }
+    RawStmt* raw = linitial_node(RawStmt, stmts);
+    if (!IsA(raw->stmt, SelectStmt)) {
+        throw pgt::Error("0A000", "stream table query must be a SELECT statement", "",
+                         "Pass the query that defines the contents, e.g. SELECT ... FROM ....");
+    }
+    if (reinterpret_cast<SelectStmt*>(raw->stmt)->intoClause != nullptr) {
+        throw pgt::Error("0A000", "SELECT INTO is not allowed in a stream table query", "",
+                         "Remove the INTO clause; the stream table is the target.");
+    }
+    return raw;
+}
+
+std::vector<OutputColumn> output_columns(Query* q) {
+    std::vector<OutputColumn> cols;
+    std::set<std::string> seen;
+    ListCell* lc;
+    foreach (lc, q->targetList) {
+        TargetEntry* te = lfirst_node(TargetEntry, lc);
+        if (te->resjunk) {
+            continue;
+        }
+        OutputColumn c{te->resname ? te->resname : "?column?", exprType((Node*)te->expr),
+                       exprTypmod((Node*)te->expr), exprCollation((Node*)te->expr)};
+        if (c.name.rfind(pgt::catalog::kReservedColumnPrefix, 0) == 0) {
+            throw pgt::Error("42939", "column name \"" + c.name + "\" is reserved",
+                             "Names starting with __pgt_ are used by pg_trickle's own columns.",
+                             "Give the column another name with AS.");
+        }
+        if (!seen.insert(c.name).second) {
+            throw pgt::Error("42701", "column \"" + c.name + "\" specified more than once",
+                             "Every output column of a stream table query needs a distinct name.",
+                             "Give the columns distinct names with AS.");
+        }
+        char typtype = pg_call([&] { return get_typtype(c.type); });
+        if (typtype == TYPTYPE_PSEUDO) {
+            char* tname = pg_call([&] { return format_type_be(c.type); });
+            throw pgt::Error(
+                "42P16", "column \"" + c.name + "\" has pseudo-type " + tname, "",
+                "Cast the expression to a concrete type, or expand a row into columns.");
+        }
+        cols.push_back(std::move(c));
+    }
+    return cols;
+}
+
+void collect_sources(Query* q, WalkState* st) {
+    pg_call([&] {
+        (void)validate_walker(reinterpret_cast<Node*>(q), st);
+        if (st->problem == Problem::kNone) {
+            // Views expand into their base relations; walk those too.
+            List* rewritten = QueryRewrite(static_cast<Query*>(copyObjectImpl(q)));
+            ListCell* lc;
+            foreach (lc, rewritten) {
+                if (validate_walker(static_cast<Node*>(lfirst(lc)), st)) {
+                    break;
+                }
+            }
+        }
+    });
+}
+
+}  // namespace
+
+AnalyzedQuery analyze_defining_query(const std::string& sql) {
+    AnalyzedQuery out;
+    out.original = sql;
+    RawStmt* raw = parse_single_select(sql);
+    Query* q =
+        pg_call([&] { return parse_analyze_fixedparams(raw, sql.c_str(), nullptr, 0, nullptr); });
+    WalkState st{Problem::kNone, InvalidOid, NIL};
+    collect_sources(q, &st);
+    if (st.problem != Problem::kNone) {
+        report(st.problem, st.problem_relid);
+    }
+    out.columns = output_columns(q);
+    ListCell* lc;
+    foreach (lc, st.relids) {
+        Oid relid = lfirst_oid(lc);
+        out.sources.push_back({relid, pg_call([&] { return get_rel_relkind(relid); })});
+    }
+    char* deparsed =
+        with_pinned_search_path([&] { return pg_call([&] { return pg_get_querydef(q, false); }); });
+    out.effective = deparsed;
+    return out;
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,130 @@
+// Name resolution and ownership checks shared by the SQL API.
+// Invariant: every lookup goes through pg_call; errors use PostgreSQL's
+// own SQLSTATEs for missing, existing and wrong-kind relations.
+#include "pg/api/names.hpp"
+
+#include "core/error.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/catalog/catalog_schema.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/rel.h"
+}
+
+namespace pgt::pg {
+
+std::string quote_ident(const std::string& ident) {
+    const char* q = pg_call([&] { return quote_identifier(ident.c_str()); });
+    return q;
+}
+
+std::string NewRelationName::quoted() const {
+    const char* q =
+        pg_call([&] { return quote_qualified_identifier(schema.c_str(), relname.c_str()); });
+    return q;
+}
+
+Oid NewRelationName::lookup_oid() const {
+    Oid relid = pg_call([&] { return get_relname_relid(relname.c_str(), nsp); });
+    if (relid == InvalidOid) {
+        throw pgt::Error("XX000", "stream table storage " + quoted() + " was not created");
+    }
+    return relid;
+}
+
+namespace {
+
+RangeVar* parse_name(const std::string& name) {
+    if (name.empty()) {
+        throw pgt::Error("42602", "stream table name must not be empty");
+    }
+    return pg_call(
+        [&] { return makeRangeVarFromNameList(stringToQualifiedNameList(name.c_str())); });
+}
+
+}  // namespace
+
+NewRelationName resolve_new_relation_name(const std::string& name) {
+    RangeVar* rv = parse_name(name);
+    NewRelationName n;
+    n.nsp = pg_call([&] { return RangeVarGetCreationNamespace(rv); });
+    n.schema = pg_call([&] { return get_namespace_name(n.nsp); });
+    n.relname = rv->relname;
+    if (pg_call([&] { return isAnyTempNamespace(n.nsp); })) {
+        throw pgt::Error("0A000", "stream tables cannot be temporary", "",
+                         "Create the stream table in a regular schema.");
+    }
+    if (n.schema == pgt::catalog::kSchema || n.schema == pgt::catalog::kChangesSchema) {
+        throw pgt::Error("42939", "schema \"" + n.schema + "\" is reserved for pg_trickle", "",
+                         "Create the stream table in another schema.");
+    }
+    if (pg_call([&] { return get_relname_relid(n.relname.c_str(), n.nsp); }) != InvalidOid) {
+        throw pgt::Error("42P07", "relation " + n.quoted() + " already exists", "",
+                         "Choose another name, or drop the existing relation first.");
+    }
+    return n;
+}
+
+NewRelationName existing_relation_name(Oid relid) {
+    NewRelationName n;
+    n.nsp = pg_call([&] { return get_rel_namespace(relid); });
+    n.schema = pg_call([&] { return get_namespace_name(n.nsp); });
+    n.relname = pg_call([&] { return get_rel_name(relid); });
+    return n;
+}
+
+catalog::StreamTableRow resolve_stream_table(Spi& spi, const std::string& name, bool must_own) {
+    RangeVar* rv = parse_name(name);
+    Oid relid = pg_call([&] { return RangeVarGetRelid(rv, NoLock, false); });
+    std::optional<catalog::StreamTableRow> row = catalog::find_by_relid(spi, relid);
+    if (!row) {
+        throw pgt::Error("42809", "\"" + name + "\" is not a stream table", "",
+                         "pgtrickle.pgt_status() lists the stream tables.");
+    }
+    if (must_own && !pg_call([&] { return pg_class_ownercheck(relid, GetUserId()); })) {
+        throw pgt::Error("42501",
+                         "must be owner of stream table " + existing_relation_name(relid).quoted());
+    }
+    return *row;
+}
+
+bool storage_matches(Oid relid, const std::vector<OutputColumn>& cols) {
+    std::vector<OutputColumn> have;
+    pg_call([&] {
+        Relation rel = relation_open(relid, AccessShareLock);
+        TupleDesc desc = RelationGetDescr(rel);
+        for (int i = 0; i < desc->natts; i++) {
+            Form_pg_attribute att = TupleDescAttr(desc, i);
+            if (!att->attisdropped &&
+                strncmp(NameStr(att->attname), pgt::catalog::kReservedColumnPrefix, 6) != 0) {
+                have.push_back(
+                    {NameStr(att->attname), att->atttypid, att->atttypmod, att->attcollation});
+            }
+        }
+        relation_close(rel, AccessShareLock);
+    });
+    if (have.size() != cols.size()) {
+        return false;
+    }
+    for (size_t i = 0; i < cols.size(); i++) {
+        const OutputColumn& a = have[i];
+        const OutputColumn& b = cols[i];
+        if (a.name != b.name || a.type != b.type || a.typmod != b.typmod ||
+            a.collation != b.collation) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace pgt::pg

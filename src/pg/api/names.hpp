@@ -1,0 +1,45 @@
+// Stream-table names as users pass them ('s.t', '"Mixed Case"."my table"')
+// resolved against the catalogs, with the checks every API call shares.
+// Invariant: names are parsed by PostgreSQL's own qualified-name parser and
+// quoted with quote_identifier when put back into SQL.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pg/analyze/defining_query.hpp"
+#include "pg/boundary/spi.hpp"
+#include "pg/catalog/catalog.hpp"
+
+extern "C" {
+#include "postgres.h"
+}
+
+namespace pgt::pg {
+
+struct NewRelationName {
+    Oid nsp;
+    std::string schema;
+    std::string relname;
+    std::string quoted() const;  // "schema"."relname", quoted as needed
+    Oid lookup_oid() const;      // the relation's OID once it exists
+};
+
+std::string quote_ident(const std::string& ident);
+
+// A name for a new stream table: schema exists, is not temporary or ours,
+// and no relation has the name yet (42P07).
+NewRelationName resolve_new_relation_name(const std::string& name);
+
+// Schema and name of an existing relation.
+NewRelationName existing_relation_name(Oid relid);
+
+// The stream table called name: 42P01 if no relation, 42809 if the relation
+// is not a stream table, 42501 if must_own and the caller does not own it.
+catalog::StreamTableRow resolve_stream_table(Spi& spi, const std::string& name, bool must_own);
+
+// True when relid's user-visible columns have exactly these names, types,
+// typmods and collations, in order.
+bool storage_matches(Oid relid, const std::vector<OutputColumn>& cols);
+
+}  // namespace pgt::pg

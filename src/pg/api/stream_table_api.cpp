@@ -1,0 +1,225 @@
+// SQL-callable lifecycle API: create / alter / drop / refresh.
+// Invariant: every argument and the defining query are validated before
+// anything is created; all changes happen in the caller's transaction, so
+// an error leaves no storage table, trigger or catalog row behind.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/refresh_mode.hpp"
+#include "core/sched/schedule.hpp"
+#include "pg/analyze/defining_query.hpp"
+#include "pg/api/args.hpp"
+#include "pg/api/names.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/boundary/guc.hpp"
+#include "pg/boundary/spi.hpp"
+#include "pg/catalog/catalog.hpp"
+#include "pg/refresh/full_refresh.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+
+PG_FUNCTION_INFO_V1(pgt_create_stream_table);
+PG_FUNCTION_INFO_V1(pgt_alter_stream_table);
+PG_FUNCTION_INFO_V1(pgt_drop_stream_table);
+PG_FUNCTION_INFO_V1(pgt_refresh_stream_table);
+}
+
+namespace pgt::pg {
+namespace {
+
+std::string source_type_of(Spi& spi, const SourceRelation& s) {
+    switch (s.relkind) {
+        case 'r':
+            return catalog::is_stream_table(spi, s.relid) ? "STREAM_TABLE" : "TABLE";
+        case 'p':
+            return "PARTITIONED_TABLE";
+        case 'v':
+            return "VIEW";
+        case 'm':
+            return "MATVIEW";
+        case 'f':
+            return "FOREIGN_TABLE";
+        default:
+            throw pgt::Error("0A000", "stream table query reads " + quoted_relation_name(s.relid) +
+                                          ", a relation of an unsupported kind");
+    }
+}
+
+std::vector<catalog::Dependency> dependencies_of(Spi& spi, const AnalyzedQuery& q) {
+    std::vector<catalog::Dependency> deps;
+    for (const SourceRelation& s : q.sources) {
+        deps.push_back({s.relid, source_type_of(spi, s)});
+    }
+    return deps;
+}
+
+// CREATE TABLE ... AS <query> WITH NO DATA: PostgreSQL derives the exact
+// column types, typmods and collations from the analyzed query.
+Oid create_storage(Spi& spi, const NewRelationName& target, const AnalyzedQuery& q) {
+    std::string cols;
+    for (const OutputColumn& c : q.columns) {
+        cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
+    }
+    std::string sql = "CREATE TABLE " + target.quoted() + (cols.empty() ? "" : " (" + cols + ")") +
+                      " AS " + q.effective + " WITH NO DATA";
+    with_pinned_search_path([&] { spi.exec(sql); });
+    return target.lookup_oid();
+}
+
+void create_stream_table(const Args& a) {
+    std::string name = a.required_text(0, "name");
+    std::string query = a.required_text(1, "query");
+    std::string schedule = sched::parse_schedule(a.text_or(2, "calculated")).canonical;
+    ResolvedMode mode = resolve_refresh_mode(a.text_or(3, "AUTO"));
+    bool initialize = a.bool_or(4, true);
+
+    NewRelationName target = resolve_new_relation_name(name);
+    AnalyzedQuery q = analyze_defining_query(query);
+    notice(mode.notice);
+
+    Spi spi = Spi::connect();
+    std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
+    catalog::StreamTableRow row;
+    row.relid = create_storage(spi, target, q);
+    row.schema = target.schema;
+    row.name = target.relname;
+    row.defining_query = q.original;
+    row.effective_query = q.effective;
+    row.schedule = schedule;
+    row.requested_mode = mode.requested;
+    row.refresh_mode = mode.effective;
+    row.pgt_id = catalog::insert_stream_table(spi, row);
+    catalog::replace_dependencies(spi, row.pgt_id, deps);
+    if (initialize) {
+        full_refresh(spi, row, "CREATE", "initial population");
+    }
+    spi.close();
+}
+
+// Replaces the defining query; keeps the storage table when the output
+// columns are unchanged, otherwise rebuilds it (dependent views block this
+// with PostgreSQL's own error).
+void replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& query) {
+    AnalyzedQuery q = analyze_defining_query(query);
+    for (const SourceRelation& s : q.sources) {
+        if (s.relid == row.relid) {
+            throw pgt::Error("3F000",
+                             "stream table query of " + quoted_relation_name(row.relid) +
+                                 " reads the stream table itself",
+                             "A stream table cannot depend on its own contents.", "");
+        }
+    }
+    if (!storage_matches(row.relid, q.columns)) {
+        NewRelationName target = existing_relation_name(row.relid);
+        Oid old_relid = row.relid;
+        row.relid = InvalidOid;  // detach first: the drop hook must not remove the row
+        catalog::update_definition(spi, row);
+        spi.exec("DROP TABLE " + quoted_relation_name(old_relid));
+        row.relid = create_storage(spi, target, q);
+    }
+    row.defining_query = q.original;
+    row.effective_query = q.effective;
+    catalog::update_definition(spi, row);
+    catalog::replace_dependencies(spi, row.pgt_id, dependencies_of(spi, q));
+}
+
+void alter_stream_table(const Args& a) {
+    std::string name = a.required_text(0, "name");
+    std::optional<std::string> query = a.optional_text(1);
+    std::optional<std::string> schedule = a.optional_text(2);
+    std::optional<std::string> mode_text = a.optional_text(3);
+    std::optional<std::string> status = a.optional_text(4);
+
+    Spi spi = Spi::connect();
+    catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
+    if (schedule) {
+        row.schedule = sched::parse_schedule(*schedule).canonical;
+    }
+    if (mode_text) {
+        ResolvedMode mode = resolve_refresh_mode(*mode_text);
+        notice(mode.notice);
+        row.requested_mode = mode.requested;
+        row.refresh_mode = mode.effective;
+    }
+    if (status) {
+        row.status = parse_status(*status);
+    }
+    if (query) {
+        replace_query(spi, row, *query);
+        full_refresh(spi, row, "ALTER", "defining query replaced");
+    } else {
+        catalog::update_definition(spi, row);
+    }
+    spi.close();
+}
+
+void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
+    std::vector<catalog::StreamTableRow> dependents = catalog::dependents_of(spi, row.relid);
+    if (!dependents.empty() && !cascade) {
+        std::string list;
+        for (const auto& d : dependents) {
+            list += (list.empty() ? "" : ", ") + quoted_relation_name(d.relid);
+        }
+        throw pgt::Error("2BP01",
+                         "cannot drop stream table " + quoted_relation_name(row.relid) +
+                             " because other stream tables depend on it",
+                         "Stream tables reading it: " + list + ".",
+                         "Drop those first, or use cascade => true to drop them too.");
+    }
+    for (const auto& d : dependents) {
+        drop_one(spi, d, cascade);
+    }
+    spi.exec("DROP TABLE " + quoted_relation_name(row.relid) + (cascade ? " CASCADE" : ""));
+    catalog::delete_stream_table(spi, row.pgt_id);
+}
+
+void drop_stream_table(const Args& a) {
+    std::string name = a.required_text(0, "name");
+    bool cascade = a.bool_or(1, false);
+    Spi spi = Spi::connect();
+    drop_one(spi, resolve_stream_table(spi, name, /*must_own=*/true), cascade);
+    spi.close();
+}
+
+void refresh_stream_table(const Args& a) {
+    std::string name = a.required_text(0, "name");
+    Spi spi = Spi::connect();
+    catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
+    full_refresh(spi, row, "MANUAL", "");
+    spi.close();
+}
+
+}  // namespace
+}  // namespace pgt::pg
+
+Datum pgt_create_stream_table(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] {
+        pgt::pg::create_stream_table(pgt::pg::Args(fcinfo));
+        PG_RETURN_VOID();
+    });
+}
+
+Datum pgt_alter_stream_table(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] {
+        pgt::pg::alter_stream_table(pgt::pg::Args(fcinfo));
+        PG_RETURN_VOID();
+    });
+}
+
+Datum pgt_drop_stream_table(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] {
+        pgt::pg::drop_stream_table(pgt::pg::Args(fcinfo));
+        PG_RETURN_VOID();
+    });
+}
+
+Datum pgt_refresh_stream_table(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] {
+        pgt::pg::refresh_stream_table(pgt::pg::Args(fcinfo));
+        PG_RETURN_VOID();
+    });
+}

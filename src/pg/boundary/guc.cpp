@@ -1,0 +1,25 @@
+// Pinning of search_path for generated SQL and deparsing.
+// Invariant: every pin is matched by exactly one restore at its nest level.
+#include "pg/boundary/guc.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "utils/guc.h"
+}
+
+namespace pgt::pg {
+
+int pin_search_path() {
+    return pg_call([] {
+        int level = NewGUCNestLevel();
+        (void)set_config_option("search_path", kPinnedSearchPath, PGC_USERSET, PGC_S_SESSION,
+                                GUC_ACTION_SAVE, true, 0, false);
+        return level;
+    });
+}
+
+void restore_settings(int nestlevel) {
+    pg_call([&] { AtEOXact_GUC(true, nestlevel); });
+}
+
+}  // namespace pgt::pg

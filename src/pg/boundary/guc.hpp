@@ -1,0 +1,43 @@
+// Runs a piece of work with settings pinned (search_path above all), the
+// way generated SQL must run. Invariant: the previous values come back on
+// success and on a C++ exception; a PostgreSQL error aborts the
+// transaction, which restores them as well.
+#pragma once
+
+#include <utility>
+
+#include "pg/boundary/boundary.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "utils/guc.h"
+}
+
+namespace pgt::pg {
+
+// search_path under which generated SQL runs and deparsing happens: every
+// object outside pg_catalog is then named with its schema.
+inline constexpr const char* kPinnedSearchPath = "pg_catalog, pg_temp";
+
+int pin_search_path();                 // returns the GUC nest level to restore
+void restore_settings(int nestlevel);  // undoes pin_search_path()
+
+template <typename F>
+auto with_pinned_search_path(F&& fn) -> decltype(fn()) {
+    int level = pin_search_path();
+    try {
+        if constexpr (std::is_void_v<decltype(fn())>) {
+            fn();
+            restore_settings(level);
+        } else {
+            auto result = fn();
+            restore_settings(level);
+            return result;
+        }
+    } catch (...) {
+        restore_settings(level);
+        throw;
+    }
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,123 @@
+// SPI wrapper: parameterised statements, return-code checks, text results.
+// Invariant: results are copied out of SPI memory into C++ values before
+// the next SPI call can free them.
+#include "pg/boundary/spi.hpp"
+
+#include "pg/boundary/boundary.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+}
+
+namespace pgt::pg {
+
+SpiParam text_param(const std::string& s) {
+    Datum d =
+        pg_call([&] { return PointerGetDatum(cstring_to_text_with_len(s.data(), s.size())); });
+    return {TEXTOID, d, false};
+}
+
+SpiParam text_param(const std::optional<std::string>& s) {
+    return s ? text_param(*s) : SpiParam{TEXTOID, (Datum)0, true};
+}
+
+SpiParam oid_param(Oid v) {
+    return {OIDOID, ObjectIdGetDatum(v), false};
+}
+SpiParam int8_param(int64_t v) {
+    return {INT8OID, Int64GetDatum(v), false};
+}
+SpiParam bool_param(bool v) {
+    return {BOOLOID, BoolGetDatum(v), false};
+}
+
+Spi Spi::connect() {
+    int rc = pg_call([] { return SPI_connect(); });
+    if (rc != SPI_OK_CONNECT) {
+        throw pgt::Error("XX000", "could not connect to SPI", SPI_result_code_string(rc));
+    }
+    Spi spi;
+    spi.open_ = true;
+    return spi;
+}
+
+void Spi::close() {
+    if (open_) {
+        open_ = false;
+        int rc = pg_call([] { return SPI_finish(); });
+        if (rc != SPI_OK_FINISH) {
+            throw pgt::Error("XX000", "could not finish SPI", SPI_result_code_string(rc));
+        }
+    }
+}
+
+int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only) {
+    const int n = static_cast<int>(params.size());
+    std::vector<Oid> types(n);
+    std::vector<Datum> values(n);
+    std::vector<char> nulls(n);
+    for (int i = 0; i < n; i++) {
+        types[i] = params[i].type;
+        values[i] = params[i].value;
+        nulls[i] = params[i].isnull ? 'n' : ' ';
+    }
+    int rc = pg_call([&] {
+        return n == 0 ? SPI_execute(sql.c_str(), read_only, 0)
+                      : SPI_execute_with_args(sql.c_str(), n, types.data(), values.data(),
+                                              nulls.data(), read_only, 0);
+    });
+    if (rc < 0) {
+        throw pgt::Error("XX000", "internal statement failed", SPI_result_code_string(rc));
+    }
+    return rc;
+}
+
+uint64_t Spi::exec(const std::string& sql, const std::vector<SpiParam>& params, bool read_only) {
+    run(sql, params, read_only);
+    return SPI_processed;
+}
+
+SpiRows Spi::query(const std::string& sql, const std::vector<SpiParam>& params, bool read_only) {
+    run(sql, params, read_only);
+    SpiRows out;
+    out.processed = SPI_processed;
+    if (SPI_tuptable == nullptr) {
+        return out;
+    }
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    const uint64_t nrows = SPI_processed;
+    const int ncols = desc->natts;
+    // One guarded batch: output functions may raise; only raw pointers are
+    // written inside it, strings are built after.
+    std::vector<char*> cells(nrows * ncols, nullptr);
+    pg_call([&] {
+        for (uint64_t r = 0; r < nrows; r++) {
+            for (int c = 0; c < ncols; c++) {
+                cells[r * ncols + c] = SPI_getvalue(SPI_tuptable->vals[r], desc, c + 1);
+            }
+        }
+    });
+    out.rows.resize(nrows);
+    for (uint64_t r = 0; r < nrows; r++) {
+        out.rows[r].reserve(ncols);
+        for (int c = 0; c < ncols; c++) {
+            char* v = cells[r * ncols + c];
+            out.rows[r].push_back(v ? std::optional<std::string>(v) : std::nullopt);
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> Spi::scalar(const std::string& sql,
+                                       const std::vector<SpiParam>& params) {
+    SpiRows r = query(sql, params, false);
+    if (r.rows.empty() || r.rows[0].empty()) {
+        return std::nullopt;
+    }
+    return r.rows[0][0];
+}
+
+}  // namespace pgt::pg

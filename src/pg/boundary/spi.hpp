@@ -1,0 +1,61 @@
+// SPI through the call guard: every statement our C++ code runs goes here.
+// Invariant: every SPI call is made under pg_call() and its return code is
+// checked; results are copied into C++ values before the next statement.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "postgres.h"
+#include "executor/spi.h"
+}
+
+namespace pgt::pg {
+
+// One typed parameter of a statement ($1, $2, ...).
+struct SpiParam {
+    Oid type;
+    Datum value;
+    bool isnull = false;
+};
+
+SpiParam text_param(const std::string& s);
+SpiParam text_param(const std::optional<std::string>& s);
+SpiParam oid_param(Oid v);
+SpiParam int8_param(int64_t v);
+SpiParam bool_param(bool v);
+
+// Rows of one result, every value as text (NULL as nullopt).
+struct SpiRows {
+    uint64_t processed = 0;
+    std::vector<std::vector<std::optional<std::string>>> rows;
+};
+
+// An SPI connection of the current call. close() is explicit: no
+// PostgreSQL call happens in the destructor (an error path leaves the
+// connection to transaction abort, which cleans it up).
+class Spi {
+public:
+    static Spi connect();
+    void close();
+
+    // Runs sql; returns the number of rows processed.
+    uint64_t exec(const std::string& sql, const std::vector<SpiParam>& params = {},
+                  bool read_only = false);
+    // Runs sql and returns its rows as text.
+    SpiRows query(const std::string& sql, const std::vector<SpiParam>& params = {},
+                  bool read_only = false);
+    // First column of the first row, if any.
+    std::optional<std::string> scalar(const std::string& sql,
+                                      const std::vector<SpiParam>& params = {});
+
+private:
+    Spi() = default;
+    int run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only);
+    bool open_ = false;
+};
+
+}  // namespace pgt::pg

@@ -1,0 +1,176 @@
+// Catalog access: parameterised SQL over pgtrickle.pgt_* tables.
+// Invariant: writes switch to the catalog owner for exactly the statement
+// and switch back on every path, including a thrown C++ exception (a
+// PostgreSQL error aborts the transaction, which restores the user too).
+#include "pg/catalog/catalog.hpp"
+
+#include "pg/boundary/boundary.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+}
+
+namespace pgt::pg::catalog {
+
+using namespace pgt::catalog;
+
+namespace {
+
+const std::string kSt = std::string(kSchema) + "." + kStreamTables;
+const std::string kDep = std::string(kSchema) + "." + kDependencies;
+const std::string kHist = std::string(kSchema) + "." + kRefreshHistory;
+
+Oid catalog_owner() {
+    return pg_call([] {
+        Oid nsp = get_namespace_oid(kSchema, false);
+        Oid rel = get_relname_relid(kStreamTables, nsp);
+        HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+        if (!HeapTupleIsValid(tup)) {
+            elog(ERROR, "cache lookup failed for relation %u", rel);
+        }
+        Oid owner = ((Form_pg_class)GETSTRUCT(tup))->relowner;
+        ReleaseSysCache(tup);
+        return owner;
+    });
+}
+
+// Runs one catalog write as the catalog's owner.
+uint64_t write_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
+    Oid saved_user;
+    int saved_ctx;
+    GetUserIdAndSecContext(&saved_user, &saved_ctx);
+    SetUserIdAndSecContext(catalog_owner(), saved_ctx | SECURITY_LOCAL_USERID_CHANGE);
+    uint64_t n;
+    try {
+        n = spi.exec(sql, params);
+    } catch (...) {
+        SetUserIdAndSecContext(saved_user, saved_ctx);
+        throw;
+    }
+    SetUserIdAndSecContext(saved_user, saved_ctx);
+    return n;
+}
+
+const char* kSelectColumns =
+    "pgt_id, pgt_relid, pgt_schema, pgt_name, defining_query, effective_query, schedule, "
+    "requested_mode, refresh_mode, status, is_populated";
+
+StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
+    StreamTableRow row;
+    row.pgt_id = std::stoll(*r[0]);
+    row.relid = static_cast<Oid>(std::stoul(*r[1]));
+    row.schema = *r[2];
+    row.name = *r[3];
+    row.defining_query = *r[4];
+    row.effective_query = *r[5];
+    row.schedule = *r[6];
+    row.requested_mode = *r[7];
+    row.refresh_mode = *r[8];
+    row.status = *r[9];
+    row.is_populated = *r[10] == "t";
+    return row;
+}
+
+}  // namespace
+
+std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid) {
+    SpiRows rows = spi.query(std::string("SELECT ") + kSelectColumns + " FROM " + kSt +
+                                 " WHERE pgt_relid OPERATOR(pg_catalog.=) $1",
+                             {oid_param(relid)});
+    if (rows.rows.empty()) {
+        return std::nullopt;
+    }
+    return row_from(rows.rows[0]);
+}
+
+bool is_stream_table(Spi& spi, Oid relid) {
+    return find_by_relid(spi, relid).has_value();
+}
+
+int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
+    write_as_owner(
+        spi,
+        "INSERT INTO " + kSt +
+            " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
+            " schedule, requested_mode, refresh_mode, status)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ACTIVE')",
+        {oid_param(row.relid), text_param(row.schema), text_param(row.name),
+         text_param(row.defining_query), text_param(row.effective_query), text_param(row.schedule),
+         text_param(row.requested_mode), text_param(row.refresh_mode)});
+    return find_by_relid(spi, row.relid).value().pgt_id;
+}
+
+void update_definition(Spi& spi, const StreamTableRow& row) {
+    write_as_owner(
+        spi,
+        "UPDATE " + kSt +
+            " SET pgt_relid = $2, pgt_schema = $3, pgt_name = $4, defining_query = $5,"
+            " effective_query = $6, schedule = $7, requested_mode = $8,"
+            " refresh_mode = $9, status = $10, is_populated = $11"
+            " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+        {int8_param(row.pgt_id), oid_param(row.relid), text_param(row.schema), text_param(row.name),
+         text_param(row.defining_query), text_param(row.effective_query), text_param(row.schedule),
+         text_param(row.requested_mode), text_param(row.refresh_mode), text_param(row.status),
+         bool_param(row.is_populated)});
+}
+
+void mark_refreshed(Spi& spi, int64_t pgt_id) {
+    write_as_owner(spi,
+                   "UPDATE " + kSt +
+                       " SET is_populated = true, consecutive_errors = 0,"
+                       " data_timestamp = pg_catalog.now(),"
+                       " last_refresh_at = pg_catalog.clock_timestamp()"
+                       " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                   {int8_param(pgt_id)});
+}
+
+void delete_stream_table(Spi& spi, int64_t pgt_id) {
+    write_as_owner(spi, "DELETE FROM " + kSt + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                   {int8_param(pgt_id)});
+}
+
+void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency>& deps) {
+    write_as_owner(spi, "DELETE FROM " + kDep + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                   {int8_param(pgt_id)});
+    for (const Dependency& d : deps) {
+        write_as_owner(
+            spi, "INSERT INTO " + kDep + " (pgt_id, source_relid, source_type) VALUES ($1, $2, $3)",
+            {int8_param(pgt_id), oid_param(d.relid), text_param(d.source_type)});
+    }
+}
+
+void record_history(Spi& spi, const HistoryRow& h) {
+    write_as_owner(spi,
+                   "INSERT INTO " + kHist +
+                       " (pgt_id, action, status, initiated_by, rows_inserted, rows_deleted,"
+                       " start_time, end_time, reason)"
+                       " VALUES ($1, $2, 'SUCCESS', $3, $4, $5, $6::pg_catalog.timestamptz,"
+                       " pg_catalog.clock_timestamp(), $7)",
+                   {int8_param(h.pgt_id), text_param(h.action), text_param(h.initiated_by),
+                    int8_param(h.rows_inserted), int8_param(h.rows_deleted),
+                    text_param(h.start_time), text_param(h.reason)});
+}
+
+std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid) {
+    SpiRows rows = spi.query(std::string("SELECT ") + kSelectColumns + " FROM " + kSt +
+                                 " WHERE pgt_id IN (SELECT pgt_id FROM " + kDep +
+                                 " WHERE source_relid OPERATOR(pg_catalog.=) $1) ORDER BY pgt_id",
+                             {oid_param(relid)});
+    std::vector<StreamTableRow> out;
+    for (const auto& r : rows.rows) {
+        out.push_back(row_from(r));
+    }
+    return out;
+}
+
+std::string clock_now(Spi& spi) {
+    return spi.scalar("SELECT pg_catalog.clock_timestamp()::pg_catalog.text").value();
+}
+
+}  // namespace pgt::pg::catalog

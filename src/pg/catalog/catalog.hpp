@@ -1,0 +1,65 @@
+// Reads and writes of the pgtrickle catalog tables, through SPI.
+// Invariant: every write runs as the catalog's owner (callers cannot edit
+// the catalog directly) and every statement is parameterised.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pg/boundary/spi.hpp"
+#include "pg/catalog/catalog_schema.hpp"
+
+extern "C" {
+#include "postgres.h"
+}
+
+namespace pgt::pg::catalog {
+
+struct StreamTableRow {
+    int64_t pgt_id = 0;
+    Oid relid = InvalidOid;
+    std::string schema;
+    std::string name;
+    std::string defining_query;
+    std::string effective_query;
+    std::string schedule;
+    std::string requested_mode;
+    std::string refresh_mode;
+    std::string status;
+    bool is_populated = false;
+};
+
+struct Dependency {
+    Oid relid;
+    std::string source_type;  // TABLE, VIEW, STREAM_TABLE, ...
+};
+
+struct HistoryRow {
+    int64_t pgt_id;
+    std::string action;        // FULL | DIFFERENTIAL
+    std::string initiated_by;  // CREATE | MANUAL | ALTER | SCHEDULER
+    int64_t rows_inserted;
+    int64_t rows_deleted;
+    std::string start_time;  // timestamptz text, taken with clock_timestamp()
+    std::optional<std::string> reason;
+};
+
+std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid);
+bool is_stream_table(Spi& spi, Oid relid);
+
+int64_t insert_stream_table(Spi& spi, const StreamTableRow& row);
+void update_definition(Spi& spi, const StreamTableRow& row);
+void mark_refreshed(Spi& spi, int64_t pgt_id);
+void delete_stream_table(Spi& spi, int64_t pgt_id);
+void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency>& deps);
+void record_history(Spi& spi, const HistoryRow& h);
+
+// Stream tables whose defining query reads relid (directly).
+std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid);
+
+// Current clock time as timestamptz text (for history start times).
+std::string clock_now(Spi& spi);
+
+}  // namespace pgt::pg::catalog

@@ -1,0 +1,63 @@
+// The catalog tables of sql/pg_trickle--0.1.0.sql, mirrored once: names and
+// column order. Invariant: this header and the install script change
+// together; the e2e test catalog_mirror_matches_install_script checks it.
+// (No PostgreSQL header here, so the e2e harness can include it too.)
+#pragma once
+
+namespace pgt::catalog {
+
+struct ColumnDef {
+    int attnum;
+    const char* name;
+    const char* type;  // format_type() spelling
+};
+
+inline constexpr const char* kSchema = "pgtrickle";
+inline constexpr const char* kChangesSchema = "pgtrickle_changes";
+
+inline constexpr const char* kStreamTables = "pgt_stream_tables";
+inline constexpr ColumnDef kStreamTableColumns[] = {
+    {1, "pgt_id", "bigint"},
+    {2, "pgt_relid", "oid"},
+    {3, "pgt_schema", "name"},
+    {4, "pgt_name", "name"},
+    {5, "defining_query", "text"},
+    {6, "effective_query", "text"},
+    {7, "schedule", "text"},
+    {8, "requested_mode", "text"},
+    {9, "refresh_mode", "text"},
+    {10, "status", "text"},
+    {11, "is_populated", "boolean"},
+    {12, "consecutive_errors", "integer"},
+    {13, "data_timestamp", "timestamp with time zone"},
+    {14, "last_refresh_at", "timestamp with time zone"},
+    {15, "created_at", "timestamp with time zone"},
+};
+
+inline constexpr const char* kDependencies = "pgt_dependencies";
+inline constexpr ColumnDef kDependencyColumns[] = {
+    {1, "pgt_id", "bigint"},
+    {2, "source_relid", "oid"},
+    {3, "source_type", "text"},
+};
+
+inline constexpr const char* kRefreshHistory = "pgt_refresh_history";
+inline constexpr ColumnDef kRefreshHistoryColumns[] = {
+    {1, "refresh_id", "bigint"},
+    {2, "pgt_id", "bigint"},
+    {3, "action", "text"},
+    {4, "status", "text"},
+    {5, "initiated_by", "text"},
+    {6, "rows_inserted", "bigint"},
+    {7, "rows_deleted", "bigint"},
+    {8, "start_time", "timestamp with time zone"},
+    {9, "end_time", "timestamp with time zone"},
+    {10, "reason", "text"},
+    {11, "error_message", "text"},
+};
+
+// Prefix of every column the extension adds to a stream table; user
+// queries may not produce columns with it.
+inline constexpr const char* kReservedColumnPrefix = "__pgt_";
+
+}  // namespace pgt::catalog

@@ -1,0 +1,46 @@
+// The catalog tables of the install script and their C++ mirror agree:
+// names, column order and types.
+// Invariant: a column added on one side only fails here.
+#include "fixture.hpp"
+#include "pg/catalog/catalog_schema.hpp"
+
+namespace pgt::e2e {
+namespace {
+
+class CatalogMirror : public DbTest {
+protected:
+    template <size_t N>
+    void expect_mirror(const char* table, const pgt::catalog::ColumnDef (&cols)[N]) {
+        std::string qualified = std::string(pgt::catalog::kSchema) + "." + table;
+        Result r = db->exec(
+            "SELECT attnum, attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+            {qualified});
+        ASSERT_EQ(r.size(), N) << qualified;
+        for (size_t i = 0; i < N; i++) {
+            EXPECT_EQ(r.at(i, 0), std::to_string(cols[i].attnum)) << qualified;
+            EXPECT_EQ(r.at(i, 1), cols[i].name) << qualified;
+            EXPECT_EQ(r.at(i, 2), cols[i].type) << qualified << "." << cols[i].name;
+        }
+    }
+};
+
+TEST_F(CatalogMirror, catalog_mirror_matches_install_script) {
+    expect_mirror(pgt::catalog::kStreamTables, pgt::catalog::kStreamTableColumns);
+    expect_mirror(pgt::catalog::kDependencies, pgt::catalog::kDependencyColumns);
+    expect_mirror(pgt::catalog::kRefreshHistory, pgt::catalog::kRefreshHistoryColumns);
+}
+
+TEST_F(CatalogMirror, catalog_tables_are_registered_for_pg_dump) {
+    EXPECT_EQ(db->scalar("SELECT array_length(extconfig, 1) FROM pg_extension "
+                         "WHERE extname = 'pg_trickle'"),
+              "5");
+}
+
+TEST_F(CatalogMirror, change_schema_is_not_usable_by_public) {
+    EXPECT_EQ(db->scalar("SELECT has_schema_privilege('public', 'pgtrickle_changes', 'USAGE')"),
+              "f");
+}
+
+}  // namespace
+}  // namespace pgt::e2e

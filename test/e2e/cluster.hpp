@@ -1,0 +1,34 @@
+// The e2e harness's private PostgreSQL cluster: initdb into the build tree,
+// a free port, a unix socket in the work directory, pg_trickle preloaded.
+// Invariant: server processes never run as root (as root the harness runs
+// them as the `postgres` OS user), and a run whose server log shows a
+// crash fails even if every test passed.
+#pragma once
+
+#include <string>
+
+namespace pgt::e2e {
+
+class Cluster {
+public:
+    // Starts a fresh cluster under workdir; throws std::runtime_error.
+    void start(const std::string& workdir);
+    void stop();
+    // Lines of the server log that show a backend crash ("" if none).
+    std::string crash_lines() const;
+    std::string conninfo(const std::string& dbname = "postgres") const;
+    const std::string& socket_dir() const { return workdir_; }
+    int port() const { return port_; }
+
+private:
+    std::string workdir_;
+    std::string datadir_;
+    std::string logfile_;
+    int port_ = 0;
+    bool running_ = false;
+};
+
+// The cluster shared by every test of this binary.
+Cluster& cluster();
+
+}  // namespace pgt::e2e

@@ -1,0 +1,54 @@
+// Per-test database with pg_trickle installed: each TEST_F gets a fresh
+// database named after it, so tests never see each other's objects.
+// Invariant: the database is dropped at the end of the test unless it failed
+// (then it is kept for inspection while the cluster runs).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "cluster.hpp"
+#include "oracle.hpp"
+#include "pg_conn.hpp"
+
+namespace pgt::e2e {
+
+class DbTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        dbname_ = std::string("t_") + info->test_suite_name() + "_" + info->name();
+        std::transform(dbname_.begin(), dbname_.end(), dbname_.begin(), ::tolower);
+        dbname_ = dbname_.substr(0, 63);
+        Conn admin = connect();
+        admin.exec("DROP DATABASE IF EXISTS \"" + dbname_ + "\"");
+        admin.exec("CREATE DATABASE \"" + dbname_ + "\"");
+        db = std::make_unique<Conn>(conninfo());
+        db->exec("CREATE EXTENSION pg_trickle");
+    }
+
+    void TearDown() override {
+        db.reset();
+        if (!HasFailure()) {
+            Conn admin = connect();
+            admin.exec("DROP DATABASE IF EXISTS \"" + dbname_ + "\" WITH (FORCE)");
+        }
+    }
+
+    // Another session on this test's database.
+    Conn connect_db() { return connect(dbname_); }
+    std::string conninfo() { return cluster().conninfo(dbname_); }
+
+    // Count of rows a query returns.
+    long count(const std::string& sql) {
+        return std::stol(db->scalar("SELECT count(*) FROM (" + sql + ") c"));
+    }
+
+    std::unique_ptr<Conn> db;
+    std::string dbname_;
+};
+
+}  // namespace pgt::e2e

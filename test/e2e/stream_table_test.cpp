@@ -1,0 +1,338 @@
+// FULL-mode stream tables end to end: create, refresh, alter, drop, status,
+// history, names, readers during refresh, and validation that leaves
+// nothing behind. Every data-changing test checks the oracle.
+// Invariant: a rejected create leaves no table, trigger or catalog row.
+#include <string>
+#include <thread>
+
+#include "fixture.hpp"
+
+namespace pgt::e2e {
+namespace {
+
+class StreamTable : public DbTest {
+protected:
+    void SetUp() override {
+        DbTest::SetUp();
+        db->exec(
+            "CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, region text);"
+            "CREATE TABLE orders (id int PRIMARY KEY, customer_id int REFERENCES customers,"
+            " amount numeric(10,2) NOT NULL, placed date NOT NULL DEFAULT '2026-01-01');"
+            "INSERT INTO customers VALUES (1, 'Ada', 'north'), (2, 'Bo', 'south'), (3, 'Cy', NULL);"
+            "INSERT INTO orders VALUES (1, 1, 10.50), (2, 1, 4.25), (3, 2, 7.00), (4, 3, 1.00);");
+    }
+
+    // Relations, triggers and catalog rows that exist besides the sources.
+    std::string leftovers() {
+        return db->scalar(
+            "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace "
+            "AND relname NOT IN ('customers', 'orders', 'customers_pkey', 'orders_pkey')) || '/' "
+            "|| "
+            "(SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE NOT t.tgisinternal) || '/' || "
+            "(SELECT count(*) FROM pgtrickle.pgt_stream_tables) || '/' || "
+            "(SELECT count(*) FROM pgtrickle.pgt_dependencies)");
+    }
+
+    void expect_rejected(const std::string& call, const std::string& sqlstate,
+                         const std::string& message_part) {
+        SqlError e = db->error_of(call);
+        EXPECT_EQ(e.sqlstate, sqlstate) << call << "\n" << e.message;
+        EXPECT_NE(e.message.find(message_part), std::string::npos)
+            << "message \"" << e.message << "\" does not mention \"" << message_part << "\"";
+        EXPECT_EQ(leftovers(), "0/0/0/0") << "a rejected call left objects behind: " << call;
+    }
+};
+
+const char* kTotals =
+    "SELECT c.region, count(*) AS orders, sum(o.amount) AS total "
+    "FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.region";
+
+TEST_F(StreamTable, create_populates_and_matches_query) {
+    db->exec(std::string("SELECT pgtrickle.create_stream_table('region_totals', $q$") + kTotals +
+             "$q$, refresh_mode => 'FULL')");
+    EXPECT_EQ(count("SELECT * FROM region_totals"), 3);
+    EXPECT_MATCHES_QUERY(*db, "region_totals");
+    EXPECT_EQ(db->scalar("SELECT action || '/' || status || '/' || initiated_by || '/' || "
+                         "rows_inserted || '/' || rows_deleted FROM pgtrickle.pgt_refresh_history"),
+              "FULL/SUCCESS/CREATE/3/0");
+}
+
+TEST_F(StreamTable, refresh_applies_source_changes) {
+    db->exec(std::string("SELECT pgtrickle.create_stream_table('region_totals', $q$") + kTotals +
+             "$q$)");
+    db->exec(
+        "INSERT INTO orders VALUES (5, 2, 100); DELETE FROM orders WHERE id = 4;"
+        "UPDATE customers SET region = 'west' WHERE id = 1");
+    EXPECT_FALSE(matches_query(*db, "region_totals")) << "oracle must notice a stale table";
+    db->exec("SELECT pgtrickle.refresh_stream_table('region_totals')");
+    EXPECT_MATCHES_QUERY(*db, "region_totals");
+    EXPECT_EQ(db->scalar("SELECT rows_inserted || '/' || rows_deleted || '/' || initiated_by "
+                         "FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id DESC LIMIT 1"),
+              "2/3/MANUAL");
+}
+
+TEST_F(StreamTable, auto_mode_resolves_to_full_with_notice) {
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id, amount FROM orders')");
+    ASSERT_EQ(db->notices.size(), 1u);
+    EXPECT_NE(db->notices[0].find("resolved to FULL"), std::string::npos) << db->notices[0];
+    EXPECT_EQ(
+        db->scalar("SELECT requested_mode || '/' || refresh_mode FROM pgtrickle.pgt_status()"),
+        "AUTO/FULL");
+    EXPECT_MATCHES_QUERY(*db, "o");
+}
+
+TEST_F(StreamTable, initialize_false_leaves_table_unpopulated_until_refresh) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('o', 'SELECT id, amount FROM orders', "
+        "initialize => false)");
+    EXPECT_EQ(count("SELECT * FROM o"), 0);
+    EXPECT_EQ(db->scalar("SELECT is_populated FROM pgtrickle.pgt_status()"), "f");
+    db->exec("SELECT pgtrickle.refresh_stream_table('o')");
+    EXPECT_EQ(db->scalar("SELECT is_populated FROM pgtrickle.pgt_status()"), "t");
+    EXPECT_MATCHES_QUERY(*db, "o");
+}
+
+TEST_F(StreamTable, quoted_mixed_case_schema_and_name) {
+    db->exec("CREATE SCHEMA \"Sales Data\"");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('\"Sales Data\".\"Big Orders\"', "
+        "'SELECT id AS \"Order Id\", amount FROM orders WHERE amount > 5', schedule => '5m')");
+    EXPECT_EQ(db->scalar("SELECT name || ' ' || schedule FROM pgtrickle.pgt_status()"),
+              "\"Sales Data\".\"Big Orders\" 5m");
+    db->exec("UPDATE orders SET amount = 50 WHERE id = 4");
+    db->exec("SELECT pgtrickle.refresh_stream_table('\"Sales Data\".\"Big Orders\"')");
+    EXPECT_MATCHES_QUERY(*db, "\"Sales Data\".\"Big Orders\"");
+    db->exec("SELECT pgtrickle.drop_stream_table('\"Sales Data\".\"Big Orders\"')");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables"), "0");
+}
+
+TEST_F(StreamTable, column_types_come_from_the_analyzed_query) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('t', "
+        "'SELECT amount, placed, ''x'' AS lit, name::varchar(20) AS n "
+        "FROM orders o JOIN customers c ON c.id = o.customer_id')");
+    EXPECT_EQ(db->scalar("SELECT string_agg(format_type(atttypid, atttypmod), ',' ORDER BY attnum) "
+                         "FROM pg_attribute WHERE attrelid = 't'::regclass AND attnum > 0"),
+              "numeric(10,2),date,text,character varying(20)");
+    EXPECT_MATCHES_QUERY(*db, "t");
+}
+
+TEST_F(StreamTable, views_are_expanded_and_recorded_as_dependencies) {
+    db->exec("CREATE VIEW big AS SELECT * FROM orders WHERE amount > 5");
+    db->exec("SELECT pgtrickle.create_stream_table('b', 'SELECT id FROM big')");
+    EXPECT_EQ(db->scalar("SELECT string_agg(source_relid::regclass || ':' || source_type, ',' "
+                         "ORDER BY source_relid::regclass::text) FROM pgtrickle.pgt_dependencies"),
+              "big:VIEW,orders:TABLE");
+    EXPECT_MATCHES_QUERY(*db, "b");
+}
+
+TEST_F(StreamTable, search_path_change_does_not_change_what_refresh_reads) {
+    db->exec("CREATE SCHEMA other; CREATE TABLE other.orders (id int, amount numeric)");
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id, amount FROM orders')");
+    db->exec("SET search_path = other, public");
+    db->exec("SELECT pgtrickle.refresh_stream_table('public.o')");
+    EXPECT_EQ(count("SELECT * FROM public.o"), 4);
+    db->exec("RESET search_path");
+    EXPECT_MATCHES_QUERY(*db, "o");
+}
+
+TEST_F(StreamTable, stream_table_over_stream_table) {
+    db->exec(std::string("SELECT pgtrickle.create_stream_table('totals', $q$") + kTotals + "$q$)");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('top', "
+        "'SELECT region FROM totals WHERE total > 5')");
+    EXPECT_EQ(
+        db->scalar("SELECT source_type FROM pgtrickle.pgt_dependencies d "
+                   "JOIN pgtrickle.pgt_stream_tables s USING (pgt_id) WHERE s.pgt_name = 'top'"),
+        "STREAM_TABLE");
+    EXPECT_MATCHES_QUERY(*db, "top");
+    SqlError e = db->error_of("SELECT pgtrickle.drop_stream_table('totals')");
+    EXPECT_EQ(e.sqlstate, "2BP01");
+    EXPECT_NE(e.detail.find("top"), std::string::npos) << e.detail;
+    db->exec("SELECT pgtrickle.drop_stream_table('totals', cascade => true)");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables"), "0");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class WHERE relname IN ('totals', 'top')"), "0");
+}
+
+TEST_F(StreamTable, alter_schedule_mode_status_and_query) {
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id, amount FROM orders')");
+    db->exec(
+        "SELECT pgtrickle.alter_stream_table('o', schedule => '1h30m', status => 'suspended')");
+    EXPECT_EQ(db->scalar("SELECT schedule || '/' || status FROM pgtrickle.pgt_status()"),
+              "1h30m/SUSPENDED");
+    db->exec(
+        "SELECT pgtrickle.alter_stream_table('o', refresh_mode => 'FULL', status => 'ACTIVE')");
+    EXPECT_EQ(db->scalar("SELECT requested_mode || '/' || status FROM pgtrickle.pgt_status()"),
+              "FULL/ACTIVE");
+    // Same columns: storage kept (same OID); different columns: rebuilt.
+    std::string oid = db->scalar("SELECT 'o'::regclass::oid");
+    db->exec(
+        "SELECT pgtrickle.alter_stream_table('o', query => "
+        "'SELECT id, amount FROM orders WHERE amount > 5')");
+    EXPECT_EQ(db->scalar("SELECT 'o'::regclass::oid"), oid);
+    EXPECT_MATCHES_QUERY(*db, "o");
+    db->exec(
+        "SELECT pgtrickle.alter_stream_table('o', query => "
+        "'SELECT id, amount * 2 AS doubled, placed FROM orders')");
+    EXPECT_MATCHES_QUERY(*db, "o");
+    EXPECT_EQ(
+        db->scalar(
+            "SELECT count(*) FROM pgtrickle.pgt_refresh_history WHERE initiated_by = 'ALTER'"),
+        "2");
+}
+
+TEST_F(StreamTable, drop_table_directly_removes_catalog_rows) {
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id FROM orders')");
+    db->exec("DROP TABLE o");
+    EXPECT_EQ(leftovers(), "0/0/0/0");
+}
+
+// A FULL refresh takes no lock that blocks readers: while a refresh is
+// uncommitted in one session, another session reads the old contents.
+TEST_F(StreamTable, refresh_does_not_block_readers) {
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id, amount FROM orders')");
+    db->exec("INSERT INTO orders VALUES (5, 1, 99)");
+    Conn writer = connect_db();
+    writer.exec("BEGIN; SELECT pgtrickle.refresh_stream_table('o')");
+    Conn reader = connect_db();
+    reader.exec("SET statement_timeout = '20s'");
+    EXPECT_EQ(reader.scalar("SELECT count(*) FROM o"), "4") << "reader must see the old contents";
+    writer.exec("COMMIT");
+    EXPECT_EQ(reader.scalar("SELECT count(*) FROM o"), "5");
+    EXPECT_MATCHES_QUERY(*db, "o");
+}
+
+TEST_F(StreamTable, rejects_unknown_relation) {
+    expect_rejected("SELECT pgtrickle.create_stream_table('x', 'SELECT * FROM nope')", "42P01",
+                    "nope");
+}
+
+TEST_F(StreamTable, rejects_for_update) {
+    expect_rejected("SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders FOR UPDATE')",
+                    "0A000", "FOR UPDATE");
+}
+
+TEST_F(StreamTable, rejects_tablesample) {
+    expect_rejected(
+        "SELECT pgtrickle.create_stream_table('x', "
+        "'SELECT id FROM orders TABLESAMPLE SYSTEM (50)')",
+        "0A000", "TABLESAMPLE");
+}
+
+TEST_F(StreamTable, rejects_limit_without_order_by) {
+    expect_rejected("SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders LIMIT 2')",
+                    "0A000", "LIMIT");
+    expect_rejected(
+        "SELECT pgtrickle.create_stream_table('x', "
+        "'SELECT * FROM (SELECT id FROM orders OFFSET 1) s')",
+        "0A000", "OFFSET");
+}
+
+TEST_F(StreamTable, accepts_limit_with_order_by) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('x', "
+        "'SELECT id FROM orders ORDER BY amount DESC, id LIMIT 2')");
+    EXPECT_MATCHES_QUERY(*db, "x");
+}
+
+TEST_F(StreamTable, rejects_temp_table_source) {
+    db->exec("CREATE TEMP TABLE scratch (id int)");
+    expect_rejected("SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM scratch')", "0A000",
+                    "temporary table");
+}
+
+TEST_F(StreamTable, rejects_system_catalog_source) {
+    expect_rejected("SELECT pgtrickle.create_stream_table('x', 'SELECT relname FROM pg_class')",
+                    "0A000", "pg_catalog.pg_class");
+    expect_rejected(
+        "SELECT pgtrickle.create_stream_table('x', "
+        "'SELECT pgt_id FROM pgtrickle.pgt_stream_tables')",
+        "0A000", "pgt_stream_tables");
+}
+
+TEST_F(StreamTable, rejects_existing_relation_name) {
+    SqlError e = db->error_of("SELECT pgtrickle.create_stream_table('orders', 'SELECT 1 AS one')");
+    EXPECT_EQ(e.sqlstate, "42P07");
+    EXPECT_EQ(leftovers(), "0/0/0/0");
+}
+
+TEST_F(StreamTable, rejects_reserved_column_names) {
+    expect_rejected(
+        "SELECT pgtrickle.create_stream_table('x', 'SELECT id AS __pgt_row_id FROM orders')",
+        "42939", "__pgt_row_id");
+}
+
+TEST_F(StreamTable, rejects_duplicate_column_names) {
+    expect_rejected("SELECT pgtrickle.create_stream_table('x', 'SELECT id, id FROM orders')",
+                    "42701", "\"id\"");
+}
+
+TEST_F(StreamTable, rejects_bad_schedule) {
+    expect_rejected(
+        "SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders', "
+        "schedule => '10 parsecs')",
+        "22023", "10 parsecs");
+}
+
+TEST_F(StreamTable, accepts_every_schedule_form) {
+    for (const char* s : {"calculated", "30s", "5m", "1h30m", "1d", "1w", "*/5 * * * *",
+                          "0 30 9 * * MON-FRI", "@hourly"}) {
+        db->exec(std::string("SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders', "
+                             "schedule => '") +
+                 s + "')");
+        db->exec("SELECT pgtrickle.drop_stream_table('x')");
+    }
+    EXPECT_EQ(leftovers(), "0/0/0/0");
+}
+
+TEST_F(StreamTable, rejects_modes_not_available_yet) {
+    SqlError e = db->error_of(
+        "SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    EXPECT_EQ(e.sqlstate, "0A000");
+    EXPECT_NE(e.hint.find("FULL"), std::string::npos);
+    expect_rejected(
+        "SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders', "
+        "refresh_mode => 'IMMEDIATE')",
+        "0A000", "IMMEDIATE");
+    expect_rejected(
+        "SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders', "
+        "refresh_mode => 'sometimes')",
+        "22023", "sometimes");
+}
+
+TEST_F(StreamTable, rejects_non_select_and_multiple_statements) {
+    expect_rejected("SELECT pgtrickle.create_stream_table('x', 'DELETE FROM orders')", "0A000",
+                    "SELECT");
+    expect_rejected("SELECT pgtrickle.create_stream_table('x', 'SELECT 1; SELECT 2')", "42601",
+                    "one statement");
+    expect_rejected(
+        "SELECT pgtrickle.create_stream_table('x', "
+        "'WITH d AS (DELETE FROM orders RETURNING id) SELECT id FROM d')",
+        "0A000", "data-modifying");
+    EXPECT_EQ(count("SELECT * FROM orders"), 4) << "a rejected query must not have run";
+}
+
+TEST_F(StreamTable, rejects_null_arguments_and_unknown_stream_tables) {
+    expect_rejected("SELECT pgtrickle.create_stream_table(NULL, 'SELECT 1 AS a')", "22004", "name");
+    expect_rejected("SELECT pgtrickle.refresh_stream_table('orders')", "42809",
+                    "not a stream table");
+    expect_rejected("SELECT pgtrickle.refresh_stream_table('missing')", "42P01", "missing");
+    expect_rejected("SELECT pgtrickle.drop_stream_table('missing')", "42P01", "missing");
+}
+
+TEST_F(StreamTable, non_owner_cannot_refresh_alter_or_drop) {
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id FROM orders')");
+    db->exec("CREATE ROLE intruder; GRANT USAGE ON SCHEMA pgtrickle TO intruder");
+    db->exec("SET ROLE intruder");
+    for (const char* call : {"SELECT pgtrickle.refresh_stream_table('o')",
+                             "SELECT pgtrickle.alter_stream_table('o', schedule => '1m')",
+                             "SELECT pgtrickle.drop_stream_table('o')"}) {
+        EXPECT_EQ(db->error_of(call).sqlstate, "42501") << call;
+    }
+    db->exec("RESET ROLE; DROP OWNED BY intruder; DROP ROLE intruder");
+}
+
+}  // namespace
+}  // namespace pgt::e2e
