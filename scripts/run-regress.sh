@@ -28,7 +28,7 @@ set +e
 as_pg "$PGXS_SRC/test/regress/pg_regress" \
   --temp-instance="$OUT/tmp_check" --temp-config="$OUT/temp.conf" \
   --bindir="$PG_BINDIR" --inputdir="$REG" --outputdir="$OUT" \
-  --schedule="$REG/schedule" --port="$port" --load-extension=pg_trickle
+  --schedule="$REG/schedule" --port="$port"
 rc=$?
 set -e
 if [ $rc -ne 0 ] && [ -f "$OUT/regression.diffs" ]; then

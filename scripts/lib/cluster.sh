@@ -14,8 +14,9 @@ as_pg() {
 # Creates DIR owned by the server's user and makes every ancestor
 # traversable by it (a checkout under a 0700 home would block initdb).
 prepare_dir() {
-  local dir="$1"
-  mkdir -p "$dir"
+  local dir
+  mkdir -p "$1"
+  dir="$(cd "$1" && pwd)"
   if [ "$(id -u)" -eq 0 ]; then
     chown postgres:postgres "$dir"
     local d="$dir"

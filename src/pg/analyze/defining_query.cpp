@@ -12,6 +12,7 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/catalog/catalog_schema.hpp"
+#include "pg/refresh/full_refresh.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -120,14 +121,6 @@ bool validate_walker(Node* node, void* ctx) {
     return expression_tree_walker(node, walker_fn(), ctx);
 }
 
-std::string qualified_rel_name(Oid relid) {
-    char* s = pg_call([&] {
-        return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-                                          get_rel_name(relid));
-    });
-    return s;
-}
-
 [[noreturn]] void report(Problem p, Oid relid) {
     switch (p) {
         case Problem::kForUpdate:
@@ -150,12 +143,12 @@ std::string qualified_rel_name(Oid relid) {
                              "Remove the TABLESAMPLE clause.");
         case Problem::kTempSource:
             throw pgt::Error(
-                "0A000", "stream table query reads temporary table " + qualified_rel_name(relid),
+                "0A000", "stream table query reads temporary table " + relation_display_name(relid),
                 "Temporary tables are private to one session.",
                 "Use a regular or unlogged table as the source.");
         case Problem::kCatalogSource:
             throw pgt::Error(
-                "0A000", "stream table query reads system relation " + qualified_rel_name(relid),
+                "0A000", "stream table query reads system relation " + relation_display_name(relid),
                 "System catalogs and pg_trickle's own tables change without capture.",
                 "Select from user tables only.");
         case Problem::kNone:
@@ -164,8 +157,27 @@ std::string qualified_rel_name(Oid relid) {
     throw pgt::Error("XX000", "unexpected validation state");
 }
 
+// Runs fn; a syntax or analysis error's cursor position then refers to the
+// defining query (shown as QUERY: ... with its own caret), not to the
+// statement that called the API.
+template <typename F>
+auto with_query_position(const std::string& sql, F&& fn) -> decltype(fn()) {
+    try {
+        return fn();
+    } catch (const PgError& e) {
+        ErrorData* ed = e.edata();
+        if (ed->cursorpos > 0 && ed->internalquery == nullptr) {
+            ed->internalpos = ed->cursorpos;
+            ed->cursorpos = 0;
+            ed->internalquery = pg_call([&] { return pstrdup(sql.c_str()); });
+        }
+        throw;
+    }
+}
+
 RawStmt* parse_single_select(const std::string& sql) {
-    List* stmts = pg_call([&] { return raw_parser(sql.c_str(), RAW_PARSE_DEFAULT); });
+    List* stmts = with_query_position(
+        sql, [&] { return pg_call([&] { return raw_parser(sql.c_str(), RAW_PARSE_DEFAULT); }); });
     if (list_length(stmts) != 1) {
         throw pgt::Error("42601", "stream table query must be exactly one statement",
                          "Found " + std::to_string(list_length(stmts)) + " statements.",
@@ -238,8 +250,10 @@ AnalyzedQuery analyze_defining_query(const std::string& sql) {
     AnalyzedQuery out;
     out.original = sql;
     RawStmt* raw = parse_single_select(sql);
-    Query* q =
-        pg_call([&] { return parse_analyze_fixedparams(raw, sql.c_str(), nullptr, 0, nullptr); });
+    Query* q = with_query_position(sql, [&] {
+        return pg_call(
+            [&] { return parse_analyze_fixedparams(raw, sql.c_str(), nullptr, 0, nullptr); });
+    });
     WalkState st{Problem::kNone, InvalidOid, NIL};
     collect_sources(q, &st);
     if (st.problem != Problem::kNone) {

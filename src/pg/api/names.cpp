@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/catalog/catalog_schema.hpp"
+#include "pg/refresh/full_refresh.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -69,8 +70,8 @@ NewRelationName resolve_new_relation_name(const std::string& name) {
                          "Create the stream table in another schema.");
     }
     if (pg_call([&] { return get_relname_relid(n.relname.c_str(), n.nsp); }) != InvalidOid) {
-        throw pgt::Error("42P07", "relation " + n.quoted() + " already exists", "",
-                         "Choose another name, or drop the existing relation first.");
+        throw pgt::Error("42P07", "relation \"" + n.schema + "." + n.relname + "\" already exists",
+                         "", "Choose another name, or drop the existing relation first.");
     }
     return n;
 }

@@ -44,7 +44,7 @@ std::string source_type_of(Spi& spi, const SourceRelation& s) {
         case 'f':
             return "FOREIGN_TABLE";
         default:
-            throw pgt::Error("0A000", "stream table query reads " + quoted_relation_name(s.relid) +
+            throw pgt::Error("0A000", "stream table query reads " + relation_display_name(s.relid) +
                                           ", a relation of an unsupported kind");
     }
 }
@@ -108,7 +108,7 @@ void replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& qu
     for (const SourceRelation& s : q.sources) {
         if (s.relid == row.relid) {
             throw pgt::Error("3F000",
-                             "stream table query of " + quoted_relation_name(row.relid) +
+                             "stream table query of " + relation_display_name(row.relid) +
                                  " reads the stream table itself",
                              "A stream table cannot depend on its own contents.", "");
         }
@@ -165,7 +165,7 @@ void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
             list += (list.empty() ? "" : ", ") + quoted_relation_name(d.relid);
         }
         throw pgt::Error("2BP01",
-                         "cannot drop stream table " + quoted_relation_name(row.relid) +
+                         "cannot drop stream table " + relation_display_name(row.relid) +
                              " because other stream tables depend on it",
                          "Stream tables reading it: " + list + ".",
                          "Drop those first, or use cascade => true to drop them too.");

@@ -19,16 +19,28 @@ namespace {
 constexpr int32 kRefreshLockClass = 0x50475454;
 }  // namespace
 
-std::string quoted_relation_name(Oid relid) {
+namespace {
+
+std::string relation_name(Oid relid, bool quoted) {
     char* s = pg_call([&] {
         char* nsp = get_namespace_name(get_rel_namespace(relid));
         char* rel = get_rel_name(relid);
         if (nsp == nullptr || rel == nullptr) {
             elog(ERROR, "relation %u does not exist", relid);
         }
-        return quote_qualified_identifier(nsp, rel);
+        return quoted ? quote_qualified_identifier(nsp, rel) : psprintf("\"%s.%s\"", nsp, rel);
     });
     return s;
+}
+
+}  // namespace
+
+std::string quoted_relation_name(Oid relid) {
+    return relation_name(relid, true);
+}
+
+std::string relation_display_name(Oid relid) {
+    return relation_name(relid, false);
 }
 
 void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id) {

@@ -26,7 +26,10 @@ void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id);
 RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
                            const std::string& initiated_by, const std::string& reason);
 
-// "schema"."name" of a relation, quoted as needed.
+// schema.name of a relation with identifiers quoted as needed, for SQL.
 std::string quoted_relation_name(Oid relid);
+
+// "schema.name" of a relation, for messages (PostgreSQL's style).
+std::string relation_display_name(Oid relid);
 
 }  // namespace pgt::pg
