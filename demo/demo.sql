@@ -1,0 +1,95 @@
+-- The pg_trickle demo: a small shop, three stream tables, some changes,
+-- a refresh, and what the extension recorded. Run by `make demo`.
+\pset footer off
+\pset null '(null)'
+\echo
+\echo '== 1. Install the extension and load a small shop =='
+CREATE EXTENSION pg_trickle;
+CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, region text NOT NULL);
+CREATE TABLE products  (id int PRIMARY KEY, name text NOT NULL, category text NOT NULL,
+                        price numeric(8,2) NOT NULL);
+CREATE TABLE orders    (id int PRIMARY KEY, customer_id int NOT NULL REFERENCES customers,
+                        product_id int NOT NULL REFERENCES products, quantity int NOT NULL);
+INSERT INTO customers VALUES (1, 'Ada', 'north'), (2, 'Bo', 'south'), (3, 'Cy', 'east'),
+                             (4, 'Di', 'north');
+INSERT INTO products VALUES (1, 'hammer', 'tools', 12.50), (2, 'drill', 'tools', 89.00),
+                            (3, 'kite', 'toys', 15.00), (4, 'yo-yo', 'toys', 3.25);
+INSERT INTO orders SELECT g, 1 + g % 4, 1 + g % 3, 1 + g % 5 FROM generate_series(1, 40) g;
+SELECT count(*) AS orders_loaded FROM orders;
+
+\echo
+\echo '== 2. Define stream tables: a query and a schedule; they are ordinary tables =='
+\o /dev/null
+SELECT pgtrickle.create_stream_table(
+    'revenue_by_region',
+    $$SELECT c.region, count(*) AS orders, sum(o.quantity * p.price) AS revenue
+        FROM orders o
+        JOIN customers c ON c.id = o.customer_id
+        JOIN products p ON p.id = o.product_id
+       GROUP BY c.region$$,
+    schedule => '1m', refresh_mode => 'FULL');
+SELECT pgtrickle.create_stream_table(
+    'top_products',
+    $$SELECT p.name, sum(o.quantity) AS units
+        FROM orders o JOIN products p ON p.id = o.product_id
+       GROUP BY p.name ORDER BY units DESC, p.name LIMIT 3$$,
+    schedule => '*/5 * * * *');
+SELECT pgtrickle.create_stream_table(
+    'big_orders',
+    'SELECT o.id, o.customer_id, o.quantity FROM orders o WHERE o.quantity >= 5');
+\o
+SELECT * FROM revenue_by_region ORDER BY region;
+SELECT * FROM top_products ORDER BY units DESC, name;
+SELECT count(*) AS big_orders FROM big_orders;
+
+\echo
+\echo '== 3. Change the sources: a new customer region, price changes, deletes =='
+INSERT INTO customers VALUES (5, 'Eve', 'west');
+INSERT INTO orders VALUES (41, 5, 4, 50), (42, 5, 2, 1);
+UPDATE products SET price = price * 1.10 WHERE category = 'tools';
+DELETE FROM orders WHERE customer_id = 3;
+\echo 'Before refresh, the stream table still shows the old state:'
+SELECT * FROM revenue_by_region ORDER BY region;
+
+\echo
+\echo '== 4. Refresh (the scheduler does this on its own; here we ask for it) =='
+\o /dev/null
+SELECT pgtrickle.refresh_stream_table('revenue_by_region');
+SELECT pgtrickle.refresh_stream_table('top_products');
+SELECT pgtrickle.refresh_stream_table('big_orders');
+\o
+SELECT * FROM revenue_by_region ORDER BY region;
+SELECT * FROM top_products ORDER BY units DESC, name;
+SELECT count(*) AS big_orders FROM big_orders;
+
+\echo
+\echo '== 5. Check: each stream table equals its query run from scratch =='
+SELECT 'revenue_by_region' AS stream_table,
+       NOT EXISTS ((SELECT * FROM revenue_by_region
+                    EXCEPT ALL
+                    SELECT c.region, count(*), sum(o.quantity * p.price)
+                      FROM orders o JOIN customers c ON c.id = o.customer_id
+                      JOIN products p ON p.id = o.product_id GROUP BY c.region)
+                   UNION ALL
+                   (SELECT c.region, count(*), sum(o.quantity * p.price)
+                      FROM orders o JOIN customers c ON c.id = o.customer_id
+                      JOIN products p ON p.id = o.product_id GROUP BY c.region
+                    EXCEPT ALL
+                    SELECT * FROM revenue_by_region)) AS matches_query;
+
+\echo
+\echo '== 6. What pg_trickle knows: status and refresh history =='
+SELECT name, status, refresh_mode, requested_mode, schedule, is_populated
+  FROM pgtrickle.pgt_status();
+SELECT s.pgt_name AS stream_table, h.action, h.initiated_by, h.rows_inserted, h.rows_deleted
+  FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id)
+ ORDER BY h.refresh_id;
+
+\echo
+\echo '== 7. Mistakes are caught before anything is created =='
+\set ON_ERROR_STOP 0
+\set SHOW_CONTEXT never
+SELECT pgtrickle.create_stream_table('sample', 'SELECT * FROM orders TABLESAMPLE SYSTEM (10)');
+SELECT pgtrickle.create_stream_table('later', 'SELECT id FROM orders', schedule => '10 parsecs');
+\set ON_ERROR_STOP 1
+SELECT count(*) AS stream_tables FROM pgtrickle.pgt_stream_tables;
