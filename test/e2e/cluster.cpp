@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -43,6 +44,21 @@ int pick_free_port() {
     return port;
 }
 
+// The server runs as `postgres`: every ancestor of dir must be traversable.
+void make_reachable(const std::string& dir) {
+    std::string d = dir;
+    while (d.size() > 1) {
+        d = d.substr(0, d.find_last_of('/'));
+        if (d.empty()) {
+            break;
+        }
+        struct stat st;
+        if (stat(d.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+            chmod(d.c_str(), st.st_mode | S_IXOTH);
+        }
+    }
+}
+
 }  // namespace
 
 void Cluster::start(const std::string& workdir) {
@@ -51,15 +67,21 @@ void Cluster::start(const std::string& workdir) {
     logfile_ = workdir + "/server.log";
     port_ = pick_free_port();
     sh("rm -rf '" + workdir + "' && mkdir -p '" + workdir + "'");
+    char tmpl[] = "/tmp/pgt_e2e_XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) {
+        throw std::runtime_error("mkdtemp failed");
+    }
+    sockdir_ = tmpl;
     if (geteuid() == 0) {
-        sh("chown postgres:postgres '" + workdir + "'");
+        make_reachable(workdir);
+        sh("chown postgres:postgres '" + workdir + "' '" + sockdir_ + "'");
     }
     sh(run_prefix() + PGT_PG_BINDIR "/initdb -D '" + datadir_ +
        "' -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 > '" + workdir + "/initdb.log' 2>&1");
     std::ofstream conf(datadir_ + "/postgresql.conf", std::ios::app);
     conf << "port = " << port_ << "\n"
          << "listen_addresses = ''\n"
-         << "unix_socket_directories = '" << workdir_ << "'\n"
+         << "unix_socket_directories = '" << sockdir_ << "'\n"
          << "shared_preload_libraries = 'pg_trickle'\n"
          << "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
          << "max_connections = 50\n";
@@ -92,7 +114,7 @@ std::string Cluster::crash_lines() const {
 
 std::string Cluster::conninfo(const std::string& dbname) const {
     std::ostringstream s;
-    s << "host=" << workdir_ << " port=" << port_ << " user=postgres dbname=" << dbname;
+    s << "host=" << sockdir_ << " port=" << port_ << " user=postgres dbname=" << dbname;
     return s.str();
 }
 

@@ -17,11 +17,12 @@ public:
     // Lines of the server log that show a backend crash ("" if none).
     std::string crash_lines() const;
     std::string conninfo(const std::string& dbname = "postgres") const;
-    const std::string& socket_dir() const { return workdir_; }
+    const std::string& socket_dir() const { return sockdir_; }
     int port() const { return port_; }
 
 private:
     std::string workdir_;
+    std::string sockdir_;  // short path under /tmp (unix socket paths are limited)
     std::string datadir_;
     std::string logfile_;
     int port_ = 0;

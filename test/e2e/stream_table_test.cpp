@@ -336,3 +336,28 @@ TEST_F(StreamTable, non_owner_cannot_refresh_alter_or_drop) {
 
 }  // namespace
 }  // namespace pgt::e2e
+
+namespace pgt::e2e {
+namespace {
+
+// A role without superuser rights creates, refreshes, alters and drops its
+// own stream table; the catalog stays writable only through the API.
+TEST_F(StreamTable, non_superuser_owner_manages_own_stream_table) {
+    db->exec("CREATE ROLE analyst; GRANT CREATE ON SCHEMA public TO analyst;"
+             "GRANT SELECT ON orders TO analyst");
+    db->exec("SET ROLE analyst");
+    db->exec("SELECT pgtrickle.create_stream_table('mine', 'SELECT id, amount FROM orders')");
+    EXPECT_EQ(db->scalar("SELECT tableowner FROM pg_tables WHERE tablename = 'mine'"), "analyst");
+    EXPECT_EQ(db->error_of("DELETE FROM pgtrickle.pgt_stream_tables").sqlstate, "42501");
+    db->exec("RESET ROLE; INSERT INTO orders VALUES (9, 2, 3.5); SET ROLE analyst");
+    db->exec("SELECT pgtrickle.refresh_stream_table('mine')");
+    EXPECT_MATCHES_QUERY(*db, "mine");
+    db->exec("SELECT pgtrickle.alter_stream_table('mine', schedule => '2m')");
+    db->exec("SELECT pgtrickle.drop_stream_table('mine')");
+    db->exec("RESET ROLE");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables"), "0");
+    db->exec("DROP OWNED BY analyst; DROP ROLE analyst");
+}
+
+}  // namespace
+}  // namespace pgt::e2e
