@@ -343,8 +343,9 @@ namespace {
 // A role without superuser rights creates, refreshes, alters and drops its
 // own stream table; the catalog stays writable only through the API.
 TEST_F(StreamTable, non_superuser_owner_manages_own_stream_table) {
-    db->exec("CREATE ROLE analyst; GRANT CREATE ON SCHEMA public TO analyst;"
-             "GRANT SELECT ON orders TO analyst");
+    db->exec(
+        "CREATE ROLE analyst; GRANT CREATE ON SCHEMA public TO analyst;"
+        "GRANT SELECT ON orders TO analyst");
     db->exec("SET ROLE analyst");
     db->exec("SELECT pgtrickle.create_stream_table('mine', 'SELECT id, amount FROM orders')");
     EXPECT_EQ(db->scalar("SELECT tableowner FROM pg_tables WHERE tablename = 'mine'"), "analyst");
