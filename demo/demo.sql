@@ -38,8 +38,8 @@ SELECT pgtrickle.create_stream_table(
     'big_orders',
     'SELECT o.id, o.customer_id, o.quantity FROM orders o WHERE o.quantity >= 5');
 \o
-SELECT * FROM revenue_by_region ORDER BY region;
-SELECT * FROM top_products ORDER BY units DESC, name;
+SELECT region, orders, revenue FROM revenue_by_region ORDER BY region;
+SELECT name, units FROM top_products ORDER BY units DESC, name;
 SELECT count(*) AS big_orders FROM big_orders;
 
 \echo
@@ -49,7 +49,7 @@ INSERT INTO orders VALUES (41, 5, 4, 50), (42, 5, 2, 1);
 UPDATE products SET price = price * 1.10 WHERE category = 'tools';
 DELETE FROM orders WHERE customer_id = 3;
 \echo 'Before refresh, the stream table still shows the old state:'
-SELECT * FROM revenue_by_region ORDER BY region;
+SELECT region, orders, revenue FROM revenue_by_region ORDER BY region;
 
 \echo
 \echo '== 4. Refresh (the scheduler does this on its own; here we ask for it) =='
@@ -58,14 +58,14 @@ SELECT pgtrickle.refresh_stream_table('revenue_by_region');
 SELECT pgtrickle.refresh_stream_table('top_products');
 SELECT pgtrickle.refresh_stream_table('big_orders');
 \o
-SELECT * FROM revenue_by_region ORDER BY region;
-SELECT * FROM top_products ORDER BY units DESC, name;
+SELECT region, orders, revenue FROM revenue_by_region ORDER BY region;
+SELECT name, units FROM top_products ORDER BY units DESC, name;
 SELECT count(*) AS big_orders FROM big_orders;
 
 \echo
 \echo '== 5. Check: each stream table equals its query run from scratch =='
 SELECT 'revenue_by_region' AS stream_table,
-       NOT EXISTS ((SELECT * FROM revenue_by_region
+       NOT EXISTS ((SELECT region, orders, revenue FROM revenue_by_region
                     EXCEPT ALL
                     SELECT c.region, count(*), sum(o.quantity * p.price)
                       FROM orders o JOIN customers c ON c.id = o.customer_id
@@ -75,7 +75,7 @@ SELECT 'revenue_by_region' AS stream_table,
                       FROM orders o JOIN customers c ON c.id = o.customer_id
                       JOIN products p ON p.id = o.product_id GROUP BY c.region
                     EXCEPT ALL
-                    SELECT * FROM revenue_by_region)) AS matches_query;
+                    SELECT region, orders, revenue FROM revenue_by_region)) AS matches_query;
 
 \echo
 \echo '== 6. What pg_trickle knows: status and refresh history =='
@@ -86,7 +86,13 @@ SELECT s.pgt_name AS stream_table, h.action, h.initiated_by, h.rows_inserted, h.
  ORDER BY h.refresh_id;
 
 \echo
-\echo '== 7. Mistakes are caught before anything is created =='
+\echo '== 7. Every row carries its identity (hidden-by-convention columns) =='
+SELECT region, row_identity_domain AS identity, encode(__pgt_row_id, 'hex') AS __pgt_row_id
+  FROM revenue_by_region, pgtrickle.pgt_stream_tables
+ WHERE pgt_relid = 'revenue_by_region'::regclass ORDER BY region;
+
+\echo
+\echo '== 8. Mistakes are caught before anything is created =='
 \set ON_ERROR_STOP 0
 \set SHOW_CONTEXT never
 SELECT pgtrickle.create_stream_table('sample', 'SELECT * FROM orders TABLESAMPLE SYSTEM (10)');

@@ -28,7 +28,15 @@ CREATE TABLE pgtrickle.pgt_stream_tables (
     consecutive_errors integer NOT NULL DEFAULT 0,
     data_timestamp     timestamptz,
     last_refresh_at    timestamptz,
-    created_at         timestamptz NOT NULL DEFAULT now()
+    created_at         timestamptz NOT NULL DEFAULT now(),
+    -- Row identity of the storage rows (docs/row-identity-v2.md): the
+    -- domain, the output columns it encodes, and the format versions the
+    -- stored __pgt_row_id / __pgt_row_probe values were written with.
+    row_identity_domain  text NOT NULL DEFAULT 'keyless_row'
+        CHECK (row_identity_domain IN ('scan_key', 'group_key', 'synthetic', 'keyless_row')),
+    row_identity_columns text[] NOT NULL DEFAULT '{}',
+    row_identity_version integer NOT NULL,
+    row_probe_version    integer NOT NULL
 );
 COMMENT ON TABLE pgtrickle.pgt_stream_tables IS 'pg_trickle: one row per stream table';
 
@@ -146,3 +154,33 @@ $$;
 
 CREATE EVENT TRIGGER pgt_sql_drop ON sql_drop
     EXECUTE FUNCTION pgtrickle._on_sql_drop();
+
+-- Row identity V2 ------------------------------------------------------------
+-- docs/row-identity-v2.md. IMMUTABLE is truthful: identities are computed
+-- from stored representations only (no settings, no OIDs; enums by label).
+-- A NULL domain, discriminator or fields record is an error (22004), never a
+-- NULL identity; ROW() is the identity without fields.
+
+CREATE FUNCTION pgtrickle.encode_row_id_v2(domain text, fields record)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'pgt_encode_row_id_v2'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pgtrickle.encode_row_id_v2(text, record) IS
+'Row identity V2 of the record''s fields under a domain: scan_key, keyless_row, group_key, join_key, set_key or window_key';
+
+CREATE FUNCTION pgtrickle.encode_row_id_v2(domain text, discriminator text, fields record)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'pgt_encode_row_id_v2_synthetic'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pgtrickle.encode_row_id_v2(text, text, record) IS
+'Row identity V2 of domain synthetic with a discriminator: scalar_aggregate_singleton or lateral_inner_dummy';
+
+CREATE FUNCTION pgtrickle.row_probe_v1(row_id bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'pgt_row_probe_v1'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION pgtrickle.row_probe_v1(bytea) IS
+'Bounded index key of a row identity: the identity itself up to 256 bytes, else its first 256 bytes and a 16-byte xxh3_128 digest';

@@ -114,7 +114,7 @@ TEST_F(StreamTable, column_types_come_from_the_analyzed_query) {
         "FROM orders o JOIN customers c ON c.id = o.customer_id')");
     EXPECT_EQ(db->scalar("SELECT string_agg(format_type(atttypid, atttypmod), ',' ORDER BY attnum) "
                          "FROM pg_attribute WHERE attrelid = 't'::regclass AND attnum > 0"),
-              "numeric(10,2),date,text,character varying(20)");
+              "numeric(10,2),date,text,character varying(20),bytea,bytea");
     EXPECT_MATCHES_QUERY(*db, "t");
 }
 
@@ -358,6 +358,113 @@ TEST_F(StreamTable, non_superuser_owner_manages_own_stream_table) {
     db->exec("RESET ROLE");
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables"), "0");
     db->exec("DROP OWNED BY analyst; DROP ROLE analyst");
+}
+
+}  // namespace
+}  // namespace pgt::e2e
+
+namespace pgt::e2e {
+namespace {
+
+class Identity : public StreamTable {
+protected:
+    // domain|identity columns|unique probe index?
+    std::string shape(const std::string& st) {
+        return db->scalar(
+            "SELECT s.row_identity_domain || '|' || array_to_string(s.row_identity_columns, ',') "
+            "|| '|' || i.indisunique FROM pgtrickle.pgt_stream_tables s JOIN pg_index i ON "
+            "i.indrelid = s.pgt_relid WHERE s.pgt_relid = $1::regclass",
+            {st});
+    }
+    // Rows whose stored identity or probe differ from a recomputation.
+    long wrong_ids(const std::string& st, const std::string& expr) {
+        return count("SELECT 1 FROM " + st + " WHERE __pgt_row_id IS DISTINCT FROM " + expr +
+                     " OR __pgt_row_probe IS DISTINCT FROM pgtrickle.row_probe_v1(__pgt_row_id)");
+    }
+};
+
+TEST_F(Identity, primary_key_in_output_gives_scan_key_and_unique_probe) {
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT amount, id FROM orders')");
+    EXPECT_EQ(shape("o"), "scan_key|id|true");
+    EXPECT_EQ(wrong_ids("o", "pgtrickle.encode_row_id_v2('scan_key', ROW(id))"), 0);
+    db->exec("UPDATE orders SET amount = amount + 1; SELECT pgtrickle.refresh_stream_table('o')");
+    EXPECT_MATCHES_QUERY(*db, "o");
+}
+
+TEST_F(Identity, unbounded_key_type_gets_a_non_unique_probe_index) {
+    db->exec(
+        "CREATE TABLE tags (tag text PRIMARY KEY, n int);"
+        "INSERT INTO tags VALUES ('a', 1), (repeat('x', 400), 2)");
+    db->exec("SELECT pgtrickle.create_stream_table('t', 'SELECT tag, n FROM tags')");
+    EXPECT_EQ(shape("t"), "scan_key|tag|false");
+    EXPECT_EQ(wrong_ids("t", "pgtrickle.encode_row_id_v2('scan_key', ROW(tag))"), 0);
+    EXPECT_EQ(db->scalar("SELECT max(length(__pgt_row_probe)) FROM t"), "272");
+    EXPECT_MATCHES_QUERY(*db, "t");
+}
+
+TEST_F(Identity, group_by_columns_give_group_key) {
+    db->exec(std::string("SELECT pgtrickle.create_stream_table('g', $q$") + kTotals + "$q$)");
+    EXPECT_EQ(shape("g"), "group_key|region|false");  // text: unbounded, so not unique
+    EXPECT_EQ(wrong_ids("g", "pgtrickle.encode_row_id_v2('group_key', ROW(region))"), 0);
+    EXPECT_MATCHES_QUERY(*db, "g");
+}
+
+TEST_F(Identity, bounded_group_key_gets_unique_probe_index) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('g', "
+        "'SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id')");
+    EXPECT_EQ(shape("g"), "group_key|customer_id|true");
+    EXPECT_MATCHES_QUERY(*db, "g");
+}
+
+TEST_F(Identity, scalar_aggregate_is_a_synthetic_singleton) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('s', 'SELECT count(*) AS n, sum(amount) AS total "
+        "FROM orders')");
+    EXPECT_EQ(shape("s"), "synthetic||true");
+    EXPECT_EQ(wrong_ids("s",
+                        "pgtrickle.encode_row_id_v2('synthetic', "
+                        "'scalar_aggregate_singleton', ROW())"),
+              0);
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
+TEST_F(Identity, unproven_key_is_keyless_row_and_keeps_duplicates) {
+    db->exec("SELECT pgtrickle.create_stream_table('k', 'SELECT customer_id FROM orders')");
+    EXPECT_EQ(shape("k"), "keyless_row|customer_id|false");
+    EXPECT_EQ(wrong_ids("k", "pgtrickle.encode_row_id_v2('keyless_row', ROW(customer_id))"), 0);
+    EXPECT_EQ(count("SELECT * FROM k WHERE customer_id = 1"), 2);
+    EXPECT_MATCHES_QUERY(*db, "k");
+}
+
+TEST_F(Identity, join_output_is_keyless) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('j', 'SELECT o.id, c.name FROM orders o "
+        "JOIN customers c ON c.id = o.customer_id')");
+    EXPECT_EQ(shape("j"), "keyless_row|id,name|false");
+    EXPECT_MATCHES_QUERY(*db, "j");
+}
+
+TEST_F(Identity, refresh_refuses_other_identity_versions) {
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id FROM orders')");
+    db->exec("UPDATE pgtrickle.pgt_stream_tables SET row_identity_version = 1");
+    SqlError e = db->error_of("SELECT pgtrickle.refresh_stream_table('o')");
+    EXPECT_EQ(e.sqlstate, "55000");
+    EXPECT_NE(e.message.find("row identity version 1"), std::string::npos) << e.message;
+    EXPECT_FALSE(e.hint.empty());
+    db->exec(
+        "UPDATE pgtrickle.pgt_stream_tables SET row_identity_version = 2, "
+        "row_probe_version = 7");
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.refresh_stream_table('o')").sqlstate, "55000");
+}
+
+TEST_F(Identity, alter_to_other_identity_shape_rebuilds_storage) {
+    db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id, amount FROM orders')");
+    db->exec(
+        "SELECT pgtrickle.alter_stream_table('o', query => "
+        "'SELECT customer_id AS id, sum(amount) AS amount FROM orders GROUP BY customer_id')");
+    EXPECT_EQ(shape("o"), "group_key|id|true");
+    EXPECT_MATCHES_QUERY(*db, "o");
 }
 
 }  // namespace

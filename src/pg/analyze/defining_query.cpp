@@ -3,6 +3,7 @@
 // throw; they record the first problem found and the C++ side reports it
 // after the walk.
 #include "pg/analyze/defining_query.hpp"
+#include "pg/analyze/output_key.hpp"
 
 #include <algorithm>
 #include <set>
@@ -12,7 +13,7 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/catalog/catalog_schema.hpp"
-#include "pg/refresh/full_refresh.hpp"
+#include "pg/catalog/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -260,6 +261,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql) {
         report(st.problem, st.problem_relid);
     }
     out.columns = output_columns(q);
+    out.identity = derive_row_identity(q, out.columns);
     ListCell* lc;
     foreach (lc, st.relids) {
         Oid relid = lfirst_oid(lc);

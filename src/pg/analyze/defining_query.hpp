@@ -26,11 +26,18 @@ struct SourceRelation {
     char relkind;
 };
 
+// How rows of the stream table are identified (docs/row-identity-v2.md).
+struct RowIdentityShape {
+    std::string domain;            // scan_key | group_key | synthetic | keyless_row
+    std::vector<int> key_columns;  // indexes into AnalyzedQuery::columns
+};
+
 struct AnalyzedQuery {
     std::string original;                 // as the user wrote it
     std::string effective;                // deparsed, every object schema-qualified
     std::vector<OutputColumn> columns;    // user-visible output columns, in order
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
+    RowIdentityShape identity;            // the proven key, or keyless_row of every column
 };
 
 AnalyzedQuery analyze_defining_query(const std::string& sql);

@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/catalog/catalog_schema.hpp"
-#include "pg/refresh/full_refresh.hpp"
+#include "pg/catalog/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -26,6 +26,11 @@ namespace pgt::pg {
 
 std::string quote_ident(const std::string& ident) {
     const char* q = pg_call([&] { return quote_identifier(ident.c_str()); });
+    return q;
+}
+
+std::string sql_literal(const std::string& value) {
+    const char* q = pg_call([&] { return quote_literal_cstr(value.c_str()); });
     return q;
 }
 
@@ -97,35 +102,6 @@ catalog::StreamTableRow resolve_stream_table(Spi& spi, const std::string& name, 
                          "must be owner of stream table " + existing_relation_name(relid).quoted());
     }
     return *row;
-}
-
-bool storage_matches(Oid relid, const std::vector<OutputColumn>& cols) {
-    std::vector<OutputColumn> have;
-    pg_call([&] {
-        Relation rel = relation_open(relid, AccessShareLock);
-        TupleDesc desc = RelationGetDescr(rel);
-        for (int i = 0; i < desc->natts; i++) {
-            Form_pg_attribute att = TupleDescAttr(desc, i);
-            if (!att->attisdropped &&
-                strncmp(NameStr(att->attname), pgt::catalog::kReservedColumnPrefix, 6) != 0) {
-                have.push_back(
-                    {NameStr(att->attname), att->atttypid, att->atttypmod, att->attcollation});
-            }
-        }
-        relation_close(rel, AccessShareLock);
-    });
-    if (have.size() != cols.size()) {
-        return false;
-    }
-    for (size_t i = 0; i < cols.size(); i++) {
-        const OutputColumn& a = have[i];
-        const OutputColumn& b = cols[i];
-        if (a.name != b.name || a.type != b.type || a.typmod != b.typmod ||
-            a.collation != b.collation) {
-            return false;
-        }
-    }
-    return true;
 }
 
 }  // namespace pgt::pg

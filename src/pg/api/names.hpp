@@ -27,6 +27,9 @@ struct NewRelationName {
 
 std::string quote_ident(const std::string& ident);
 
+// A SQL string literal (quote_literal_cstr).
+std::string sql_literal(const std::string& value);
+
 // A name for a new stream table: schema exists, is not temporary or ours,
 // and no relation has the name yet (42P07).
 NewRelationName resolve_new_relation_name(const std::string& name);
@@ -37,9 +40,5 @@ NewRelationName existing_relation_name(Oid relid);
 // The stream table called name: 42P01 if no relation, 42809 if the relation
 // is not a stream table, 42501 if must_own and the caller does not own it.
 catalog::StreamTableRow resolve_stream_table(Spi& spi, const std::string& name, bool must_own);
-
-// True when relid's user-visible columns have exactly these names, types,
-// typmods and collations, in order.
-bool storage_matches(Oid relid, const std::vector<OutputColumn>& cols);
 
 }  // namespace pgt::pg

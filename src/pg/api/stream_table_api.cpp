@@ -8,8 +8,11 @@
 
 #include "core/error.hpp"
 #include "core/refresh_mode.hpp"
+#include "core/rowid/format.hpp"
+#include "core/rowid/probe.hpp"
 #include "core/sched/schedule.hpp"
 #include "pg/analyze/defining_query.hpp"
+#include "pg/analyze/identity_types.hpp"
 #include "pg/api/args.hpp"
 #include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
@@ -17,6 +20,7 @@
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/refresh/full_refresh.hpp"
+#include "pg/refresh/storage.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -66,8 +70,31 @@ Oid create_storage(Spi& spi, const NewRelationName& target, const AnalyzedQuery&
     }
     std::string sql = "CREATE TABLE " + target.quoted() + (cols.empty() ? "" : " (" + cols + ")") +
                       " AS " + q.effective + " WITH NO DATA";
-    with_pinned_search_path([&] { spi.exec(sql); });
+    with_pinned_search_path([&] {
+        spi.exec(sql);
+        add_identity_storage(spi, target.quoted(), q);
+    });
     return target.lookup_oid();
+}
+
+// The output columns q's row identity encodes.
+std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
+    std::vector<OutputColumn> cols;
+    for (int i : q.identity.key_columns) {
+        cols.push_back(q.columns[i]);
+    }
+    return cols;
+}
+
+// Records q's row identity shape in row (domain, columns, format versions).
+void set_identity(catalog::StreamTableRow& row, const AnalyzedQuery& q) {
+    row.identity_domain = q.identity.domain;
+    row.identity_columns.clear();
+    for (int i : q.identity.key_columns) {
+        row.identity_columns.push_back(q.columns[i].name);
+    }
+    row.row_identity_version = rowid::kVersion;
+    row.row_probe_version = rowid::kProbeVersion;
 }
 
 void create_stream_table(const Args& a) {
@@ -79,6 +106,7 @@ void create_stream_table(const Args& a) {
 
     NewRelationName target = resolve_new_relation_name(name);
     AnalyzedQuery q = analyze_defining_query(query);
+    check_identity_columns(identity_columns_of(q));
     notice(mode.notice);
 
     Spi spi = Spi::connect();
@@ -92,6 +120,8 @@ void create_stream_table(const Args& a) {
     row.schedule = schedule;
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
+    row.status = "ACTIVE";
+    set_identity(row, q);
     row.pgt_id = catalog::insert_stream_table(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
     if (initialize) {
@@ -105,6 +135,7 @@ void create_stream_table(const Args& a) {
 // with PostgreSQL's own error).
 void replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& query) {
     AnalyzedQuery q = analyze_defining_query(query);
+    check_identity_columns(identity_columns_of(q));
     for (const SourceRelation& s : q.sources) {
         if (s.relid == row.relid) {
             throw pgt::Error("3F000",
@@ -113,7 +144,9 @@ void replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& qu
                              "A stream table cannot depend on its own contents.", "");
         }
     }
-    if (!storage_matches(row.relid, q.columns)) {
+    bool same_identity = row.identity_domain == q.identity.domain;
+    set_identity(row, q);
+    if (!storage_matches(row.relid, q.columns) || !same_identity) {
         NewRelationName target = existing_relation_name(row.relid);
         Oid old_relid = row.relid;
         row.relid = InvalidOid;  // detach first: the drop hook must not remove the row

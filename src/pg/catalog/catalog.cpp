@@ -59,7 +59,24 @@ uint64_t write_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiP
 
 const char* kSelectColumns =
     "pgt_id, pgt_relid, pgt_schema, pgt_name, defining_query, effective_query, schedule, "
-    "requested_mode, refresh_mode, status, is_populated";
+    "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
+    "row_identity_version, row_probe_version";
+
+// A text[] literal with every element quoted ({"a","b\"c"}).
+std::string text_array_literal(const std::vector<std::string>& items) {
+    std::string lit = "{";
+    for (size_t i = 0; i < items.size(); i++) {
+        lit += i ? ",\"" : "\"";
+        for (char c : items[i]) {
+            if (c == '"' || c == '\\') {
+                lit += '\\';
+            }
+            lit += c;
+        }
+        lit += '"';
+    }
+    return lit + "}";
+}
 
 StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     StreamTableRow row;
@@ -74,6 +91,21 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     row.refresh_mode = *r[8];
     row.status = *r[9];
     row.is_populated = *r[10] == "t";
+    row.identity_domain = *r[11];
+    row.row_identity_version = std::stoi(*r[12]);
+    row.row_probe_version = std::stoi(*r[13]);
+    return row;
+}
+
+// Completes a row with its identity columns, in order.
+StreamTableRow with_identity_columns(Spi& spi, StreamTableRow row) {
+    SpiRows cols = spi.query("SELECT c FROM " + kSt +
+                                 " s, pg_catalog.unnest(s.row_identity_columns) WITH ORDINALITY"
+                                 " AS u(c, n) WHERE s.pgt_id OPERATOR(pg_catalog.=) $1 ORDER BY n",
+                             {int8_param(row.pgt_id)});
+    for (const auto& c : cols.rows) {
+        row.identity_columns.push_back(*c[0]);
+    }
     return row;
 }
 
@@ -86,38 +118,57 @@ std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid) {
     if (rows.rows.empty()) {
         return std::nullopt;
     }
-    return row_from(rows.rows[0]);
+    return with_identity_columns(spi, row_from(rows.rows[0]));
 }
 
 bool is_stream_table(Spi& spi, Oid relid) {
     return find_by_relid(spi, relid).has_value();
 }
 
+// Parameters shared by insert and update: $2..$15 in this order.
+std::vector<SpiParam> definition_params(const StreamTableRow& row) {
+    return {oid_param(row.relid),
+            text_param(row.schema),
+            text_param(row.name),
+            text_param(row.defining_query),
+            text_param(row.effective_query),
+            text_param(row.schedule),
+            text_param(row.requested_mode),
+            text_param(row.refresh_mode),
+            text_param(row.status),
+            bool_param(row.is_populated),
+            text_param(row.identity_domain),
+            text_param(text_array_literal(row.identity_columns)),
+            int8_param(row.row_identity_version),
+            int8_param(row.row_probe_version)};
+}
+
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
-    write_as_owner(
-        spi,
-        "INSERT INTO " + kSt +
-            " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
-            " schedule, requested_mode, refresh_mode, status)"
-            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ACTIVE')",
-        {oid_param(row.relid), text_param(row.schema), text_param(row.name),
-         text_param(row.defining_query), text_param(row.effective_query), text_param(row.schedule),
-         text_param(row.requested_mode), text_param(row.refresh_mode)});
+    std::vector<SpiParam> params = definition_params(row);
+    params.insert(params.begin(), int8_param(0));  // $1 (pgt_id) unused: the sequence assigns it
+    write_as_owner(spi,
+                   "INSERT INTO " + kSt +
+                       " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
+                       " schedule, requested_mode, refresh_mode, status, is_populated,"
+                       " row_identity_domain, row_identity_columns, row_identity_version,"
+                       " row_probe_version) VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+                       " $13::pg_catalog.text[], $14, $15)",
+                   params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
 
 void update_definition(Spi& spi, const StreamTableRow& row) {
-    write_as_owner(
-        spi,
-        "UPDATE " + kSt +
-            " SET pgt_relid = $2, pgt_schema = $3, pgt_name = $4, defining_query = $5,"
-            " effective_query = $6, schedule = $7, requested_mode = $8,"
-            " refresh_mode = $9, status = $10, is_populated = $11"
-            " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-        {int8_param(row.pgt_id), oid_param(row.relid), text_param(row.schema), text_param(row.name),
-         text_param(row.defining_query), text_param(row.effective_query), text_param(row.schedule),
-         text_param(row.requested_mode), text_param(row.refresh_mode), text_param(row.status),
-         bool_param(row.is_populated)});
+    std::vector<SpiParam> params = definition_params(row);
+    params.insert(params.begin(), int8_param(row.pgt_id));
+    write_as_owner(spi,
+                   "UPDATE " + kSt +
+                       " SET pgt_relid = $2, pgt_schema = $3, pgt_name = $4, defining_query = $5,"
+                       " effective_query = $6, schedule = $7, requested_mode = $8,"
+                       " refresh_mode = $9, status = $10, is_populated = $11,"
+                       " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
+                       " row_identity_version = $14, row_probe_version = $15"
+                       " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                   params);
 }
 
 void mark_refreshed(Spi& spi, int64_t pgt_id) {
@@ -164,7 +215,7 @@ std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid) {
                              {oid_param(relid)});
     std::vector<StreamTableRow> out;
     for (const auto& r : rows.rows) {
-        out.push_back(row_from(r));
+        out.push_back(with_identity_columns(spi, row_from(r)));
     }
     return out;
 }

@@ -29,6 +29,10 @@ struct StreamTableRow {
     std::string refresh_mode;
     std::string status;
     bool is_populated = false;
+    std::string identity_domain = "keyless_row";  // scan_key | group_key | synthetic | keyless_row
+    std::vector<std::string> identity_columns;    // output columns the identity encodes
+    int row_identity_version = 0;                 // format of the stored __pgt_row_id
+    int row_probe_version = 0;                    // format of the stored __pgt_row_probe
 };
 
 struct Dependency {

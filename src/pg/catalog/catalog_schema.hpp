@@ -32,6 +32,10 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {13, "data_timestamp", "timestamp with time zone"},
     {14, "last_refresh_at", "timestamp with time zone"},
     {15, "created_at", "timestamp with time zone"},
+    {16, "row_identity_domain", "text"},
+    {17, "row_identity_columns", "text[]"},
+    {18, "row_identity_version", "integer"},
+    {19, "row_probe_version", "integer"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";

@@ -9,6 +9,7 @@
 
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
+#include "pg/catalog/relation_names.hpp"
 
 namespace pgt::pg {
 
@@ -25,11 +26,5 @@ void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id);
 // SCHEDULER) and marks the stream table refreshed.
 RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
                            const std::string& initiated_by, const std::string& reason);
-
-// schema.name of a relation with identifiers quoted as needed, for SQL.
-std::string quoted_relation_name(Oid relid);
-
-// "schema.name" of a relation, for messages (PostgreSQL's style).
-std::string relation_display_name(Oid relid);
 
 }  // namespace pgt::pg

@@ -1,0 +1,164 @@
+// Row identity shape of a defining query, from PostgreSQL's metadata:
+//   SELECT ... FROM t (one table, no set ops/SRFs/aggregates)
+//       → scan_key if t's primary key (or a NOT NULL unique index) is output
+//   SELECT g1, g2, agg(...) ... GROUP BY g1, g2   → group_key (g1, g2)
+//   SELECT agg(...) ... (no GROUP BY)             → synthetic singleton
+//   anything else                                  → keyless_row (all columns)
+// Invariant: only proofs, never guesses: an unproven key is keyless_row.
+#include "pg/analyze/output_key.hpp"
+
+#include <optional>
+
+#include "pg/boundary/boundary.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/pg_index.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/pg_list.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/syscache.h"
+}
+
+namespace pgt::pg {
+namespace {
+
+// Output column index of a non-junk target entry, counting only non-junk ones.
+std::optional<int> output_index(Query* q, TargetEntry* wanted) {
+    int i = 0;
+    ListCell* lc;
+    foreach (lc, q->targetList) {
+        TargetEntry* te = lfirst_node(TargetEntry, lc);
+        if (te->resjunk) {
+            continue;
+        }
+        if (te == wanted) {
+            return i;
+        }
+        i++;
+    }
+    return std::nullopt;
+}
+
+std::optional<int> output_of_var(Query* q, Index rtindex, AttrNumber attno) {
+    ListCell* lc;
+    foreach (lc, q->targetList) {
+        TargetEntry* te = lfirst_node(TargetEntry, lc);
+        Var* v = reinterpret_cast<Var*>(te->expr);
+        if (!te->resjunk && IsA(v, Var) && v->varno == static_cast<int>(rtindex) &&
+            v->varattno == attno && v->varlevelsup == 0) {
+            return output_index(q, te);
+        }
+    }
+    return std::nullopt;
+}
+
+// Key columns (attnums) of every usable unique index: the primary key first,
+// then immediate, non-partial, plain-column unique indexes on NOT NULL columns.
+// Written into a palloc'd List of IntLists (runs inside pg_call).
+List* unique_keys_of(Oid relid) {
+    List* keys = NIL;
+    Relation rel = relation_open(relid, AccessShareLock);
+    TupleDesc desc = RelationGetDescr(rel);
+    Oid pk = RelationGetPrimaryKeyIndex(rel);
+    List* indexes = RelationGetIndexList(rel);
+    ListCell* lc;
+    foreach (lc, indexes) {
+        HeapTuple tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+        if (!HeapTupleIsValid(tup)) {
+            continue;
+        }
+        Form_pg_index idx = (Form_pg_index)GETSTRUCT(tup);
+        bool usable = idx->indisunique && idx->indimmediate && idx->indisvalid &&
+                      heap_attisnull(tup, Anum_pg_index_indpred, nullptr) &&
+                      heap_attisnull(tup, Anum_pg_index_indexprs, nullptr);
+        List* cols = NIL;
+        for (int k = 0; usable && k < idx->indnkeyatts; k++) {
+            AttrNumber att = idx->indkey.values[k];
+            usable = att > 0 && (idx->indisprimary || TupleDescAttr(desc, att - 1)->attnotnull);
+            cols = lappend_int(cols, att);
+        }
+        if (usable) {
+            keys = idx->indexrelid == pk ? lcons(cols, keys) : lappend(keys, cols);
+        }
+        ReleaseSysCache(tup);
+    }
+    relation_close(rel, AccessShareLock);
+    return keys;
+}
+
+std::optional<RowIdentityShape> scan_key(Query* q) {
+    if (q->hasAggs || q->groupClause != NIL || q->setOperations != nullptr || q->hasTargetSRFs ||
+        list_length(q->jointree->fromlist) != 1 ||
+        !IsA(linitial(q->jointree->fromlist), RangeTblRef)) {
+        return std::nullopt;
+    }
+    Index rtindex = linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex;
+    RangeTblEntry* rte = rt_fetch(rtindex, q->rtable);
+    if (rte->rtekind != RTE_RELATION || rte->tablesample != nullptr) {
+        return std::nullopt;
+    }
+    List* keys = pg_call([&] { return unique_keys_of(rte->relid); });
+    ListCell* kc;
+    foreach (kc, keys) {
+        RowIdentityShape shape{"scan_key", {}};
+        ListCell* ac;
+        foreach (ac, static_cast<List*>(lfirst(kc))) {
+            std::optional<int> col = output_of_var(q, rtindex, lfirst_int(ac));
+            if (!col) {
+                break;
+            }
+            shape.key_columns.push_back(*col);
+        }
+        if (static_cast<int>(shape.key_columns.size()) ==
+            list_length(static_cast<List*>(lfirst(kc)))) {
+            return shape;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<RowIdentityShape> group_key(Query* q) {
+    if (q->groupingSets != NIL || q->setOperations != nullptr || q->hasTargetSRFs ||
+        (!q->hasAggs && q->groupClause == NIL)) {
+        return std::nullopt;
+    }
+    if (q->groupClause == NIL) {
+        return RowIdentityShape{"synthetic", {}};  // one row at most
+    }
+    RowIdentityShape shape{"group_key", {}};
+    ListCell* lc;
+    foreach (lc, q->groupClause) {
+        SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
+        TargetEntry* te = pg_call([&] { return get_sortgroupclause_tle(sgc, q->targetList); });
+        std::optional<int> col = te->resjunk ? std::nullopt : output_index(q, te);
+        if (!col) {
+            return std::nullopt;  // a grouping expression that is not output
+        }
+        shape.key_columns.push_back(*col);
+    }
+    return shape;
+}
+
+}  // namespace
+
+RowIdentityShape derive_row_identity(Query* q, const std::vector<OutputColumn>& cols) {
+    if (auto s = scan_key(q)) {
+        return *s;
+    }
+    if (auto g = group_key(q)) {
+        return *g;
+    }
+    RowIdentityShape keyless{"keyless_row", {}};
+    for (int i = 0; i < static_cast<int>(cols.size()); i++) {
+        keyless.key_columns.push_back(i);
+    }
+    return keyless;
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,39 @@
+// Names of relations for generated SQL (quoted) and for messages.
+// Invariant: SQL always gets quote_qualified_identifier's output.
+#include "pg/catalog/relation_names.hpp"
+
+#include "pg/boundary/boundary.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+}
+
+namespace pgt::pg {
+
+namespace {
+
+std::string relation_name(Oid relid, bool quoted) {
+    char* s = pg_call([&] {
+        char* nsp = get_namespace_name(get_rel_namespace(relid));
+        char* rel = get_rel_name(relid);
+        if (nsp == nullptr || rel == nullptr) {
+            elog(ERROR, "relation %u does not exist", relid);
+        }
+        return quoted ? quote_qualified_identifier(nsp, rel) : psprintf("\"%s.%s\"", nsp, rel);
+    });
+    return s;
+}
+
+}  // namespace
+
+std::string quoted_relation_name(Oid relid) {
+    return relation_name(relid, true);
+}
+
+std::string relation_display_name(Oid relid) {
+    return relation_name(relid, false);
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,99 @@
+// Identity columns of stream-table storage, and the SQL that fills them.
+// Invariant: every identifier in generated SQL is quoted and every function
+// schema-qualified; the identity expression is built here and nowhere else.
+#include "pg/refresh/storage.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/rowid/format.hpp"
+#include "core/rowid/probe.hpp"
+#include "pg/analyze/identity_types.hpp"
+#include "pg/api/names.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/catalog/catalog_schema.hpp"
+#include "pg/catalog/relation_names.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/relation.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+}
+
+namespace pgt::pg {
+
+void add_identity_storage(Spi& spi, const std::string& quoted_table, const AnalyzedQuery& q) {
+    bool unique = q.identity.domain != "keyless_row" && identity_probe_is_exact(q);
+    spi.exec("ALTER TABLE " + quoted_table + " ADD COLUMN " + kRowIdColumn +
+             " pg_catalog.bytea NOT NULL, ADD COLUMN " + kRowProbeColumn +
+             " pg_catalog.bytea GENERATED ALWAYS AS (pgtrickle.row_probe_v1(" + kRowIdColumn +
+             ")) STORED");
+    spi.exec(std::string(unique ? "CREATE UNIQUE INDEX ON " : "CREATE INDEX ON ") + quoted_table +
+             " (" + kRowProbeColumn + ")");
+}
+
+std::string row_id_expression(const catalog::StreamTableRow& st, const std::string& alias) {
+    std::string fields;
+    for (const std::string& col : st.identity_columns) {
+        fields += (fields.empty() ? "" : ", ") + alias + "." + quote_ident(col);
+    }
+    if (st.identity_domain == "synthetic") {
+        return "pgtrickle.encode_row_id_v2('synthetic'::pg_catalog.text, "
+               "'scalar_aggregate_singleton'::pg_catalog.text, ROW())";
+    }
+    return "pgtrickle.encode_row_id_v2(" + sql_literal(st.identity_domain) +
+           "::pg_catalog.text, ROW(" + fields + "))";
+}
+
+std::vector<OutputColumn> user_columns(Oid relid) {
+    std::vector<OutputColumn> cols;
+    pg_call([&] {
+        Relation rel = relation_open(relid, AccessShareLock);
+        TupleDesc desc = RelationGetDescr(rel);
+        for (int i = 0; i < desc->natts; i++) {
+            Form_pg_attribute att = TupleDescAttr(desc, i);
+            if (!att->attisdropped &&
+                strncmp(NameStr(att->attname), pgt::catalog::kReservedColumnPrefix, 6) != 0) {
+                cols.push_back(
+                    {NameStr(att->attname), att->atttypid, att->atttypmod, att->attcollation});
+            }
+        }
+        relation_close(rel, AccessShareLock);
+    });
+    return cols;
+}
+
+bool storage_matches(Oid relid, const std::vector<OutputColumn>& cols) {
+    std::vector<OutputColumn> have = user_columns(relid);
+    auto same = [](const OutputColumn& a, const OutputColumn& b) {
+        return a.name == b.name && a.type == b.type && a.typmod == b.typmod &&
+               a.collation == b.collation;
+    };
+    return std::equal(have.begin(), have.end(), cols.begin(), cols.end(), same);
+}
+
+std::string output_column_list(Oid relid) {
+    std::string list;
+    for (const OutputColumn& c : user_columns(relid)) {
+        list += (list.empty() ? "" : ", ") + quote_ident(c.name);
+    }
+    return list;
+}
+
+void check_identity_versions(const catalog::StreamTableRow& st) {
+    if (st.row_identity_version == rowid::kVersion &&
+        st.row_probe_version == rowid::kProbeVersion) {
+        return;
+    }
+    throw pgt::Error(
+        "55000",
+        "stream table " + relation_display_name(st.relid) +
+            " was written with row identity version " + std::to_string(st.row_identity_version) +
+            " and probe version " + std::to_string(st.row_probe_version),
+        "This library reads and writes row identity version " + std::to_string(rowid::kVersion) +
+            " and probe version " + std::to_string(rowid::kProbeVersion) + ".",
+        "Rebuild the stream table: drop it and create it again with the same query.");
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,41 @@
+// The storage contract of a stream table (seed 000 §10): the user's output
+// columns plus __pgt_row_id (the V2 identity) and __pgt_row_probe (its
+// bounded probe, generated), with a B-tree on the probe.
+// Invariant: the probe index is UNIQUE only when the identity is statically
+// bounded (probe == id) and not keyless; never an index over the full id.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pg/analyze/defining_query.hpp"
+#include "pg/boundary/spi.hpp"
+#include "pg/catalog/catalog.hpp"
+
+namespace pgt::pg {
+
+inline constexpr const char* kRowIdColumn = "__pgt_row_id";
+inline constexpr const char* kRowProbeColumn = "__pgt_row_probe";
+
+// Adds the identity columns and the probe index to a freshly created
+// storage table.
+void add_identity_storage(Spi& spi, const std::string& quoted_table, const AnalyzedQuery& q);
+
+// SQL expression computing __pgt_row_id of one output row of `alias`.
+std::string row_id_expression(const catalog::StreamTableRow& st, const std::string& alias);
+
+// User-visible columns of a storage table (no __pgt_* columns), in order.
+std::vector<OutputColumn> user_columns(Oid relid);
+
+// True when relid's user-visible columns have exactly these names, types,
+// typmods and collations, in order.
+bool storage_matches(Oid relid, const std::vector<OutputColumn>& cols);
+
+// The quoted, comma-separated user-visible columns of a storage table.
+std::string output_column_list(Oid relid);
+
+// Raises 55000 when st was written with identity or probe formats other
+// than this library's.
+void check_identity_versions(const catalog::StreamTableRow& st);
+
+}  // namespace pgt::pg
