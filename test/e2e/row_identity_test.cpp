@@ -19,6 +19,7 @@
 #include "core/rowid/encoder.hpp"
 #include "core/rowid/hex.hpp"
 #include "core/rowid/probe.hpp"
+#include "common/golden_doc.hpp"
 #include "fixture.hpp"
 
 namespace pgt::e2e {
@@ -27,25 +28,6 @@ namespace {
 using namespace pgt::rowid;
 
 // --- golden vectors: the document's tables ------------------------------------
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && s.front() == ' ') {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && s.back() == ' ') {
-        s.remove_suffix(1);
-    }
-    return s;
-}
-
-std::string_view code_cell(std::string_view cell) {
-    cell = trim(cell);
-    if (cell.size() < 2 || cell.front() != '`' || cell.back() != '`') {
-        return {};
-    }
-    cell = cell.substr(1, cell.size() - 2);
-    return cell.find('`') == std::string_view::npos ? cell : std::string_view{};
-}
 
 std::string compact(std::string_view hex) {
     std::string out;
@@ -57,24 +39,13 @@ std::string compact(std::string_view hex) {
     return out;
 }
 
-// Rows "| `family.name` | input | `hex` |" of docs/row-identity-v2.md.
+// Rows "| `family.name` | input | `hex` |" of docs/row-identity-v2.md, hex compacted.
 std::map<std::string, std::string> document_vectors() {
-    const auto doc =
-        std::filesystem::path(__FILE__).parent_path() / "../../docs/row-identity-v2.md";
-    std::ifstream in(doc);
+    const auto doc = pgt::testing::read_doc_vectors(
+        (std::filesystem::path(__FILE__).parent_path() / "../../docs/row-identity-v2.md").string());
     std::map<std::string, std::string> rows;
-    std::string line;
-    while (std::getline(in, line)) {
-        std::string_view row = trim(line);
-        if (row.size() < 2 || row.front() != '|' || row.back() != '|') {
-            continue;
-        }
-        row = row.substr(1, row.size() - 2);
-        const std::string_view id = code_cell(row.substr(0, row.find('|')));
-        const std::string_view hex = code_cell(row.substr(row.rfind('|') + 1));
-        if (id.find('.') != std::string_view::npos && !hex.empty()) {
-            rows.emplace(id, compact(hex));
-        }
+    for (const auto& [id, hex] : doc.hex_by_id) {
+        rows.emplace(id, compact(hex));
     }
     return rows;
 }

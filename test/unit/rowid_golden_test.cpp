@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/golden_doc.hpp"
+
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -386,45 +388,10 @@ TEST(RowIdGolden, VectorIdsAreUnique) {
     }
 }
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && s.front() == ' ') {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && s.back() == ' ') {
-        s.remove_suffix(1);
-    }
-    return s;
-}
-
-// The content of a cell written entirely as `code`, else empty.
-std::string_view code_cell(std::string_view cell) {
-    cell = trim(cell);
-    if (cell.size() < 2 || cell.front() != '`' || cell.back() != '`') {
-        return {};
-    }
-    cell = cell.substr(1, cell.size() - 2);
-    return cell.find('`') == std::string_view::npos ? cell : std::string_view{};
-}
-
-// Vector rows: "| `family.name` | input | `hex` |" (first and last cells in
-// backticks, the id containing a dot). Other tables of the document are skipped.
 std::map<std::string, std::string> document_vectors() {
-    std::ifstream in(PGT_SOURCE_DIR "/docs/row-identity-v2.md");
-    std::map<std::string, std::string> rows;
-    std::string line;
-    while (std::getline(in, line)) {
-        std::string_view row = trim(line);
-        if (row.size() < 2 || row.front() != '|' || row.back() != '|') {
-            continue;
-        }
-        row = row.substr(1, row.size() - 2);
-        const std::string_view id = code_cell(row.substr(0, row.find('|')));
-        const std::string_view hex = code_cell(row.substr(row.rfind('|') + 1));
-        if (id.find('.') != std::string_view::npos && !hex.empty()) {
-            EXPECT_TRUE(rows.emplace(id, hex).second) << "duplicate document vector " << id;
-        }
-    }
-    return rows;
+    const auto doc = pgt::testing::read_doc_vectors(PGT_SOURCE_DIR "/docs/row-identity-v2.md");
+    EXPECT_TRUE(doc.duplicate_id.empty()) << "duplicate document vector " << doc.duplicate_id;
+    return doc.hex_by_id;
 }
 
 TEST(RowIdGolden, DocumentTablesMatchTheTestVectorsExactly) {
