@@ -4,7 +4,7 @@ BUILD ?= build
 WERROR ?= ON
 JOBS ?= 2
 
-.PHONY: all deps configure build install demo check clean format
+.PHONY: all deps configure build install demo check bench clean format
 
 all: build
 
@@ -25,6 +25,9 @@ demo: install
 
 check: install
 	@scripts/check.sh $(BUILD)
+
+bench: install
+	@scripts/bench.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
