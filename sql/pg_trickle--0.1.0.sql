@@ -36,7 +36,9 @@ CREATE TABLE pgtrickle.pgt_stream_tables (
         CHECK (row_identity_domain IN ('scan_key', 'group_key', 'synthetic', 'keyless_row')),
     row_identity_columns text[] NOT NULL DEFAULT '{}',
     row_identity_version integer NOT NULL,
-    row_probe_version    integer NOT NULL
+    row_probe_version    integer NOT NULL,
+    -- DIFFERENTIAL: the one statement a refresh runs (explain_st shows it).
+    delta_sql            text
 );
 COMMENT ON TABLE pgtrickle.pgt_stream_tables IS 'pg_trickle: one row per stream table';
 
@@ -55,7 +57,7 @@ CREATE INDEX ON pgtrickle.pgt_dependencies (source_relid);
 CREATE TABLE pgtrickle.pgt_refresh_history (
     refresh_id     bigserial PRIMARY KEY,
     pgt_id         bigint NOT NULL REFERENCES pgtrickle.pgt_stream_tables ON DELETE CASCADE,
-    action         text NOT NULL CHECK (action IN ('FULL', 'DIFFERENTIAL')),
+    action         text NOT NULL CHECK (action IN ('FULL', 'DIFFERENTIAL', 'NO_DATA')),
     status         text NOT NULL CHECK (status IN ('SUCCESS', 'FAILED')),
     initiated_by   text NOT NULL CHECK (initiated_by IN ('CREATE', 'MANUAL', 'ALTER', 'SCHEDULER')),
     rows_inserted  bigint NOT NULL DEFAULT 0,
@@ -67,14 +69,40 @@ CREATE TABLE pgtrickle.pgt_refresh_history (
 );
 CREATE INDEX ON pgtrickle.pgt_refresh_history (pgt_id, refresh_id);
 
+-- One row per source table whose changes are captured (shared by all its
+-- DIFFERENTIAL consumers). The buffer's name never contains an OID, so it
+-- survives dump and restore.
+CREATE TABLE pgtrickle.pgt_sources (
+    source_id     bigserial PRIMARY KEY,
+    source_relid  oid NOT NULL UNIQUE,
+    buffer_name   text NOT NULL UNIQUE,
+    created_at    timestamptz NOT NULL DEFAULT now()
+);
+
+-- The exact frontier of each (stream table, source): the snapshot of the
+-- last refresh, plus the refreshing transaction's own changes it applied
+-- (own_xid, up to own_seq) when it had written the source itself.
+CREATE TABLE pgtrickle.pgt_frontiers (
+    pgt_id     bigint NOT NULL REFERENCES pgtrickle.pgt_stream_tables ON DELETE CASCADE,
+    source_id  bigint NOT NULL REFERENCES pgtrickle.pgt_sources ON DELETE CASCADE,
+    frontier   pg_snapshot NOT NULL,
+    own_xid    xid8,
+    own_seq    bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (pgt_id, source_id)
+);
+
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_stream_tables', '');
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_sources', '');
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_sources_source_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_frontiers', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_stream_tables_pgt_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_dependencies', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_refresh_history', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_refresh_history_refresh_id_seq', '');
 
 GRANT SELECT ON pgtrickle.pgt_stream_tables, pgtrickle.pgt_dependencies,
-                pgtrickle.pgt_refresh_history TO PUBLIC;
+                pgtrickle.pgt_refresh_history, pgtrickle.pgt_sources,
+                pgtrickle.pgt_frontiers TO PUBLIC;
 
 -- Lifecycle API ------------------------------------------------------------
 
@@ -106,6 +134,18 @@ CREATE FUNCTION pgtrickle.refresh_stream_table(name text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_refresh_stream_table'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Change capture (internal: installed on source tables by the API) --------
+
+CREATE FUNCTION pgtrickle._capture_row()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_capture_row'
+LANGUAGE C;
+
+CREATE FUNCTION pgtrickle._capture_truncate()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_capture_truncate'
+LANGUAGE C;
 
 -- Monitoring ---------------------------------------------------------------
 
@@ -143,12 +183,32 @@ RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    src record;
 BEGIN
     DELETE FROM pgtrickle.pgt_stream_tables st
      USING pg_catalog.pg_event_trigger_dropped_objects() d
      WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
        AND d.objsubid = 0
        AND d.objid = st.pgt_relid;
+    -- Captures nobody consumes any more, or whose source table is gone.
+    FOR src IN
+        SELECT s.source_id, s.source_relid, s.buffer_name,
+               EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid) AS live
+          FROM pgtrickle.pgt_sources s
+         WHERE NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f WHERE f.source_id = s.source_id)
+            OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid)
+    LOOP
+        IF src.live THEN
+            EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS %I ON %s',
+                                      'pgt_capture_' || src.source_id, src.source_relid::pg_catalog.regclass);
+            EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS %I ON %s',
+                                      'pgt_capture_' || src.source_id || '_truncate',
+                                      src.source_relid::pg_catalog.regclass);
+        END IF;
+        EXECUTE 'DROP TABLE IF EXISTS ' || src.buffer_name;
+        DELETE FROM pgtrickle.pgt_sources WHERE source_id = src.source_id;
+    END LOOP;
 END
 $$;
 

@@ -1,6 +1,6 @@
-// Refresh-mode resolution table for this version (FULL only).
-// Invariant: the table below is the single place that says which modes
-// exist; the SQL API and the docs follow it.
+// Refresh-mode resolution: what a requested mode becomes for one query.
+// Invariant: this is the single place that decides between FULL and
+// DIFFERENTIAL; an unsupported request is an error, never a quiet downgrade.
 #include "core/refresh_mode.hpp"
 
 #include <algorithm>
@@ -21,36 +21,39 @@ std::string upper_trimmed(std::string_view text) {
     return s;
 }
 
-struct ModeRule {
-    const char* requested;
-    const char* effective;  // nullptr: not available in this version
-    const char* notice;
-};
-
-constexpr ModeRule kModes[] = {
-    {"FULL", "FULL", ""},
-    {"AUTO", "FULL",
-     "refresh_mode AUTO resolved to FULL: differential maintenance is not available in this "
-     "version of pg_trickle"},
-    {"DIFFERENTIAL", nullptr, ""},
-    {"IMMEDIATE", nullptr, ""},
-};
+[[noreturn]] void not_differential(std::string_view blocker) {
+    throw Error(sqlstate::kFeatureNotSupported,
+                "DIFFERENTIAL refresh cannot maintain " + std::string(blocker),
+                "This version maintains SELECT <expressions> FROM <one table> [WHERE ...] "
+                "differentially; other queries are recomputed by FULL refresh.",
+                "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
+}
 
 }  // namespace
 
-ResolvedMode resolve_refresh_mode(std::string_view text) {
+ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker) {
     std::string up = upper_trimmed(text);
-    for (const ModeRule& m : kModes) {
-        if (up != m.requested) {
-            continue;
+    if (up == "FULL") {
+        return {up, "FULL", ""};
+    }
+    if (up == "DIFFERENTIAL") {
+        if (!differential_blocker.empty()) {
+            not_differential(differential_blocker);
         }
-        if (m.effective == nullptr) {
-            throw Error(sqlstate::kFeatureNotSupported,
-                        "refresh_mode " + up + " is not supported yet",
-                        "This version of pg_trickle maintains stream tables by FULL refresh only.",
-                        "Use refresh_mode => 'FULL' or 'AUTO'.");
+        return {up, "DIFFERENTIAL", ""};
+    }
+    if (up == "AUTO") {
+        if (differential_blocker.empty()) {
+            return {up, "DIFFERENTIAL", ""};
         }
-        return {m.requested, m.effective, m.notice};
+        return {up, "FULL",
+                "refresh_mode AUTO resolved to FULL: DIFFERENTIAL cannot maintain " +
+                    std::string(differential_blocker)};
+    }
+    if (up == "IMMEDIATE") {
+        throw Error(sqlstate::kFeatureNotSupported, "refresh_mode IMMEDIATE is not supported yet",
+                    "This version refreshes stream tables when refresh_stream_table() is called.",
+                    "Use refresh_mode => 'DIFFERENTIAL', 'FULL' or 'AUTO'.");
     }
     throw Error(sqlstate::kInvalidParameterValue,
                 "invalid refresh_mode \"" + std::string(text) + "\"", "",

@@ -16,8 +16,11 @@ struct ResolvedMode {
     std::string notice;     // non-empty: tell the user why (AUTO's choice)
 };
 
-// Case-insensitive; throws pgt::Error 22023 (unknown) or 0A000 (not yet).
-ResolvedMode resolve_refresh_mode(std::string_view text);
+// Case-insensitive. differential_blocker names what keeps DIFFERENTIAL from
+// maintaining the query ("" when it can). AUTO picks DIFFERENTIAL when it
+// can, else FULL with a notice; DIFFERENTIAL that cannot → 0A000; unknown
+// → 22023; IMMEDIATE → 0A000 (not yet).
+ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker);
 
 // ACTIVE | SUSPENDED (case-insensitive); throws pgt::Error 22023 otherwise.
 std::string parse_status(std::string_view text);

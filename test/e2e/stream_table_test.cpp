@@ -72,14 +72,17 @@ TEST_F(StreamTable, refresh_applies_source_changes) {
               "2/3/MANUAL");
 }
 
-TEST_F(StreamTable, auto_mode_resolves_to_full_with_notice) {
+TEST_F(StreamTable, auto_mode_picks_differential_for_a_filter_and_full_for_a_join) {
     db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id, amount FROM orders')");
+    EXPECT_TRUE(db->notices.empty());
+    db->exec(std::string("SELECT pgtrickle.create_stream_table('t', $q$") + kTotals + "$q$)");
     ASSERT_EQ(db->notices.size(), 1u);
     EXPECT_NE(db->notices[0].find("resolved to FULL"), std::string::npos) << db->notices[0];
-    EXPECT_EQ(
-        db->scalar("SELECT requested_mode || '/' || refresh_mode FROM pgtrickle.pgt_status()"),
-        "AUTO/FULL");
+    EXPECT_EQ(db->scalar("SELECT string_agg(name || ':' || requested_mode || '/' || refresh_mode, "
+                         "',' ORDER BY name) FROM pgtrickle.pgt_status()"),
+              "public.o:AUTO/DIFFERENTIAL,public.t:AUTO/FULL");
     EXPECT_MATCHES_QUERY(*db, "o");
+    EXPECT_MATCHES_QUERY(*db, "t");
 }
 
 TEST_F(StreamTable, initialize_false_leaves_table_unpopulated_until_refresh) {
@@ -179,7 +182,7 @@ TEST_F(StreamTable, alter_schedule_mode_status_and_query) {
     EXPECT_EQ(
         db->scalar(
             "SELECT count(*) FROM pgtrickle.pgt_refresh_history WHERE initiated_by = 'ALTER'"),
-        "2");
+        "3");  // the mode change and both query changes recompute
 }
 
 TEST_F(StreamTable, drop_table_directly_removes_catalog_rows) {
@@ -286,11 +289,11 @@ TEST_F(StreamTable, accepts_every_schedule_form) {
     EXPECT_EQ(leftovers(), "0/0/0/0");
 }
 
-TEST_F(StreamTable, rejects_modes_not_available_yet) {
-    SqlError e = db->error_of(
-        "SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders', "
-        "refresh_mode => 'DIFFERENTIAL')");
+TEST_F(StreamTable, rejects_modes_that_cannot_maintain_the_query) {
+    SqlError e = db->error_of(std::string("SELECT pgtrickle.create_stream_table('x', $q$") +
+                              kTotals + "$q$, refresh_mode => 'DIFFERENTIAL')");
     EXPECT_EQ(e.sqlstate, "0A000");
+    EXPECT_NE(e.message.find("a join"), std::string::npos) << e.message;
     EXPECT_NE(e.hint.find("FULL"), std::string::npos);
     expect_rejected(
         "SELECT pgtrickle.create_stream_table('x', 'SELECT id FROM orders', "

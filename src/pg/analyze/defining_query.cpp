@@ -4,6 +4,7 @@
 // after the walk.
 #include "pg/analyze/defining_query.hpp"
 #include "pg/analyze/output_key.hpp"
+#include "pg/analyze/scan_shape.hpp"
 
 #include <algorithm>
 #include <set>
@@ -262,6 +263,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql) {
     }
     out.columns = output_columns(q);
     out.identity = derive_row_identity(q, out.columns);
+    derive_scan_shape(q, out);
     ListCell* lc;
     foreach (lc, st.relids) {
         Oid relid = lfirst_oid(lc);

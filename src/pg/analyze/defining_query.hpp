@@ -32,12 +32,24 @@ struct RowIdentityShape {
     std::vector<int> key_columns;  // indexes into AnalyzedQuery::columns
 };
 
+// SELECT <exprs> FROM <one table> [WHERE <pred>], deparsed against the
+// alias kScanAlias so the expressions can be evaluated over change images.
+struct ScanShape {
+    Oid source_relid = InvalidOid;
+    std::vector<std::string> exprs;             // one per output column, deparsed
+    std::string predicate;                      // deparsed WHERE, "" when none
+    std::vector<std::string> stable_functions;  // STABLE functions used (a WARNING)
+};
+inline constexpr const char* kScanAlias = "__pgt_src";
+
 struct AnalyzedQuery {
     std::string original;                 // as the user wrote it
     std::string effective;                // deparsed, every object schema-qualified
     std::vector<OutputColumn> columns;    // user-visible output columns, in order
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
+    std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
+    ScanShape scan;                       // filled when differential_blocker is ""
 };
 
 AnalyzedQuery analyze_defining_query(const std::string& sql);

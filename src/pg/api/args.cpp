@@ -41,4 +41,11 @@ void notice(const std::string& message) {
     }
 }
 
+void warning(const std::string& message, const std::string& detail) {
+    pg_call([&] {
+        ereport(WARNING,
+                (errmsg_internal("%s", message.c_str()), errdetail_internal("%s", detail.c_str())));
+    });
+}
+
 }  // namespace pgt::pg

@@ -30,4 +30,7 @@ private:
 // Sends a NOTICE to the client; does nothing for an empty message.
 void notice(const std::string& message);
 
+// Sends a WARNING with a detail.
+void warning(const std::string& message, const std::string& detail);
+
 }  // namespace pgt::pg

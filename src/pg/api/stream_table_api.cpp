@@ -19,6 +19,7 @@
 #include "pg/boundary/guc.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
+#include "pg/cdc/frontier.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/storage.hpp"
 
@@ -86,6 +87,21 @@ std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
     return cols;
 }
 
+// The mode q will be maintained in (0A000 when DIFFERENTIAL was asked for
+// and cannot maintain q); says why when AUTO chose FULL, and warns about
+// STABLE functions under DIFFERENTIAL.
+ResolvedMode resolve_mode(const std::string& text, const AnalyzedQuery& q) {
+    ResolvedMode mode = resolve_refresh_mode(text, q.differential_blocker);
+    notice(mode.notice);
+    if (mode.effective == "DIFFERENTIAL" && !q.scan.stable_functions.empty()) {
+        warning(
+            "stream table query calls STABLE function " + q.scan.stable_functions.front() + "()",
+            "DIFFERENTIAL refresh evaluates it at refresh time for changed rows only; "
+            "rows that did not change keep the value computed earlier.");
+    }
+    return mode;
+}
+
 // Records q's row identity shape in row (domain, columns, format versions).
 void set_identity(catalog::StreamTableRow& row, const AnalyzedQuery& q) {
     row.identity_domain = q.identity.domain;
@@ -101,13 +117,13 @@ void create_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
     std::string query = a.required_text(1, "query");
     std::string schedule = sched::parse_schedule(a.text_or(2, "calculated")).canonical;
-    ResolvedMode mode = resolve_refresh_mode(a.text_or(3, "AUTO"));
+    std::string mode_text = a.text_or(3, "AUTO");
     bool initialize = a.bool_or(4, true);
 
     NewRelationName target = resolve_new_relation_name(name);
     AnalyzedQuery q = analyze_defining_query(query);
     check_identity_columns(identity_columns_of(q));
-    notice(mode.notice);
+    ResolvedMode mode = resolve_mode(mode_text, q);
 
     Spi spi = Spi::connect();
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
@@ -124,6 +140,7 @@ void create_stream_table(const Args& a) {
     set_identity(row, q);
     row.pgt_id = catalog::insert_stream_table(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
+    prepare_maintenance(spi, row, q);
     if (initialize) {
         full_refresh(spi, row, "CREATE", "initial population");
     }
@@ -133,7 +150,7 @@ void create_stream_table(const Args& a) {
 // Replaces the defining query; keeps the storage table when the output
 // columns are unchanged, otherwise rebuilds it (dependent views block this
 // with PostgreSQL's own error).
-void replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& query) {
+AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& query) {
     AnalyzedQuery q = analyze_defining_query(query);
     check_identity_columns(identity_columns_of(q));
     for (const SourceRelation& s : q.sources) {
@@ -158,6 +175,7 @@ void replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& qu
     row.effective_query = q.effective;
     catalog::update_definition(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, dependencies_of(spi, q));
+    return q;
 }
 
 void alter_stream_table(const Args& a) {
@@ -172,21 +190,27 @@ void alter_stream_table(const Args& a) {
     if (schedule) {
         row.schedule = sched::parse_schedule(*schedule).canonical;
     }
-    if (mode_text) {
-        ResolvedMode mode = resolve_refresh_mode(*mode_text);
-        notice(mode.notice);
-        row.requested_mode = mode.requested;
-        row.refresh_mode = mode.effective;
-    }
     if (status) {
         row.status = parse_status(*status);
     }
-    if (query) {
-        replace_query(spi, row, *query);
-        full_refresh(spi, row, "ALTER", "defining query replaced");
-    } else {
+    if (!query && !mode_text) {
         catalog::update_definition(spi, row);
+        spi.close();
+        return;
     }
+    // The mode is resolved against the query it will maintain: the new one,
+    // or the stored one (schema-qualified, analyzed under the pinned path).
+    std::optional<AnalyzedQuery> q;
+    if (query) {
+        q = replace_query(spi, row, *query);
+    } else {
+        q = with_pinned_search_path([&] { return analyze_defining_query(row.effective_query); });
+    }
+    ResolvedMode mode = resolve_mode(mode_text.value_or(row.requested_mode), *q);
+    row.requested_mode = mode.requested;
+    row.refresh_mode = mode.effective;
+    prepare_maintenance(spi, row, *q);
+    full_refresh(spi, row, "ALTER", query ? "defining query replaced" : "refresh mode changed");
     spi.close();
 }
 
@@ -206,6 +230,7 @@ void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
     for (const auto& d : dependents) {
         drop_one(spi, d, cascade);
     }
+    detach_frontiers(spi, row.pgt_id);
     spi.exec("DROP TABLE " + quoted_relation_name(row.relid) + (cascade ? " CASCADE" : ""));
     catalog::delete_stream_table(spi, row.pgt_id);
 }
@@ -222,7 +247,7 @@ void refresh_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
     Spi spi = Spi::connect();
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
-    full_refresh(spi, row, "MANUAL", "");
+    refresh(spi, row, "MANUAL", "");
     spi.close();
 }
 

@@ -10,6 +10,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 }
 
 namespace pgt::pg {
@@ -22,6 +23,18 @@ SpiParam text_param(const std::string& s) {
 
 SpiParam text_param(const std::optional<std::string>& s) {
     return s ? text_param(*s) : SpiParam{TEXTOID, (Datum)0, true};
+}
+
+SpiParam typed_param(Oid type, const std::optional<std::string>& text) {
+    if (!text) {
+        return {type, (Datum)0, true};
+    }
+    Datum d = pg_call([&] {
+        Oid input, ioparam;
+        getTypeInputInfo(type, &input, &ioparam);
+        return OidInputFunctionCall(input, const_cast<char*>(text->c_str()), ioparam, -1);
+    });
+    return {type, d, false};
 }
 
 SpiParam oid_param(Oid v) {
@@ -54,7 +67,8 @@ void Spi::close() {
     }
 }
 
-int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only) {
+int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
+             Snapshot snapshot) {
     const int n = static_cast<int>(params.size());
     std::vector<Oid> types(n);
     std::vector<Datum> values(n);
@@ -65,6 +79,16 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
         nulls[i] = params[i].isnull ? 'n' : ' ';
     }
     int rc = pg_call([&] {
+        if (snapshot != nullptr) {
+            SPIPlanPtr plan = SPI_prepare(sql.c_str(), n, types.data());
+            if (plan == nullptr) {
+                return SPI_result;
+            }
+            int r = SPI_execute_snapshot(plan, values.data(), nulls.data(), snapshot,
+                                         InvalidSnapshot, read_only, true, 0);
+            SPI_freeplan(plan);
+            return r;
+        }
         return n == 0 ? SPI_execute(sql.c_str(), read_only, 0)
                       : SPI_execute_with_args(sql.c_str(), n, types.data(), values.data(),
                                               nulls.data(), read_only, 0);
@@ -82,6 +106,16 @@ uint64_t Spi::exec(const std::string& sql, const std::vector<SpiParam>& params, 
 
 SpiRows Spi::query(const std::string& sql, const std::vector<SpiParam>& params, bool read_only) {
     run(sql, params, read_only);
+    return collect();
+}
+
+SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
+                      const std::vector<SpiParam>& params) {
+    run(sql, params, false, snapshot);
+    return collect();
+}
+
+SpiRows Spi::collect() {
     SpiRows out;
     out.processed = SPI_processed;
     if (SPI_tuptable == nullptr) {

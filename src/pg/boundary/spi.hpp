@@ -11,6 +11,7 @@
 extern "C" {
 #include "postgres.h"
 #include "executor/spi.h"
+#include "utils/snapshot.h"
 }
 
 namespace pgt::pg {
@@ -27,6 +28,9 @@ SpiParam text_param(const std::optional<std::string>& s);
 SpiParam oid_param(Oid v);
 SpiParam int8_param(int64_t v);
 SpiParam bool_param(bool v);
+// A parameter of any type from its text form (NULL when nullopt), through
+// the type's input function.
+SpiParam typed_param(Oid type, const std::optional<std::string>& text);
 
 // Rows of one result, every value as text (NULL as nullopt).
 struct SpiRows {
@@ -52,9 +56,16 @@ public:
     std::optional<std::string> scalar(const std::string& sql,
                                       const std::vector<SpiParam>& params = {});
 
+    // Runs sql with the given snapshot (every statement of a refresh uses
+    // the same one) and returns its rows as text.
+    SpiRows query_at(Snapshot snapshot, const std::string& sql,
+                     const std::vector<SpiParam>& params = {});
+
 private:
     Spi() = default;
-    int run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only);
+    int run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
+            Snapshot snapshot = nullptr);
+    SpiRows collect();
     bool open_ = false;
 };
 

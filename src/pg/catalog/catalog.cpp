@@ -5,6 +5,7 @@
 #include "pg/catalog/catalog.hpp"
 
 #include "pg/boundary/boundary.hpp"
+#include "pg/catalog/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -26,41 +27,45 @@ const std::string kSt = std::string(kSchema) + "." + kStreamTables;
 const std::string kDep = std::string(kSchema) + "." + kDependencies;
 const std::string kHist = std::string(kSchema) + "." + kRefreshHistory;
 
+}  // namespace
+
 Oid catalog_owner() {
-    return pg_call([] {
-        Oid nsp = get_namespace_oid(kSchema, false);
-        Oid rel = get_relname_relid(kStreamTables, nsp);
-        HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
-        if (!HeapTupleIsValid(tup)) {
-            elog(ERROR, "cache lookup failed for relation %u", rel);
-        }
-        Oid owner = ((Form_pg_class)GETSTRUCT(tup))->relowner;
-        ReleaseSysCache(tup);
-        return owner;
-    });
+    Oid rel =
+        pg_call([] { return get_relname_relid(kStreamTables, get_namespace_oid(kSchema, false)); });
+    return relation_owner(rel);
 }
 
+namespace {
+
 // Runs one catalog write as the catalog's owner.
-uint64_t write_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
+}  // namespace
+
+SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
     Oid saved_user;
     int saved_ctx;
     GetUserIdAndSecContext(&saved_user, &saved_ctx);
     SetUserIdAndSecContext(catalog_owner(), saved_ctx | SECURITY_LOCAL_USERID_CHANGE);
-    uint64_t n;
+    SpiRows rows;
     try {
-        n = spi.exec(sql, params);
+        rows = spi.query(sql, params);
     } catch (...) {
         SetUserIdAndSecContext(saved_user, saved_ctx);
         throw;
     }
     SetUserIdAndSecContext(saved_user, saved_ctx);
-    return n;
+    return rows;
+}
+
+namespace {
+
+uint64_t write_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
+    return query_as_owner(spi, sql, params).processed;
 }
 
 const char* kSelectColumns =
     "pgt_id, pgt_relid, pgt_schema, pgt_name, defining_query, effective_query, schedule, "
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
-    "row_identity_version, row_probe_version";
+    "row_identity_version, row_probe_version, delta_sql";
 
 // A text[] literal with every element quoted ({"a","b\"c"}).
 std::string text_array_literal(const std::vector<std::string>& items) {
@@ -94,6 +99,7 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     row.identity_domain = *r[11];
     row.row_identity_version = std::stoi(*r[12]);
     row.row_probe_version = std::stoi(*r[13]);
+    row.delta_sql = r[14];
     return row;
 }
 
@@ -111,6 +117,10 @@ StreamTableRow with_identity_columns(Spi& spi, StreamTableRow row) {
 
 }  // namespace
 
+uint64_t exec_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
+    return write_as_owner(spi, sql, params);
+}
+
 std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid) {
     SpiRows rows = spi.query(std::string("SELECT ") + kSelectColumns + " FROM " + kSt +
                                  " WHERE pgt_relid OPERATOR(pg_catalog.=) $1",
@@ -125,7 +135,7 @@ bool is_stream_table(Spi& spi, Oid relid) {
     return find_by_relid(spi, relid).has_value();
 }
 
-// Parameters shared by insert and update: $2..$15 in this order.
+// Parameters shared by insert and update: $2..$16 in this order.
 std::vector<SpiParam> definition_params(const StreamTableRow& row) {
     return {oid_param(row.relid),
             text_param(row.schema),
@@ -140,20 +150,22 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             text_param(row.identity_domain),
             text_param(text_array_literal(row.identity_columns)),
             int8_param(row.row_identity_version),
-            int8_param(row.row_probe_version)};
+            int8_param(row.row_probe_version),
+            text_param(row.delta_sql)};
 }
 
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
     std::vector<SpiParam> params = definition_params(row);
     params.insert(params.begin(), int8_param(0));  // $1 (pgt_id) unused: the sequence assigns it
-    write_as_owner(spi,
-                   "INSERT INTO " + kSt +
-                       " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
-                       " schedule, requested_mode, refresh_mode, status, is_populated,"
-                       " row_identity_domain, row_identity_columns, row_identity_version,"
-                       " row_probe_version) VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-                       " $13::pg_catalog.text[], $14, $15)",
-                   params);
+    write_as_owner(
+        spi,
+        "INSERT INTO " + kSt +
+            " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
+            " schedule, requested_mode, refresh_mode, status, is_populated,"
+            " row_identity_domain, row_identity_columns, row_identity_version,"
+            " row_probe_version, delta_sql) VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+            " $12, $13::pg_catalog.text[], $14, $15, $16)",
+        params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
 
@@ -166,7 +178,7 @@ void update_definition(Spi& spi, const StreamTableRow& row) {
                        " effective_query = $6, schedule = $7, requested_mode = $8,"
                        " refresh_mode = $9, status = $10, is_populated = $11,"
                        " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
-                       " row_identity_version = $14, row_probe_version = $15"
+                       " row_identity_version = $14, row_probe_version = $15, delta_sql = $16"
                        " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
                    params);
 }

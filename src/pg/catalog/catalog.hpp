@@ -33,6 +33,7 @@ struct StreamTableRow {
     std::vector<std::string> identity_columns;    // output columns the identity encodes
     int row_identity_version = 0;                 // format of the stored __pgt_row_id
     int row_probe_version = 0;                    // format of the stored __pgt_row_probe
+    std::optional<std::string> delta_sql;         // DIFFERENTIAL: the apply statement
 };
 
 struct Dependency {
@@ -49,6 +50,16 @@ struct HistoryRow {
     std::string start_time;  // timestamptz text, taken with clock_timestamp()
     std::optional<std::string> reason;
 };
+
+// Runs one statement as the catalog's owner (catalog writes, change buffers,
+// capture triggers): callers never need rights on pgtrickle objects.
+uint64_t exec_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params = {});
+
+// Runs one statement as the catalog's owner and returns its rows.
+SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params = {});
+
+// The catalog owner's role OID.
+Oid catalog_owner();
 
 std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid);
 bool is_stream_table(Spi& spi, Oid relid);

@@ -36,6 +36,7 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {17, "row_identity_columns", "text[]"},
     {18, "row_identity_version", "integer"},
     {19, "row_probe_version", "integer"},
+    {20, "delta_sql", "text"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";
@@ -58,6 +59,20 @@ inline constexpr ColumnDef kRefreshHistoryColumns[] = {
     {9, "end_time", "timestamp with time zone"},
     {10, "reason", "text"},
     {11, "error_message", "text"},
+};
+
+inline constexpr const char* kSources = "pgt_sources";
+inline constexpr ColumnDef kSourceColumns[] = {
+    {1, "source_id", "bigint"},
+    {2, "source_relid", "oid"},
+    {3, "buffer_name", "text"},
+    {4, "created_at", "timestamp with time zone"},
+};
+
+inline constexpr const char* kFrontiers = "pgt_frontiers";
+inline constexpr ColumnDef kFrontierColumns[] = {
+    {1, "pgt_id", "bigint"}, {2, "source_id", "bigint"}, {3, "frontier", "pg_snapshot"},
+    {4, "own_xid", "xid8"},  {5, "own_seq", "bigint"},
 };
 
 // Prefix of every column the extension adds to a stream table; user

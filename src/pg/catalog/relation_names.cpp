@@ -7,7 +7,10 @@
 extern "C" {
 #include "postgres.h"
 #include "utils/builtins.h"
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 }
 
 namespace pgt::pg {
@@ -34,6 +37,18 @@ std::string quoted_relation_name(Oid relid) {
 
 std::string relation_display_name(Oid relid) {
     return relation_name(relid, false);
+}
+
+Oid relation_owner(Oid relid) {
+    return pg_call([&] {
+        HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+        if (!HeapTupleIsValid(tup)) {
+            elog(ERROR, "cache lookup failed for relation %u", relid);
+        }
+        Oid owner = ((Form_pg_class)GETSTRUCT(tup))->relowner;
+        ReleaseSysCache(tup);
+        return owner;
+    });
 }
 
 }  // namespace pgt::pg

@@ -16,4 +16,7 @@ std::string quoted_relation_name(Oid relid);
 // "schema.name" of a relation, for messages (PostgreSQL's style).
 std::string relation_display_name(Oid relid);
 
+// The role owning a relation.
+Oid relation_owner(Oid relid);
+
 }  // namespace pgt::pg

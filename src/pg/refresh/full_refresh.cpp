@@ -1,23 +1,104 @@
-// FULL refresh by DELETE + INSERT in the caller's transaction.
+// FULL and DIFFERENTIAL refresh in the caller's transaction.
 // Invariant: the generated statements name every object schema-qualified
-// and run under the pinned search_path, as the calling user.
+// and run under the pinned search_path, as the calling user, with the one
+// refresh snapshot; a DIFFERENTIAL refresh moves every frontier it read.
 #include "pg/refresh/full_refresh.hpp"
 
+#include "core/diff/scan_delta.hpp"
+#include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
+#include "pg/cdc/frontier.hpp"
+#include "pg/refresh/snapshot.hpp"
 #include "pg/refresh/storage.hpp"
 
 extern "C" {
 #include "postgres.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/typcache.h"
 }
 
 namespace pgt::pg {
 
 namespace {
+
 // Advisory lock class key for stream tables ("PGTT"); the object key is pgt_id.
 constexpr int32 kRefreshLockClass = 0x50475454;
+
+struct Window {
+    CaptureSource source;
+    Frontier frontier;
+};
+
+RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs) {
+    std::string target = quoted_relation_name(st.relid);
+    std::string cols = output_column_list(st.relid);
+    RefreshResult r{"FULL"};
+    with_pinned_search_path([&] {
+        r.rows_deleted =
+            static_cast<int64_t>(spi.query_at(rs.snapshot, "DELETE FROM " + target).processed);
+        r.rows_inserted = static_cast<int64_t>(
+            spi.query_at(rs.snapshot, "INSERT INTO " + target + " (" + cols +
+                                          (cols.empty() ? "" : ", ") + kRowIdColumn +
+                                          ") SELECT q.*, " + row_id_expression(st, "q") +
+                                          " FROM (" + st.effective_query + ") q")
+                .processed);
+    });
+    return r;
+}
+
+bool window_has(Spi& spi, const RefreshSnapshot& rs, const Window& w, bool truncate) {
+    std::string sql = truncate ? diff::window_has_truncate_sql(w.source.buffer)
+                               : diff::window_has_rows_sql(w.source.buffer);
+    return *spi.query_at(rs.snapshot, sql, window_params(rs, w.frontier)).rows.at(0).at(0) == "t";
+}
+
+RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
+                          const Window& w) {
+    RefreshResult r{"DIFFERENTIAL"};
+    with_pinned_search_path([&] {
+        SpiRows counts =
+            spi.query_at(rs.snapshot, st.delta_sql.value(), window_params(rs, w.frontier));
+        r.rows_inserted =
+            std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
+        r.rows_deleted = std::stoll(*counts.rows.at(0).at(1));
+    });
+    return r;
+}
+
+void finish(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
+            const std::vector<Window>& windows) {
+    for (const Window& w : windows) {
+        advance_frontier(spi, st.pgt_id, w.source, rs);
+    }
+    for (const Window& w : windows) {
+        trim_buffer(spi, w.source);
+    }
+    catalog::mark_refreshed(spi, st.pgt_id);
+}
+
+// Runs body under the refresh lock and snapshot, records history.
+template <typename F>
+RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
+                          const std::string& initiated_by, std::string reason, F&& body) {
+    check_identity_versions(st);
+    lock_stream_table_for_refresh(spi, st.pgt_id);
+    std::string start = catalog::clock_now(spi);
+    RefreshSnapshot rs = RefreshSnapshot::take(spi);
+    std::vector<Window> windows;
+    for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
+        windows.push_back({src, lock_frontier(spi, st.pgt_id, src.source_id)});
+    }
+    RefreshResult r = body(rs, windows, reason);
+    finish(spi, st, rs, windows);
+    rs.close();
+    catalog::record_history(
+        spi, {st.pgt_id, r.action, initiated_by, r.rows_inserted, r.rows_deleted, start,
+              reason.empty() ? std::nullopt : std::optional(reason)});
+    return r;
+}
+
 }  // namespace
 
 void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id) {
@@ -27,23 +108,34 @@ void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id) {
 
 RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
                            const std::string& initiated_by, const std::string& reason) {
-    check_identity_versions(st);
-    lock_stream_table_for_refresh(spi, st.pgt_id);
-    std::string start = catalog::clock_now(spi);
-    std::string target = quoted_relation_name(st.relid);
-    std::string cols = output_column_list(st.relid);
-    RefreshResult r;
-    with_pinned_search_path([&] {
-        r.rows_deleted = static_cast<int64_t>(spi.exec("DELETE FROM " + target));
-        r.rows_inserted = static_cast<int64_t>(
-            spi.exec("INSERT INTO " + target + " (" + cols + (cols.empty() ? "" : ", ") +
-                     kRowIdColumn + ") SELECT q.*, " + row_id_expression(st, "q") + " FROM (" +
-                     st.effective_query + ") q"));
-    });
-    catalog::mark_refreshed(spi, st.pgt_id);
-    catalog::record_history(spi, {st.pgt_id, "FULL", initiated_by, r.rows_inserted, r.rows_deleted,
-                                  start, reason.empty() ? std::nullopt : std::optional(reason)});
-    return r;
+    return run_refresh(spi, st, initiated_by, reason,
+                       [&](const RefreshSnapshot& rs, const std::vector<Window>&, std::string&) {
+                           return recompute(spi, st, rs);
+                       });
+}
+
+RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::string& initiated_by,
+                      const std::string& reason) {
+    if (st.refresh_mode != "DIFFERENTIAL" || !st.is_populated) {
+        return full_refresh(spi, st, initiated_by, reason);
+    }
+    return run_refresh(
+        spi, st, initiated_by, reason,
+        [&](const RefreshSnapshot& rs, const std::vector<Window>& windows, std::string& why) {
+            if (windows.size() != 1) {
+                throw pgt::Error("XX000",
+                                 "DIFFERENTIAL stream table without exactly one captured source");
+            }
+            if (window_has(spi, rs, windows[0], true)) {
+                why = "source " + relation_display_name(windows[0].source.relid) +
+                      " was truncated: recomputed";
+                return recompute(spi, st, rs);
+            }
+            if (!window_has(spi, rs, windows[0], false)) {
+                return RefreshResult{"NO_DATA"};
+            }
+            return apply_delta(spi, st, rs, windows[0]);
+        });
 }
 
 }  // namespace pgt::pg

@@ -1,19 +1,24 @@
-// FULL refresh: recompute a stream table from its defining query.
+// Refresh of a stream table: FULL (recompute) or DIFFERENTIAL (apply the
+// captured changes in the frontier window), under one snapshot.
 // Invariant: readers are never blocked (no ACCESS EXCLUSIVE lock; old rows
-// stay visible until commit) and one writer per stream table holds the
-// refresh lock for the rest of the transaction.
+// stay visible until commit); one writer per stream table holds the refresh
+// lock for the rest of the transaction; every statement of one refresh
+// reads under the same snapshot, and the frontier moves to exactly it.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/catalog/relation_names.hpp"
+#include "pg/cdc/change_buffer.hpp"
 
 namespace pgt::pg {
 
 struct RefreshResult {
+    std::string action;  // FULL | DIFFERENTIAL | NO_DATA
     int64_t rows_inserted = 0;
     int64_t rows_deleted = 0;
 };
@@ -22,9 +27,19 @@ struct RefreshResult {
 // lock); waits for a concurrent refresh of the same table to finish.
 void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id);
 
-// Recomputes st, records history (initiated_by: CREATE | MANUAL | ALTER |
-// SCHEDULER) and marks the stream table refreshed.
+// Refreshes st the way its mode says (DIFFERENTIAL falls back to FULL only
+// when a source was truncated, and says so in history). initiated_by:
+// CREATE | MANUAL | ALTER | SCHEDULER.
+RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::string& initiated_by,
+                      const std::string& reason);
+
+// Recomputes st (FULL) whatever its mode; DIFFERENTIAL frontiers move to
+// the recompute's snapshot.
 RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
                            const std::string& initiated_by, const std::string& reason);
+
+// Sets up (or tears down) change capture for st's mode and query: frontiers,
+// captures and st.delta_sql. Call before the FULL refresh that populates.
+void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
 
 }  // namespace pgt::pg

@@ -24,7 +24,11 @@ SELECT pgtrickle.create_stream_table('st', 'SELECT id FROM src', schedule => '10
 \echo :LAST_ERROR_SQLSTATE
 SELECT pgtrickle.create_stream_table('st', 'SELECT id FROM src', schedule => '61 * * * *');
 \echo :LAST_ERROR_SQLSTATE
-SELECT pgtrickle.create_stream_table('st', 'SELECT id FROM src', refresh_mode => 'DIFFERENTIAL');
+SELECT pgtrickle.create_stream_table('st', 'SELECT a.id FROM src a JOIN src b USING (id)', refresh_mode => 'DIFFERENTIAL');
+\echo :LAST_ERROR_SQLSTATE
+SELECT pgtrickle.create_stream_table('st', 'SELECT id, random() AS r FROM src', refresh_mode => 'DIFFERENTIAL');
+\echo :LAST_ERROR_SQLSTATE
+SELECT pgtrickle.create_stream_table('st', 'SELECT id FROM src', refresh_mode => 'IMMEDIATE');
 \echo :LAST_ERROR_SQLSTATE
 SELECT pgtrickle.create_stream_table('st', 'SELECT id FROM src', refresh_mode => 'often');
 \echo :LAST_ERROR_SQLSTATE

@@ -1,0 +1,41 @@
+// Differentiation of scan → filter → project over a change buffer, and the
+// apply of the resulting delta to the stream table, as one SQL statement.
+//
+//   buffer rows in the frontier window ($1..$5)
+//     ├─ old images (U, D) passing the filter ─► sign -1 ┐
+//     └─ new images (I, U) passing the filter ─► sign +1 ┴─► d(seq, sign, outputs, id)
+//   keyed:   last event per id decides: +1 → upsert (only if values differ), -1 → delete
+//   counted: Σ sign per id (the id encodes the whole row) → delete/insert that many copies
+//
+// Invariant: the statement reads nothing but the buffer window and the
+// stream table rows of the affected identities; its cost follows the change.
+#pragma once
+#include "core/core.hpp"
+
+#include <string>
+
+#include "core/ir/scan.hpp"
+
+namespace pgt::diff {
+
+// The frontier window over buffer alias `b`, with parameters
+//   $1 pg_snapshot  this refresh's snapshot S
+//   $2 pg_snapshot  the previous frontier
+//   $3 xid8         this transaction's id, or NULL if it has none
+//   $4 xid8         the previous refresh's own transaction, or NULL
+//   $5 int8         last own sequence number applied by that refresh
+// Rows committed after the previous frontier and visible in S, plus this
+// transaction's own rows, minus own rows an earlier refresh already applied.
+std::string window_predicate(const std::string& b);
+
+// One statement applying the delta; returns one row (rows_inserted,
+// rows_deleted, rows_updated). Parameters as in window_predicate.
+std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target);
+
+// Whether the window holds any row: SELECT EXISTS(...). Same parameters.
+std::string window_has_rows_sql(const std::string& buffer);
+
+// Whether the window holds a TRUNCATE marker. Same parameters.
+std::string window_has_truncate_sql(const std::string& buffer);
+
+}  // namespace pgt::diff

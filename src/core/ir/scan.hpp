@@ -1,0 +1,40 @@
+// IR of the one operator chain DIFFERENTIAL maintains today: a scan of one
+// source table, an optional filter, a projection (SELECT exprs FROM t WHERE p).
+// Invariant: every string here is already valid, quoted SQL (expressions
+// are deparsed by PostgreSQL and schema-qualified); core only assembles it.
+#pragma once
+#include "core/core.hpp"
+
+#include <string>
+#include <vector>
+
+namespace pgt::ir {
+
+struct SourceColumn {
+    int attnum;        // attribute number in the source table
+    std::string name;  // quoted column name
+};
+
+struct OutputColumn {
+    std::string expr;   // deparsed expression over `alias`.column references
+    std::string name;   // quoted output column name
+    bool has_equality;  // false: compare through ::text (json, point, ...)
+};
+
+struct ScanFilterProject {
+    std::string buffer;                 // quoted, schema-qualified change buffer
+    std::string alias;                  // quoted alias the expressions use for the source
+    std::vector<SourceColumn> columns;  // every live source column
+    std::string predicate;              // deparsed WHERE, empty when none
+    std::vector<OutputColumn> outputs;  // in stream-table column order
+};
+
+// How the stream table's rows are identified (docs/row-identity-v2.md).
+struct IdentityTarget {
+    std::string table;                 // quoted, schema-qualified storage table
+    std::string domain;                // scan_key | group_key | synthetic | keyless_row
+    std::vector<std::string> columns;  // quoted output columns the identity encodes
+    bool keyed;                        // at most one row per identity (else counted)
+};
+
+}  // namespace pgt::ir

@@ -1,0 +1,152 @@
+// Scan/filter/project recognition and expression deparsing for DIFFERENTIAL.
+// Invariant: volatility is judged on the analyzed expressions (a VOLATILE
+// function blocks, a STABLE one is reported), never on the query text.
+#include "pg/analyze/scan_shape.hpp"
+
+#include <string>
+#include <vector>
+
+#include "pg/boundary/boundary.hpp"
+#include "pg/boundary/guc.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+}
+
+namespace pgt::pg {
+namespace {
+
+struct BlockRule {
+    bool (*applies)(const Query*);
+    const char* construct;
+};
+
+// Query-level constructs DIFFERENTIAL does not maintain yet, in report order.
+constexpr BlockRule kBlockers[] = {
+    {[](const Query* q) { return q->setOperations != nullptr; }, "UNION/INTERSECT/EXCEPT"},
+    {[](const Query* q) { return q->cteList != NIL; }, "WITH queries"},
+    {[](const Query* q) { return list_length(q->rtable) != 1; },
+     "a join or more than one FROM item"},
+    {[](const Query* q) {
+         return q->hasAggs || q->groupClause != NIL || q->groupingSets != NIL ||
+                q->havingQual != nullptr;
+     },
+     "aggregates or GROUP BY"},
+    {[](const Query* q) { return q->hasWindowFuncs; }, "window functions"},
+    {[](const Query* q) { return q->distinctClause != NIL; }, "DISTINCT"},
+    {[](const Query* q) { return q->hasTargetSRFs; }, "set-returning functions in the select list"},
+    {[](const Query* q) { return q->hasSubLinks; }, "subqueries in expressions"},
+    {[](const Query* q) { return q->limitCount != nullptr || q->limitOffset != nullptr; },
+     "LIMIT or OFFSET"},
+};
+
+const char* relation_blocker(const RangeTblEntry* rte) {
+    if (rte->rtekind != RTE_RELATION) {
+        return "a subquery or function in FROM";
+    }
+    switch (rte->relkind) {
+        case RELKIND_RELATION:
+        case RELKIND_PARTITIONED_TABLE:
+            return nullptr;
+        case RELKIND_VIEW:
+            return "a view as source (write the view's query into the stream table query)";
+        case RELKIND_MATVIEW:
+            return "a materialized view as source";
+        default:
+            return "a foreign table as source";
+    }
+}
+
+struct FuncScan {
+    List* volatile_names;
+    List* stable_names;
+};
+
+bool note_function(Oid func, void* ctx) {
+    auto* scan = static_cast<FuncScan*>(ctx);
+    char v = func_volatile(func);
+    if (v == PROVOLATILE_VOLATILE) {
+        scan->volatile_names = lappend(scan->volatile_names, get_func_name(func));
+    } else if (v == PROVOLATILE_STABLE) {
+        scan->stable_names = lappend(scan->stable_names, get_func_name(func));
+    }
+    return false;
+}
+
+bool function_walker(Node* node, void* ctx) {
+    if (node == nullptr) {
+        return false;
+    }
+    (void)check_functions_in_node(node, note_function, ctx);
+    return expression_tree_walker(
+        node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(function_walker)), ctx);
+}
+
+std::vector<std::string> names_of(List* names) {
+    std::vector<std::string> out;
+    ListCell* lc;
+    foreach (lc, names) {
+        out.emplace_back(static_cast<char*>(lfirst(lc)));
+    }
+    return out;
+}
+
+void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
+    std::vector<char*> exprs;
+    char* pred = nullptr;
+    with_pinned_search_path([&] {
+        pg_call([&] {
+            List* ctx = deparse_context_for(kScanAlias, rte->relid);
+            ListCell* lc;
+            foreach (lc, q->targetList) {
+                TargetEntry* te = lfirst_node(TargetEntry, lc);
+                if (!te->resjunk) {
+                    exprs.push_back(deparse_expression((Node*)te->expr, ctx, true, false));
+                }
+            }
+            if (q->jointree->quals != nullptr) {
+                pred = deparse_expression(q->jointree->quals, ctx, true, false);
+            }
+        });
+    });
+    out.scan.source_relid = rte->relid;
+    out.scan.exprs.assign(exprs.begin(), exprs.end());
+    out.scan.predicate = pred ? pred : "";
+}
+
+}  // namespace
+
+void derive_scan_shape(Query* q, AnalyzedQuery& out) {
+    for (const BlockRule& rule : kBlockers) {
+        if (rule.applies(q)) {
+            out.differential_blocker = rule.construct;
+            return;
+        }
+    }
+    const RangeTblEntry* rte = static_cast<RangeTblEntry*>(linitial(q->rtable));
+    if (const char* b = relation_blocker(rte)) {
+        out.differential_blocker = b;
+        return;
+    }
+    FuncScan funcs{NIL, NIL};
+    pg_call([&] {
+        (void)function_walker((Node*)q->targetList, &funcs);
+        (void)function_walker(q->jointree->quals, &funcs);
+    });
+    if (funcs.volatile_names != NIL) {
+        out.differential_blocker =
+            "the volatile function " + names_of(funcs.volatile_names).front() + "()";
+        return;
+    }
+    out.scan.stable_functions = names_of(funcs.stable_names);
+    deparse_scan(q, rte, out);
+}
+
+}  // namespace pgt::pg

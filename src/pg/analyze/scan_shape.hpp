@@ -1,0 +1,19 @@
+// Can DIFFERENTIAL maintain this query, and if so its scan/filter/project
+// shape with expressions deparsed for evaluation over change images.
+// Invariant: anything not proven to be a plain scan → filter → project of
+// one table is a blocker with a name a user recognises ("a join", ...).
+#pragma once
+
+#include "pg/analyze/defining_query.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "nodes/parsenodes.h"
+}
+
+namespace pgt::pg {
+
+// Sets out.differential_blocker, or out.scan when there is none.
+void derive_scan_shape(Query* q, AnalyzedQuery& out);
+
+}  // namespace pgt::pg

@@ -1,0 +1,83 @@
+// Frontier storage, window parameters and buffer trimming.
+// Invariant: the consumed-row test in trim_buffer() is the complement of
+// the window rule: visible in the frontier snapshot, or an own row the
+// frontier records as applied.
+#include "pg/cdc/frontier.hpp"
+
+#include "core/error.hpp"
+#include "pg/catalog/catalog.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "catalog/pg_type.h"
+}
+
+namespace pgt::pg {
+
+namespace {
+const char* kFrontiers = "pgtrickle.pgt_frontiers";
+}
+
+Frontier lock_frontier(Spi& spi, int64_t pgt_id, int64_t source_id) {
+    SpiRows r = catalog::query_as_owner(
+        spi,
+        std::string("SELECT frontier::pg_catalog.text, own_xid::pg_catalog.text, own_seq FROM ") +
+            kFrontiers +
+            " WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND source_id OPERATOR(pg_catalog.=) $2"
+            " FOR UPDATE",
+        {int8_param(pgt_id), int8_param(source_id)});
+    if (r.rows.empty()) {
+        throw pgt::Error("XX000", "stream table has no frontier for one of its sources", "",
+                         "Recreate the stream table.");
+    }
+    return {*r.rows[0][0], r.rows[0][1], std::stoll(*r.rows[0][2])};
+}
+
+void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
+                      const RefreshSnapshot& rs) {
+    std::string own_seq = "0";
+    if (rs.own_xid) {
+        SpiRows r = spi.query_at(rs.snapshot,
+                                 "SELECT COALESCE(pg_catalog.max(b.seq), 0) FROM " + src.buffer +
+                                     " b WHERE b.xid OPERATOR(pg_catalog.=) $1",
+                                 {typed_param(XID8OID, rs.own_xid)});
+        own_seq = *r.rows.at(0).at(0);
+    }
+    catalog::exec_as_owner(
+        spi,
+        std::string("INSERT INTO ") + kFrontiers +
+            " (pgt_id, source_id, frontier, own_xid, own_seq) VALUES ($1, $2, $3, $4, $5)"
+            " ON CONFLICT (pgt_id, source_id) DO UPDATE SET frontier = EXCLUDED.frontier,"
+            " own_xid = EXCLUDED.own_xid, own_seq = EXCLUDED.own_seq",
+        {int8_param(pgt_id), int8_param(src.source_id), typed_param(PG_SNAPSHOTOID, rs.text),
+         typed_param(XID8OID, rs.own_xid), int8_param(std::stoll(own_seq))});
+}
+
+std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f) {
+    return {typed_param(PG_SNAPSHOTOID, rs.text), typed_param(PG_SNAPSHOTOID, f.snapshot),
+            typed_param(XID8OID, rs.own_xid), typed_param(XID8OID, f.own_xid),
+            int8_param(f.own_seq)};
+}
+
+void trim_buffer(Spi& spi, const CaptureSource& src) {
+    catalog::exec_as_owner(
+        spi,
+        "DELETE FROM " + src.buffer + " b WHERE NOT EXISTS (SELECT 1 FROM " + kFrontiers +
+            " f WHERE f.source_id OPERATOR(pg_catalog.=) $1 AND NOT "
+            "(pg_catalog.pg_visible_in_snapshot(b.xid, f.frontier) OR COALESCE(b.xid "
+            "OPERATOR(pg_catalog.=) f.own_xid AND b.seq OPERATOR(pg_catalog.<=) f.own_seq, "
+            "false)))",
+        {int8_param(src.source_id)});
+}
+
+void detach_frontiers(Spi& spi, int64_t pgt_id) {
+    std::vector<CaptureSource> sources = captured_sources_of(spi, pgt_id);
+    catalog::exec_as_owner(
+        spi, std::string("DELETE FROM ") + kFrontiers + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+        {int8_param(pgt_id)});
+    for (const CaptureSource& s : sources) {
+        release_capture_if_unused(spi, s.source_id);
+    }
+}
+
+}  // namespace pgt::pg

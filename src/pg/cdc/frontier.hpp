@@ -1,0 +1,43 @@
+// The exact frontier of each (stream table, source) pair: which buffer rows
+// a refresh consumes (core/diff/scan_delta.hpp window_predicate), and the
+// removal of buffer rows every consumer has passed.
+// Invariant: a frontier only moves forward, inside the refreshing
+// transaction, to the snapshot that refresh ran under.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pg/boundary/spi.hpp"
+#include "pg/cdc/change_buffer.hpp"
+#include "pg/refresh/snapshot.hpp"
+
+namespace pgt::pg {
+
+struct Frontier {
+    std::string snapshot;
+    std::optional<std::string> own_xid;
+    int64_t own_seq = 0;
+};
+
+// The frontier, locked FOR UPDATE (a concurrent refresh that already moved
+// it is then seen, or is a serialization error under REPEATABLE READ).
+Frontier lock_frontier(Spi& spi, int64_t pgt_id, int64_t source_id);
+
+// Moves (or creates) the frontier to rs, recording this transaction's own
+// buffer rows up to the highest sequence number visible now.
+void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
+                      const RefreshSnapshot& rs);
+
+// The window parameters $1..$5 of diff::window_predicate.
+std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f);
+
+// Deletes buffer rows consumed by every consumer of src.
+void trim_buffer(Spi& spi, const CaptureSource& src);
+
+// Removes the stream table's frontiers and the captures nobody uses then.
+void detach_frontiers(Spi& spi, int64_t pgt_id);
+
+}  // namespace pgt::pg

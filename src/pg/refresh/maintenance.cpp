@@ -1,0 +1,84 @@
+// Setting up DIFFERENTIAL maintenance of a stream table: its source's
+// capture, its frontier and the delta statement built once from the IR.
+// Invariant: a stream table has frontiers and a delta statement exactly when
+// its refresh mode is DIFFERENTIAL.
+#include "core/diff/scan_delta.hpp"
+#include "core/ir/scan.hpp"
+#include "pg/api/names.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/catalog/catalog.hpp"
+#include "pg/catalog/relation_names.hpp"
+#include "pg/cdc/frontier.hpp"
+#include "pg/refresh/full_refresh.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/typcache.h"
+}
+
+namespace pgt::pg {
+
+namespace {
+
+bool has_equality(Oid type) {
+    return pg_call([&] { return OidIsValid(lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr); });
+}
+
+ir::ScanFilterProject scan_ir(const AnalyzedQuery& q, const CaptureSource& src) {
+    ir::ScanFilterProject scan;
+    scan.buffer = src.buffer;
+    scan.alias = kScanAlias;
+    scan.columns = source_columns(src.relid);
+    scan.predicate = q.scan.predicate;
+    for (size_t i = 0; i < q.columns.size(); i++) {
+        scan.outputs.push_back(
+            {q.scan.exprs.at(i), quote_ident(q.columns[i].name), has_equality(q.columns[i].type)});
+    }
+    return scan;
+}
+
+ir::IdentityTarget identity_target(const catalog::StreamTableRow& st) {
+    ir::IdentityTarget t;
+    t.table = quoted_relation_name(st.relid);
+    t.domain = st.identity_domain;
+    for (const std::string& c : st.identity_columns) {
+        t.columns.push_back(quote_ident(c));
+    }
+    t.keyed = st.identity_domain != "keyless_row";
+    return t;
+}
+
+// The stream table's owner reads the buffer in refreshes (delta statements
+// run as that owner, never as the catalog owner): it gets SELECT on this
+// buffer only, nothing on other sources' buffers.
+void grant_buffer_read(Spi& spi, Oid st_relid, const CaptureSource& src) {
+    Oid owner = relation_owner(st_relid);
+    std::string role = pg_call([&] { return quote_identifier(GetUserNameFromId(owner, false)); });
+    catalog::exec_as_owner(spi, "GRANT USAGE ON SCHEMA pgtrickle_changes TO " + role);
+    catalog::exec_as_owner(spi, "GRANT SELECT ON " + src.buffer + " TO " + role);
+}
+
+void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
+    catalog::exec_as_owner(spi,
+                           "INSERT INTO pgtrickle.pgt_frontiers (pgt_id, source_id, frontier)"
+                           " VALUES ($1, $2, pg_catalog.pg_current_snapshot())",
+                           {int8_param(pgt_id), int8_param(src.source_id)});
+}
+
+}  // namespace
+
+void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    detach_frontiers(spi, st.pgt_id);
+    st.delta_sql.reset();
+    if (st.refresh_mode == "DIFFERENTIAL") {
+        CaptureSource src = ensure_capture(spi, q.scan.source_relid);
+        attach_frontier(spi, st.pgt_id, src);
+        grant_buffer_read(spi, st.relid, src);
+        st.delta_sql = diff::apply_sql(scan_ir(q, src), identity_target(st));
+    }
+    catalog::update_definition(spi, st);
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,34 @@
+// Taking and releasing the refresh snapshot.
+// Invariant: RefreshSnapshot::text describes exactly `snapshot` (it is read
+// by a statement executed under that snapshot).
+#include "pg/refresh/snapshot.hpp"
+
+#include "pg/boundary/boundary.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "utils/snapmgr.h"
+}
+
+namespace pgt::pg {
+
+RefreshSnapshot RefreshSnapshot::take(Spi& spi) {
+    RefreshSnapshot rs;
+    rs.snapshot = pg_call([] { return RegisterSnapshot(GetTransactionSnapshot()); });
+    SpiRows r = spi.query_at(rs.snapshot,
+                             "SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
+                             "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
+    rs.text = *r.rows.at(0).at(0);
+    rs.own_xid = r.rows.at(0).at(1);
+    return rs;
+}
+
+void RefreshSnapshot::close() {
+    if (snapshot != nullptr) {
+        Snapshot s = snapshot;
+        snapshot = nullptr;
+        pg_call([&] { UnregisterSnapshot(s); });
+    }
+}
+
+}  // namespace pgt::pg
