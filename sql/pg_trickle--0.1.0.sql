@@ -147,6 +147,12 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'pgt_capture_truncate'
 LANGUAGE C;
 
+-- Refuses direct writes to stream-table storage (only refreshes write it).
+CREATE FUNCTION pgtrickle._guard_storage()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_guard_storage'
+LANGUAGE C;
+
 -- Monitoring ---------------------------------------------------------------
 
 CREATE FUNCTION pgtrickle.pgt_status()

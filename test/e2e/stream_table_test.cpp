@@ -472,3 +472,36 @@ TEST_F(Identity, alter_to_other_identity_shape_rebuilds_storage) {
 
 }  // namespace
 }  // namespace pgt::e2e
+
+namespace pgt::e2e {
+namespace {
+
+// EC-25/26: only a refresh writes a stream table; every direct write is
+// refused before it changes anything, in FULL and DIFFERENTIAL mode.
+TEST_F(StreamTable, ec25_direct_writes_to_stream_tables_are_refused) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('f', 'SELECT id, amount FROM orders', "
+        "refresh_mode => 'FULL')");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('d', 'SELECT id, amount FROM orders', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    for (const char* st : {"f", "d"}) {
+        std::string t(st);
+        for (const std::string& sql :
+             {"INSERT INTO " + t + " (id, amount, __pgt_row_id) VALUES (99, 1, '\\x00')",
+              "UPDATE " + t + " SET amount = 0", "DELETE FROM " + t, "TRUNCATE " + t}) {
+            SqlError e = db->error_of(sql);
+            EXPECT_EQ(e.sqlstate, "55000") << sql;
+            EXPECT_NE(e.message.find("directly"), std::string::npos) << e.message;
+        }
+        EXPECT_MATCHES_QUERY(*db, t);
+    }
+    db->exec("UPDATE orders SET amount = amount + 1 WHERE id = 1");
+    db->exec(
+        "SELECT pgtrickle.refresh_stream_table('f'); SELECT pgtrickle.refresh_stream_table('d')");
+    EXPECT_MATCHES_QUERY(*db, "f");
+    EXPECT_MATCHES_QUERY(*db, "d");
+}
+
+}  // namespace
+}  // namespace pgt::e2e

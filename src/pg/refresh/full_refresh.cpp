@@ -9,6 +9,7 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/cdc/frontier.hpp"
+#include "pg/guard/storage_guard.hpp"
 #include "pg/refresh/snapshot.hpp"
 #include "pg/refresh/storage.hpp"
 
@@ -35,6 +36,7 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     std::string target = quoted_relation_name(st.relid);
     std::string cols = output_column_list(st.relid);
     RefreshResult r{"FULL"};
+    RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         r.rows_deleted =
             static_cast<int64_t>(spi.query_at(rs.snapshot, "DELETE FROM " + target).processed);
@@ -57,6 +59,7 @@ bool window_has(Spi& spi, const RefreshSnapshot& rs, const Window& w, bool trunc
 RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
                           const Window& w) {
     RefreshResult r{"DIFFERENTIAL"};
+    RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         SpiRows counts =
             spi.query_at(rs.snapshot, st.delta_sql.value(), window_params(rs, w.frontier));

@@ -3,6 +3,8 @@
 // schema-qualified; the identity expression is built here and nowhere else.
 #include "pg/refresh/storage.hpp"
 
+#include "pg/guard/storage_guard.hpp"
+
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -31,6 +33,7 @@ void add_identity_storage(Spi& spi, const std::string& quoted_table, const Analy
              ")) STORED");
     spi.exec(std::string(unique ? "CREATE UNIQUE INDEX ON " : "CREATE INDEX ON ") + quoted_table +
              " (" + kRowProbeColumn + ")");
+    spi.exec(guard_trigger_sql(quoted_table));
 }
 
 std::string row_id_expression(const catalog::StreamTableRow& st, const std::string& alias) {
