@@ -10,14 +10,13 @@
 
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/catalog/catalog.hpp"
 
 extern "C" {
 #include "postgres.h"
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "access/xact.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -25,7 +24,6 @@ extern "C" {
 #include "miscadmin.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
-#include "utils/regproc.h"
 #include "utils/rel.h"
 #include "utils/xid8.h"
 
@@ -63,13 +61,6 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo, bool row_level) {
     return td;
 }
 
-Oid buffer_oid(const char* name) {
-    return pg_call([&] {
-        return RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(name)), NoLock,
-                                false);
-    });
-}
-
 std::string insert_sql(const char* buffer, const std::vector<AttrNumber>& attnums) {
     std::string cols = "xid, action", vals = "$1, $2";
     int p = 3;
@@ -85,8 +76,7 @@ std::string insert_sql(const char* buffer, const std::vector<AttrNumber>& attnum
 CapturePlan build_plan(TriggerData* td) {
     CapturePlan cp;
     const char* buffer = td->tg_trigger->tgargs[0];
-    Oid buf = buffer_oid(buffer);
-    cp.owner = relation_owner(buf);
+    cp.owner = catalog::catalog_owner();  // owns every buffer (created through the catalog)
     TupleDesc desc = RelationGetDescr(td->tg_relation);
     std::vector<Oid> types{XID8OID, CHAROID};
     for (int i = 0; i < desc->natts; i++) {
@@ -104,11 +94,18 @@ CapturePlan build_plan(TriggerData* td) {
         }
     }
     std::string sql = insert_sql(buffer, cp.attnums);
+    // Prepared as the buffer owner: the writing role may not even see the schema.
+    Oid owner = cp.owner;
     cp.plan = pg_call([&] {
+        Oid saved_user;
+        int saved_ctx;
+        GetUserIdAndSecContext(&saved_user, &saved_ctx);
         if (SPI_connect() != SPI_OK_CONNECT) {
             elog(ERROR, "SPI_connect failed in capture trigger");
         }
+        SetUserIdAndSecContext(owner, saved_ctx | SECURITY_LOCAL_USERID_CHANGE);
         SPIPlanPtr p = SPI_prepare(sql.c_str(), static_cast<int>(types.size()), types.data());
+        SetUserIdAndSecContext(saved_user, saved_ctx);
         if (p == nullptr || SPI_keepplan(p) != 0) {
             elog(ERROR, "could not prepare the capture statement: %s",
                  SPI_result_code_string(SPI_result));
@@ -208,7 +205,7 @@ Datum capture_truncate(FunctionCallInfo fcinfo) {
     TriggerData* td = trigger_data(fcinfo, false);
     std::string sql = std::string("INSERT INTO ") + td->tg_trigger->tgargs[0] +
                       " (xid, action) VALUES (pg_catalog.pg_current_xact_id(), 'T')";
-    Oid owner = relation_owner(buffer_oid(td->tg_trigger->tgargs[0]));
+    Oid owner = catalog::catalog_owner();
     exec_as_owner(owner, SPI_OK_INSERT, [&] { return SPI_execute(sql.c_str(), false, 0); });
     return PointerGetDatum(nullptr);
 }
