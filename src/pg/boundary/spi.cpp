@@ -5,6 +5,8 @@
 
 #include "pg/boundary/boundary.hpp"
 
+#include <unordered_map>
+
 extern "C" {
 #include "postgres.h"
 #include "catalog/pg_type.h"
@@ -47,6 +49,23 @@ SpiParam bool_param(bool v) {
     return {BOOLOID, BoolGetDatum(v), false};
 }
 
+namespace {
+
+// Kept plans of the statements refreshes run, by SQL text and parameter
+// types. PostgreSQL's plan cache revalidates them after DDL; the text of a
+// stream table's statements only changes when its definition does.
+std::unordered_map<std::string, SPIPlanPtr> g_plans;
+
+SPIPlanPtr& plan_cache_slot(const std::string& sql, const std::vector<Oid>& types) {
+    std::string key;
+    for (Oid t : types) {
+        key += std::to_string(t) + ",";
+    }
+    return g_plans[key + ";" + sql];
+}
+
+}  // namespace
+
 Spi Spi::connect() {
     int rc = pg_call([] { return SPI_connect(); });
     if (rc != SPI_OK_CONNECT) {
@@ -78,16 +97,18 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
         values[i] = params[i].value;
         nulls[i] = params[i].isnull ? 'n' : ' ';
     }
+    SPIPlanPtr* cached = snapshot != nullptr ? &plan_cache_slot(sql, types) : nullptr;
     int rc = pg_call([&] {
-        if (snapshot != nullptr) {
-            SPIPlanPtr plan = SPI_prepare(sql.c_str(), n, types.data());
-            if (plan == nullptr) {
-                return SPI_result;
+        if (cached != nullptr) {
+            if (*cached == nullptr) {
+                SPIPlanPtr plan = SPI_prepare(sql.c_str(), n, types.data());
+                if (plan == nullptr || SPI_keepplan(plan) != 0) {
+                    return SPI_result;
+                }
+                *cached = plan;
             }
-            int r = SPI_execute_snapshot(plan, values.data(), nulls.data(), snapshot,
-                                         InvalidSnapshot, read_only, true, 0);
-            SPI_freeplan(plan);
-            return r;
+            return SPI_execute_snapshot(*cached, values.data(), nulls.data(), snapshot,
+                                        InvalidSnapshot, read_only, true, 0);
         }
         return n == 0 ? SPI_execute(sql.c_str(), read_only, 0)
                       : SPI_execute_with_args(sql.c_str(), n, types.data(), values.data(),
