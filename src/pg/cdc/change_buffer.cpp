@@ -142,17 +142,18 @@ void release_capture_if_unused(Spi& spi, int64_t source_id) {
         return;
     }
     Oid relid = static_cast<Oid>(std::stoul(*r.rows[0][0]));
-    std::string trig = "pgt_capture_" + std::to_string(source_id);
-    bool source_exists = pg_call([&] { return get_rel_name(relid) != nullptr; });
-    if (source_exists) {
-        std::string src = quoted_relation_name(relid);
-        catalog::exec_as_owner(spi, "DROP TRIGGER IF EXISTS " + trig + " ON " + src);
-        catalog::exec_as_owner(spi, "DROP TRIGGER IF EXISTS " + trig + "_truncate ON " + src);
-    }
-    catalog::exec_as_owner(spi, "DROP TABLE IF EXISTS " + *r.rows[0][1]);
+    // The catalog row goes first, so the sql_drop hook (which also removes
+    // orphaned captures) finds nothing left to do for the drops below.
     catalog::exec_as_owner(spi,
                            "DELETE FROM " + kSources + " WHERE source_id OPERATOR(pg_catalog.=) $1",
                            {int8_param(source_id)});
+    std::string trig = "pgt_capture_" + std::to_string(source_id);
+    if (pg_call([&] { return get_rel_name(relid) != nullptr; })) {
+        std::string src = quoted_relation_name(relid);
+        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + " ON " + src);
+        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + "_truncate ON " + src);
+    }
+    catalog::exec_as_owner(spi, "DROP TABLE " + *r.rows[0][1]);
 }
 
 std::vector<CaptureSource> captured_sources_of(Spi& spi, int64_t pgt_id) {
