@@ -505,3 +505,59 @@ TEST_F(StreamTable, ec25_direct_writes_to_stream_tables_are_refused) {
 
 }  // namespace
 }  // namespace pgt::e2e
+
+namespace pgt::e2e {
+namespace {
+
+TEST_F(StreamTable, differential_warns_about_stable_functions_and_ignores_order_by) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('s', 'SELECT id, placed::timestamptz AS at "
+        "FROM orders ORDER BY id', refresh_mode => 'DIFFERENTIAL')");
+    ASSERT_EQ(db->notices.size(), 1u);  // the WARNING arrives through the notice receiver
+    EXPECT_NE(db->notices[0].find("STABLE"), std::string::npos) << db->notices[0];
+    db->exec("INSERT INTO orders VALUES (7, 1, 3, '2026-03-01')");
+    db->exec("SELECT pgtrickle.refresh_stream_table('s')");
+    EXPECT_EQ(db->scalar("SELECT action FROM pgtrickle.pgt_refresh_history "
+                         "ORDER BY refresh_id DESC LIMIT 1"),
+              "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
+TEST_F(StreamTable, differential_without_initialize_recomputes_on_first_refresh) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('s', 'SELECT id, amount FROM orders', "
+        "refresh_mode => 'DIFFERENTIAL', initialize => false)");
+    EXPECT_EQ(count("SELECT * FROM s"), 0);
+    db->exec("INSERT INTO orders VALUES (7, 1, 3)");
+    db->exec("SELECT pgtrickle.refresh_stream_table('s')");
+    EXPECT_EQ(db->scalar("SELECT action FROM pgtrickle.pgt_refresh_history "
+                         "ORDER BY refresh_id DESC LIMIT 1"),
+              "FULL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+    db->exec("DELETE FROM orders WHERE id = 7");
+    db->exec("SELECT pgtrickle.refresh_stream_table('s')");
+    EXPECT_EQ(db->scalar("SELECT action FROM pgtrickle.pgt_refresh_history "
+                         "ORDER BY refresh_id DESC LIMIT 1"),
+              "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
+TEST_F(StreamTable, switching_modes_sets_up_and_removes_capture) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('s', 'SELECT id, amount FROM orders', "
+        "refresh_mode => 'FULL')");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_sources"), "0");
+    db->exec("SELECT pgtrickle.alter_stream_table('s', refresh_mode => 'DIFFERENTIAL')");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_sources"), "1");
+    db->exec("UPDATE orders SET amount = 0 WHERE id = 2");
+    db->exec("SELECT pgtrickle.refresh_stream_table('s')");
+    EXPECT_MATCHES_QUERY(*db, "s");
+    db->exec("SELECT pgtrickle.alter_stream_table('s', refresh_mode => 'FULL')");
+    EXPECT_TRUE(db->notices.empty()) << db->notices.front();
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_sources"), "0");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgt_capture%'"), "0");
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
+}  // namespace
+}  // namespace pgt::e2e
