@@ -180,6 +180,29 @@ AS $$
      ORDER BY n.nspname, c.relname
 $$;
 
+-- What a refresh of a stream table runs, exactly (the statements are the
+-- ones stored in the catalog and executed by refresh_stream_table).
+CREATE FUNCTION pgtrickle.explain_st(name text)
+RETURNS TABLE (property text, value text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT x.property, x.value
+      FROM pgtrickle.pgt_stream_tables s,
+           LATERAL (VALUES
+               ('refresh_mode', s.refresh_mode),
+               ('requested_mode', s.requested_mode),
+               ('row_identity', s.row_identity_domain || '(' ||
+                    pg_catalog.array_to_string(s.row_identity_columns, ', ') || ')'),
+               ('defining_query', s.defining_query),
+               ('recompute_query', s.effective_query),
+               ('change_buffers', (SELECT pg_catalog.string_agg(src.buffer_name, ', ')
+                                     FROM pgtrickle.pgt_sources src
+                                     JOIN pgtrickle.pgt_frontiers f USING (source_id)
+                                    WHERE f.pgt_id = s.pgt_id)),
+               ('delta_statement', s.delta_sql)) AS x(property, value)
+     WHERE s.pgt_relid = name::pg_catalog.regclass
+$$;
+
 -- Housekeeping -------------------------------------------------------------
 
 -- A stream table's storage dropped with plain DROP TABLE (or DROP SCHEMA

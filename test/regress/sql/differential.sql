@@ -1,0 +1,33 @@
+-- DIFFERENTIAL refresh of a filter/projection: capture, frontier, apply,
+-- NO_DATA, TRUNCATE fallback, and what explain_st shows.
+CREATE EXTENSION pg_trickle;
+CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL);
+INSERT INTO items VALUES (1, 'bolt', 10), (2, 'nut', 0), (3, 'gear', 5);
+SELECT pgtrickle.create_stream_table('in_stock',
+  'SELECT id, upper(name) AS name, qty FROM items WHERE qty > 0',
+  refresh_mode => 'DIFFERENTIAL');
+SELECT property, value FROM pgtrickle.explain_st('in_stock') WHERE property <> 'delta_statement';
+SELECT length(value) > 0 AS has_delta_statement FROM pgtrickle.explain_st('in_stock')
+ WHERE property = 'delta_statement';
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'items'::regclass ORDER BY 1;
+-- changes: into the filter, out of it, a key change, a no-op update
+INSERT INTO items VALUES (4, 'washer', 7);
+UPDATE items SET qty = 3 WHERE id = 2;
+UPDATE items SET qty = 0 WHERE id = 3;
+UPDATE items SET id = 10 WHERE id = 1;
+UPDATE items SET name = name;
+SELECT action FROM pgtrickle_changes.changes_1 ORDER BY seq;
+SELECT pgtrickle.refresh_stream_table('in_stock');
+SELECT id, name, qty FROM in_stock ORDER BY id;
+SELECT pgtrickle.refresh_stream_table('in_stock');
+TRUNCATE items;
+INSERT INTO items VALUES (5, 'spring', 1);
+SELECT pgtrickle.refresh_stream_table('in_stock');
+SELECT id, name, qty FROM in_stock ORDER BY id;
+SELECT action, rows_inserted, rows_deleted, reason
+  FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id;
+SELECT count(*) AS buffered FROM pgtrickle_changes.changes_1;
+SELECT pgtrickle.drop_stream_table('in_stock');
+SELECT count(*) AS sources FROM pgtrickle.pgt_sources;
+SELECT count(*) AS capture_triggers FROM pg_trigger WHERE tgname LIKE 'pgt_capture%';
+DROP EXTENSION pg_trickle;
