@@ -28,8 +28,11 @@ std::string strip_trailing_semicolons(std::string q) {
         "FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 "
         "AND NOT attisdropped AND attname NOT LIKE '\\_\\_pgt\\_%'",
         {st_name});
-    std::string st_rows = "SELECT s::text AS r FROM (SELECT " + cols + " FROM " + st_name + ") s";
-    std::string q_rows = "SELECT q::text AS r FROM (" + query + ") q";
+    // Aliases start with __pgt_: no user column can be named so, so `alias::text`
+    // is always the whole row. st_name is a SQL name, quoted as needed.
+    std::string st_rows =
+        "SELECT __pgt_s::text AS r FROM (SELECT " + cols + " FROM " + st_name + ") __pgt_s";
+    std::string q_rows = "SELECT __pgt_q::text AS r FROM (" + query + ") __pgt_q";
     Result diff = conn.exec("(SELECT 'extra' AS side, r FROM (" + st_rows + " EXCEPT ALL " +
                             q_rows + ") e) UNION ALL (SELECT 'missing', r FROM (" + q_rows +
                             " EXCEPT ALL " + st_rows + ") m) ORDER BY 1, 2 LIMIT 50");

@@ -91,15 +91,15 @@ std::string insert_values(const ir::ScanFilterProject& scan, const std::string& 
     return outs + (outs.empty() ? "" : ", ") + src + ".__pgt_id";
 }
 
+// Text form of the output row: exact as users see it (numeric scale, case of
+// a case-insensitive type, float signed zero), unlike equality operators.
+std::string image(const ir::ScanFilterProject& scan, const std::string& prefix) {
+    return "ROW(" + output_list(scan, prefix) + ")::pg_catalog.text";
+}
+
 std::string changed_values(const ir::ScanFilterProject& scan) {
-    std::vector<std::string> diffs;
-    for (const ir::OutputColumn& o : scan.outputs) {
-        const std::string a = "t." + o.name, b = "f." + o.name;
-        diffs.push_back(o.has_equality ? a + " IS DISTINCT FROM " + b
-                                       : "(" + a + ")::pg_catalog.text IS DISTINCT FROM (" + b +
-                                             ")::pg_catalog.text");
-    }
-    return diffs.empty() ? "false" : "(" + join(diffs, " OR ") + ")";
+    return scan.outputs.empty() ? "false"
+                                : image(scan, "t.") + " IS DISTINCT FROM " + image(scan, "f.");
 }
 
 std::string keyed_apply(const ir::ScanFilterProject& scan, const ir::IdentityTarget& t) {
@@ -124,14 +124,22 @@ std::string keyed_apply(const ir::ScanFilterProject& scan, const ir::IdentityTar
 }
 
 std::string counted_apply(const ir::ScanFilterProject& scan, const ir::IdentityTarget& t) {
+    // Rows equal as values can differ as shown (0 and 0.00 share an
+    // identity): counts are kept per identity *and* exact image.
     std::string outs = output_list(scan, "e.");
-    return ", n AS (SELECT DISTINCT ON (e.__pgt_id) " + outs + (outs.empty() ? "" : ", ") +
-           "e.__pgt_id, pg_catalog.sum(e.__pgt_sign) OVER (PARTITION BY e.__pgt_id) AS __pgt_n "
-           "FROM e ORDER BY e.__pgt_id), del AS (DELETE FROM " +
+    std::string img = scan.outputs.empty() ? "''" : image(scan, "e.");
+    return ", ei AS (SELECT e.*, " + img +
+           " AS __pgt_img FROM e), n AS (SELECT DISTINCT ON "
+           "(e.__pgt_id, e.__pgt_img) " +
+           output_list(scan, "e.") + (outs.empty() ? "" : ", ") +
+           "e.__pgt_id, e.__pgt_img, pg_catalog.sum(e.__pgt_sign) OVER (PARTITION BY e.__pgt_id, "
+           "e.__pgt_img) AS __pgt_n FROM ei e ORDER BY e.__pgt_id, e.__pgt_img), del AS (DELETE "
+           "FROM " +
            t.table +
            " t WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT x.ctid FROM n CROSS JOIN "
            "LATERAL (SELECT t2.ctid FROM " +
-           t.table + " t2 WHERE " + id_match("t2", "n") +
+           t.table + " t2 WHERE " + id_match("t2", "n") + " AND " +
+           (scan.outputs.empty() ? "true" : image(scan, "t2.") + kEq + "n.__pgt_img") +
            " LIMIT (- n.__pgt_n)) x WHERE n.__pgt_n < 0)) RETURNING 1), ins AS (INSERT INTO " +
            t.table + " " + insert_columns(scan) + " SELECT " + insert_values(scan, "n") +
            " FROM n CROSS JOIN LATERAL pg_catalog.generate_series(1, n.__pgt_n) WHERE n.__pgt_n > 0"

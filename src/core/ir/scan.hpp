@@ -18,7 +18,6 @@ struct SourceColumn {
 struct OutputColumn {
     std::string expr;   // deparsed expression over `alias`.column references
     std::string name;   // quoted output column name
-    bool has_equality;  // false: compare through ::text (json, point, ...)
 };
 
 struct ScanFilterProject {

@@ -15,16 +15,11 @@ extern "C" {
 #include "postgres.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/typcache.h"
 }
 
 namespace pgt::pg {
 
 namespace {
-
-bool has_equality(Oid type) {
-    return pg_call([&] { return OidIsValid(lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr); });
-}
 
 ir::ScanFilterProject scan_ir(const AnalyzedQuery& q, const CaptureSource& src) {
     ir::ScanFilterProject scan;
@@ -33,8 +28,7 @@ ir::ScanFilterProject scan_ir(const AnalyzedQuery& q, const CaptureSource& src) 
     scan.columns = source_columns(src.relid);
     scan.predicate = q.scan.predicate;
     for (size_t i = 0; i < q.columns.size(); i++) {
-        scan.outputs.push_back(
-            {q.scan.exprs.at(i), quote_ident(q.columns[i].name), has_equality(q.columns[i].type)});
+        scan.outputs.push_back({q.scan.exprs.at(i), quote_ident(q.columns[i].name)});
     }
     return scan;
 }
