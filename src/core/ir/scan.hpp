@@ -16,8 +16,8 @@ struct SourceColumn {
 };
 
 struct OutputColumn {
-    std::string expr;   // deparsed expression over `alias`.column references
-    std::string name;   // quoted output column name
+    std::string expr;  // deparsed expression over `alias`.column references
+    std::string name;  // quoted output column name
 };
 
 struct ScanFilterProject {
