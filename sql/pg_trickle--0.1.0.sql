@@ -76,7 +76,9 @@ CREATE TABLE pgtrickle.pgt_sources (
     source_id     bigserial PRIMARY KEY,
     source_relid  oid NOT NULL UNIQUE,
     buffer_name   text NOT NULL UNIQUE,
-    created_at    timestamptz NOT NULL DEFAULT now()
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    -- source columns the buffer holds (old and new values): what consumers read
+    captured_columns int2[] NOT NULL DEFAULT '{}'
 );
 
 -- The exact frontier of each (stream table, source): the snapshot of the

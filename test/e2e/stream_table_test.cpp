@@ -561,3 +561,40 @@ TEST_F(StreamTable, switching_modes_sets_up_and_removes_capture) {
 
 }  // namespace
 }  // namespace pgt::e2e
+
+namespace pgt::e2e {
+namespace {
+
+// The buffer holds only the columns consumers read; an UPDATE of other
+// columns is not captured; a consumer reading more columns widens it.
+TEST_F(StreamTable, capture_holds_only_referenced_columns_and_widens) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('a', 'SELECT id, amount FROM orders "
+        "WHERE amount > 2', refresh_mode => 'DIFFERENTIAL')");
+    std::string buffer = db->scalar("SELECT buffer_name FROM pgtrickle.pgt_sources");
+    EXPECT_EQ(
+        db->scalar("SELECT array_to_string(captured_columns, ',') FROM pgtrickle.pgt_sources"),
+        "1,3");
+    db->exec("UPDATE orders SET placed = '2026-02-02'");
+    EXPECT_EQ(count("SELECT * FROM " + buffer), 0)
+        << "an unread column changed: nothing to capture";
+    db->exec("UPDATE orders SET amount = amount + 1 WHERE id = 4");
+    EXPECT_EQ(count("SELECT * FROM " + buffer), 1);
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('b', 'SELECT id, placed FROM orders', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    EXPECT_EQ(
+        db->scalar("SELECT array_to_string(captured_columns, ',') FROM pgtrickle.pgt_sources"),
+        "1,3,4");
+    db->exec(
+        "UPDATE orders SET placed = '2026-03-03' WHERE id = 1; "
+        "INSERT INTO orders VALUES (9, 2, 50, '2026-04-04')");
+    db->exec(
+        "SELECT pgtrickle.refresh_stream_table('a'); SELECT pgtrickle.refresh_stream_table('b')");
+    EXPECT_MATCHES_QUERY(*db, "a");
+    EXPECT_MATCHES_QUERY(*db, "b");
+    EXPECT_EQ(count("SELECT * FROM " + buffer), 0);
+}
+
+}  // namespace
+}  // namespace pgt::e2e

@@ -13,10 +13,14 @@ extern "C" {
 #include "postgres.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
+#include "access/relation.h"
+#include "access/sysattr.h"
+#include "nodes/bitmapset.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/ruleutils.h"
 }
 
@@ -98,6 +102,27 @@ std::vector<std::string> names_of(List* names) {
     return out;
 }
 
+// Source columns the query reads (all of them for a whole-row reference).
+std::vector<int> referenced_attnums(Query* q, const RangeTblEntry* rte) {
+    std::vector<int> out;
+    pg_call([&] {
+        Bitmapset* cols = nullptr;
+        pull_varattnos((Node*)q->targetList, 1, &cols);
+        pull_varattnos(q->jointree->quals, 1, &cols);
+        bool whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols);
+        Relation rel = relation_open(rte->relid, AccessShareLock);
+        TupleDesc desc = RelationGetDescr(rel);
+        for (int a = 1; a <= desc->natts; a++) {
+            if ((whole_row || bms_is_member(a - FirstLowInvalidHeapAttributeNumber, cols)) &&
+                !TupleDescAttr(desc, a - 1)->attisdropped) {
+                out.push_back(a);
+            }
+        }
+        relation_close(rel, AccessShareLock);
+    });
+    return out;
+}
+
 void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     std::vector<char*> exprs;
     char* pred = nullptr;
@@ -146,6 +171,7 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         return;
     }
     out.scan.stable_functions = names_of(funcs.stable_names);
+    out.scan.referenced_attnums = referenced_attnums(q, rte);
     deparse_scan(q, rte, out);
 }
 

@@ -67,6 +67,7 @@ inline constexpr ColumnDef kSourceColumns[] = {
     {2, "source_relid", "oid"},
     {3, "buffer_name", "text"},
     {4, "created_at", "timestamp with time zone"},
+    {5, "captured_columns", "smallint[]"},
 };
 
 inline constexpr const char* kFrontiers = "pgt_frontiers";

@@ -53,7 +53,8 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo, bool row_level) {
     }
     TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
     if (!TRIGGER_FIRED_AFTER(td->tg_event) ||
-        (TRIGGER_FIRED_FOR_ROW(td->tg_event) != 0) != row_level || td->tg_trigger->tgnargs != 1) {
+        (TRIGGER_FIRED_FOR_ROW(td->tg_event) != 0) != row_level ||
+        td->tg_trigger->tgnargs != (row_level ? 2 : 1)) {
         throw pgt::Error("39P01",
                          "capture trigger defined with the wrong timing, level or arguments", "",
                          "pg_trickle installs its capture triggers itself.");
@@ -79,13 +80,21 @@ CapturePlan build_plan(TriggerData* td) {
     cp.owner = catalog::catalog_owner();  // owns every buffer (created through the catalog)
     TupleDesc desc = RelationGetDescr(td->tg_relation);
     std::vector<Oid> types{XID8OID, CHAROID};
-    for (int i = 0; i < desc->natts; i++) {
-        Form_pg_attribute att = TupleDescAttr(desc, i);
-        if (!att->attisdropped) {
-            cp.attnums.push_back(att->attnum);
-            cp.byval.push_back(att->attbyval);
-            cp.typlen.push_back(att->attlen);
+    // Captured columns: the second trigger argument, "3,1,4" (attnums).
+    std::string list = td->tg_trigger->tgargs[1];
+    for (size_t pos = 0; pos < list.size();) {
+        size_t comma = list.find(',', pos);
+        int attnum = std::stoi(list.substr(pos, comma - pos));
+        pos = comma == std::string::npos ? list.size() : comma + 1;
+        if (attnum < 1 || attnum > desc->natts || TupleDescAttr(desc, attnum - 1)->attisdropped) {
+            throw pgt::Error("55000", "change capture lists a column the source no longer has",
+                             "Attribute number " + std::to_string(attnum) + ".",
+                             "Recreate the stream tables that read this table.");
         }
+        Form_pg_attribute att = TupleDescAttr(desc, attnum - 1);
+        cp.attnums.push_back(att->attnum);
+        cp.byval.push_back(att->attbyval);
+        cp.typlen.push_back(att->attlen);
     }
     for (int side = 0; side < 2; side++) {
         for (size_t i = 0; i < cp.attnums.size(); i++) {

@@ -3,6 +3,8 @@
 // so a filter evaluated over a buffer image compares like the source does.
 #include "pg/cdc/change_buffer.hpp"
 
+#include <algorithm>
+
 #include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
@@ -31,8 +33,12 @@ struct BufferColumn {
     std::string collation;  // COLLATE clause or ""
 };
 
-// Base type, typmod and collation of every live source column.
-std::vector<BufferColumn> buffer_columns(Oid relid) {
+bool contains(const std::vector<int>& set, int v) {
+    return std::find(set.begin(), set.end(), v) != set.end();
+}
+
+// Base type, typmod and collation of the given live source columns.
+std::vector<BufferColumn> buffer_columns(Oid relid, const std::vector<int>& attnums) {
     std::vector<BufferColumn> out;
     with_pinned_search_path([&] {
         std::vector<std::pair<int, char*>> types;
@@ -42,7 +48,7 @@ std::vector<BufferColumn> buffer_columns(Oid relid) {
             TupleDesc desc = RelationGetDescr(rel);
             for (int i = 0; i < desc->natts; i++) {
                 Form_pg_attribute att = TupleDescAttr(desc, i);
-                if (att->attisdropped) {
+                if (att->attisdropped || !contains(attnums, att->attnum)) {
                     continue;
                 }
                 int32 typmod = att->atttypmod;
@@ -62,44 +68,101 @@ std::vector<BufferColumn> buffer_columns(Oid relid) {
     return out;
 }
 
-std::string buffer_ddl(const std::string& buffer, Oid source_relid) {
-    std::string cols =
-        "seq pg_catalog.int8 GENERATED ALWAYS AS IDENTITY, xid pg_catalog.xid8 NOT NULL, "
-        "action pg_catalog.\"char\" NOT NULL";
-    for (const BufferColumn& c : buffer_columns(source_relid)) {
+// "o<n> type [COLLATE c]" and "n<n> ..." for each given source column.
+std::vector<std::string> column_defs(Oid source_relid, const std::vector<int>& attnums) {
+    std::vector<std::string> defs;
+    for (const BufferColumn& c : buffer_columns(source_relid, attnums)) {
         for (char side : {'o', 'n'}) {
-            cols +=
-                ", " + std::string(1, side) + std::to_string(c.attnum) + " " + c.type + c.collation;
+            defs.push_back(std::string(1, side) + std::to_string(c.attnum) + " " + c.type +
+                           c.collation);
         }
     }
-    return "CREATE TABLE " + buffer + " (" + cols + ")";
+    return defs;
 }
 
-void create_capture(Spi& spi, int64_t id, Oid source_relid, const std::string& buffer) {
+std::string joined(const std::vector<std::string>& items, const std::string& before_each) {
+    std::string out;
+    for (const std::string& i : items) {
+        out += (out.empty() ? "" : ", ") + before_each + i;
+    }
+    return out;
+}
+
+std::string attnum_list(const std::vector<int>& attnums) {
+    std::string s;
+    for (int a : attnums) {
+        s += (s.empty() ? "" : ",") + std::to_string(a);
+    }
+    return s;
+}
+
+// (Re)creates the row trigger: its arguments are the buffer and the captured
+// columns, so a widened capture gets a new trigger (and new cached plans).
+void create_row_trigger(Spi& spi, int64_t id, Oid source_relid, const std::string& buffer,
+                        const std::vector<int>& attnums, bool replace) {
     std::string src = quoted_relation_name(source_relid);
-    std::string arg = sql_literal(buffer);
     std::string trig = "pgt_capture_" + std::to_string(id);
-    catalog::exec_as_owner(spi, buffer_ddl(buffer, source_relid));
-    catalog::exec_as_owner(spi, "REVOKE ALL ON " + buffer + " FROM PUBLIC");
+    if (replace) {
+        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + " ON " + src);
+    }
     catalog::exec_as_owner(spi, "CREATE TRIGGER " + trig + " AFTER INSERT OR UPDATE OR DELETE ON " +
                                     src + " FOR EACH ROW EXECUTE FUNCTION pgtrickle._capture_row(" +
-                                    arg + ")");
-    catalog::exec_as_owner(spi, "CREATE TRIGGER " + trig + "_truncate AFTER TRUNCATE ON " + src +
+                                    sql_literal(buffer) + ", " + sql_literal(attnum_list(attnums)) +
+                                    ")");
+}
+
+void create_capture(Spi& spi, int64_t id, Oid source_relid, const std::string& buffer,
+                    const std::vector<int>& attnums) {
+    std::string src = quoted_relation_name(source_relid);
+    catalog::exec_as_owner(spi, "CREATE TABLE " + buffer +
+                                    " (seq pg_catalog.int8 GENERATED ALWAYS AS IDENTITY, "
+                                    "xid pg_catalog.xid8 NOT NULL, action pg_catalog.\"char\" "
+                                    "NOT NULL" +
+                                    (attnums.empty() ? "" : ", ") +
+                                    joined(column_defs(source_relid, attnums), "") + ")");
+    catalog::exec_as_owner(spi, "REVOKE ALL ON " + buffer + " FROM PUBLIC");
+    create_row_trigger(spi, id, source_relid, buffer, attnums, false);
+    catalog::exec_as_owner(spi, "CREATE TRIGGER pgt_capture_" + std::to_string(id) +
+                                    "_truncate AFTER TRUNCATE ON " + src +
                                     " FOR EACH STATEMENT EXECUTE FUNCTION "
                                     "pgtrickle._capture_truncate(" +
-                                    arg + ")");
+                                    sql_literal(buffer) + ")");
+}
+
+// Adds the columns a new consumer needs to an existing capture.
+void widen_capture(Spi& spi, const CaptureSource& src, const std::vector<int>& have,
+                   const std::vector<int>& need) {
+    std::vector<int> missing, all = have;
+    for (int a : need) {
+        if (!contains(have, a)) {
+            missing.push_back(a);
+            all.push_back(a);
+        }
+    }
+    if (missing.empty()) {
+        return;
+    }
+    std::sort(all.begin(), all.end());
+    catalog::exec_as_owner(spi, "ALTER TABLE " + src.buffer + " " +
+                                    joined(column_defs(src.relid, missing), "ADD COLUMN "));
+    catalog::exec_as_owner(spi,
+                           "UPDATE " + kSources +
+                               " SET captured_columns = $2::pg_catalog.int2[]"
+                               " WHERE source_id OPERATOR(pg_catalog.=) $1",
+                           {int8_param(src.source_id), text_param("{" + attnum_list(all) + "}")});
+    create_row_trigger(spi, src.source_id, src.relid, src.buffer, all, true);
 }
 
 }  // namespace
 
-std::vector<ir::SourceColumn> source_columns(Oid relid) {
+std::vector<ir::SourceColumn> source_columns(Oid relid, const std::vector<int>& attnums) {
     std::vector<std::pair<int, char*>> names;
     pg_call([&] {
         Relation rel = relation_open(relid, AccessShareLock);
         TupleDesc desc = RelationGetDescr(rel);
         for (int i = 0; i < desc->natts; i++) {
             Form_pg_attribute att = TupleDescAttr(desc, i);
-            if (!att->attisdropped) {
+            if (!att->attisdropped && contains(attnums, att->attnum)) {
                 names.emplace_back(att->attnum, pstrdup(quote_identifier(NameStr(att->attname))));
             }
         }
@@ -112,23 +175,36 @@ std::vector<ir::SourceColumn> source_columns(Oid relid) {
     return out;
 }
 
-CaptureSource ensure_capture(Spi& spi, Oid source_relid) {
-    SpiRows r = spi.query("SELECT source_id, buffer_name FROM " + kSources +
-                              " WHERE source_relid OPERATOR(pg_catalog.=) $1",
-                          {oid_param(source_relid)});
+CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>& attnums) {
+    SpiRows r = spi.query(
+        "SELECT source_id, buffer_name, pg_catalog.array_to_string("
+        "captured_columns, ',') FROM " +
+            kSources + " WHERE source_relid OPERATOR(pg_catalog.=) $1",
+        {oid_param(source_relid)});
     if (!r.rows.empty()) {
-        return {std::stoll(*r.rows[0][0]), source_relid, *r.rows[0][1]};
+        CaptureSource src{std::stoll(*r.rows[0][0]), source_relid, *r.rows[0][1]};
+        std::vector<int> have;
+        std::string list = r.rows[0][2].value_or("");
+        for (size_t pos = 0; pos < list.size();) {
+            size_t comma = list.find(',', pos);
+            have.push_back(std::stoi(list.substr(pos, comma - pos)));
+            pos = comma == std::string::npos ? list.size() : comma + 1;
+        }
+        widen_capture(spi, src, have, attnums);
+        return src;
     }
     std::string id =
         *catalog::query_as_owner(spi, "SELECT pg_catalog.nextval('" + kSources + "_source_id_seq')")
              .rows.at(0)
              .at(0);
     std::string buffer = std::string(pgt::catalog::kChangesSchema) + ".changes_" + id;
-    catalog::exec_as_owner(
-        spi,
-        "INSERT INTO " + kSources + " (source_id, source_relid, buffer_name) VALUES ($1, $2, $3)",
-        {int8_param(std::stoll(id)), oid_param(source_relid), text_param(buffer)});
-    create_capture(spi, std::stoll(id), source_relid, buffer);
+    catalog::exec_as_owner(spi,
+                           "INSERT INTO " + kSources +
+                               " (source_id, source_relid, buffer_name, captured_columns)"
+                               " VALUES ($1, $2, $3, $4::pg_catalog.int2[])",
+                           {int8_param(std::stoll(id)), oid_param(source_relid), text_param(buffer),
+                            text_param("{" + attnum_list(attnums) + "}")});
+    create_capture(spi, std::stoll(id), source_relid, buffer, attnums);
     return {std::stoll(id), source_relid, buffer};
 }
 

@@ -5,7 +5,8 @@
 //     seq     bigint identity   capture order (per key: commit order)
 //     xid     xid8              writing transaction (frontier visibility)
 //     action  "char"            I U D, or T (TRUNCATE marker)
-//     o<attnum>, n<attnum>      old / new value of each source column
+//     o<attnum>, n<attnum>      old / new value of each captured source column
+//                               (the union of what the consumers read)
 //
 // Invariant: buffers and triggers are owned by the catalog owner, never
 // readable by PUBLIC, and removed when their last consumer goes.
@@ -31,8 +32,10 @@ struct CaptureSource {
     std::string buffer;  // quoted, schema-qualified
 };
 
-// The source's capture, created on first use (buffer, triggers, catalog row).
-CaptureSource ensure_capture(Spi& spi, Oid source_relid);
+// The source's capture of at least the given columns (attnums), created on
+// first use (buffer, triggers, catalog row) and widened when a consumer
+// needs more columns than are captured.
+CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>& attnums);
 
 // Removes a source's capture when no stream table consumes it any more.
 void release_capture_if_unused(Spi& spi, int64_t source_id);
@@ -40,7 +43,7 @@ void release_capture_if_unused(Spi& spi, int64_t source_id);
 // Sources a stream table consumes (through its frontiers).
 std::vector<CaptureSource> captured_sources_of(Spi& spi, int64_t pgt_id);
 
-// Every live column of a source, as the delta SQL names them.
-std::vector<ir::SourceColumn> source_columns(Oid relid);
+// The given live columns of a source, as the delta SQL names them.
+std::vector<ir::SourceColumn> source_columns(Oid relid, const std::vector<int>& attnums);
 
 }  // namespace pgt::pg

@@ -25,7 +25,7 @@ ir::ScanFilterProject scan_ir(const AnalyzedQuery& q, const CaptureSource& src) 
     ir::ScanFilterProject scan;
     scan.buffer = src.buffer;
     scan.alias = kScanAlias;
-    scan.columns = source_columns(src.relid);
+    scan.columns = source_columns(src.relid, q.scan.referenced_attnums);
     scan.predicate = q.scan.predicate;
     for (size_t i = 0; i < q.columns.size(); i++) {
         scan.outputs.push_back({q.scan.exprs.at(i), quote_ident(q.columns[i].name)});
@@ -67,7 +67,7 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     detach_frontiers(spi, st.pgt_id);
     st.delta_sql.reset();
     if (st.refresh_mode == "DIFFERENTIAL") {
-        CaptureSource src = ensure_capture(spi, q.scan.source_relid);
+        CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
         grant_buffer_read(spi, st.relid, src);
         st.delta_sql = diff::apply_sql(scan_ir(q, src), identity_target(st));
