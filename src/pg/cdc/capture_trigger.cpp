@@ -74,6 +74,35 @@ std::string insert_sql(const char* buffer, const std::vector<AttrNumber>& attnum
     return std::string("INSERT INTO ") + buffer + " (" + cols + ") VALUES (" + vals + ")";
 }
 
+// Runs spi_work (SPI calls) connected and as the buffer owner; returns its
+// result. PostgreSQL frames only: no C++ objects in here.
+template <typename F>
+auto as_owner(Oid owner, F&& spi_work) -> decltype(spi_work()) {
+    return pg_call([&] {
+        Oid saved_user;
+        int saved_ctx;
+        GetUserIdAndSecContext(&saved_user, &saved_ctx);
+        if (SPI_connect() != SPI_OK_CONNECT) {
+            elog(ERROR, "SPI_connect failed in capture trigger");
+        }
+        SetUserIdAndSecContext(owner, saved_ctx | SECURITY_LOCAL_USERID_CHANGE);
+        auto result = spi_work();
+        SetUserIdAndSecContext(saved_user, saved_ctx);
+        SPI_finish();
+        return result;
+    });
+}
+
+// Executes one statement as the owner; anything but `expected` is an error.
+template <typename F>
+void exec_as_owner(Oid owner, int expected, F&& spi_work) {
+    int rc = as_owner(owner, spi_work);
+    if (rc != expected) {
+        throw pgt::Error("XX000",
+                         std::string("change capture failed: ") + SPI_result_code_string(rc));
+    }
+}
+
 CapturePlan build_plan(TriggerData* td) {
     CapturePlan cp;
     const char* buffer = td->tg_trigger->tgargs[0];
@@ -104,24 +133,13 @@ CapturePlan build_plan(TriggerData* td) {
     }
     std::string sql = insert_sql(buffer, cp.attnums);
     // Prepared as the buffer owner: the writing role may not even see the schema.
-    Oid owner = cp.owner;
-    cp.plan = pg_call([&] {
-        Oid saved_user;
-        int saved_ctx;
-        GetUserIdAndSecContext(&saved_user, &saved_ctx);
-        if (SPI_connect() != SPI_OK_CONNECT) {
-            elog(ERROR, "SPI_connect failed in capture trigger");
-        }
-        SetUserIdAndSecContext(owner, saved_ctx | SECURITY_LOCAL_USERID_CHANGE);
+    cp.plan = as_owner(cp.owner, [&] {
         SPIPlanPtr p = SPI_prepare(sql.c_str(), static_cast<int>(types.size()), types.data());
-        SetUserIdAndSecContext(saved_user, saved_ctx);
-        if (p == nullptr || SPI_keepplan(p) != 0) {
-            elog(ERROR, "could not prepare the capture statement: %s",
-                 SPI_result_code_string(SPI_result));
-        }
-        SPI_finish();
-        return p;
+        return p != nullptr && SPI_keepplan(p) == 0 ? p : nullptr;
     });
+    if (cp.plan == nullptr) {
+        throw pgt::Error("XX000", "could not prepare the change capture statement");
+    }
     cp.values.resize(types.size());
     cp.nulls.resize(types.size());
     return cp;
@@ -155,27 +173,6 @@ void fill_side(CapturePlan& cp, size_t offset, HeapTuple tup, TupleDesc desc) {
         cp.values[offset + i] = v;
         cp.nulls[offset + i] = isnull ? 'n' : ' ';
     }
-}
-
-// Runs spi_work (SPI calls, returning an SPI code) connected and as owner;
-// PostgreSQL frames only: no C++ objects in here.
-template <typename F>
-void exec_as_owner(Oid owner, int expected, F&& spi_work) {
-    pg_call([&] {
-        Oid saved_user;
-        int saved_ctx;
-        GetUserIdAndSecContext(&saved_user, &saved_ctx);
-        if (SPI_connect() != SPI_OK_CONNECT) {
-            elog(ERROR, "SPI_connect failed in capture trigger");
-        }
-        SetUserIdAndSecContext(owner, saved_ctx | SECURITY_LOCAL_USERID_CHANGE);
-        int rc = spi_work();
-        SetUserIdAndSecContext(saved_user, saved_ctx);
-        if (rc != expected) {
-            elog(ERROR, "change capture failed: %s", SPI_result_code_string(rc));
-        }
-        SPI_finish();
-    });
 }
 
 Datum capture_row(FunctionCallInfo fcinfo) {
