@@ -1,6 +1,7 @@
 // pgt_bench: the benchmark driver run by scripts/bench.sh (`make bench`).
 //   pgt_bench micro    --conn CONNINFO [--rows N] [--runs R]
 //   pgt_bench locality --conn CONNINFO --restart-cmd CMD [--rows N] [--changes C] [--runs R]
+//   pgt_bench cdc      --conn CONNINFO [--rows N] [--changes C] [--runs R] [--big-scale 0|1]
 // Invariant: it only prints; no exit status depends on a timing.
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "cdc.hpp"
 
 #ifndef PGT_BENCH_BASELINE_SO
 #error "PGT_BENCH_BASELINE_SO must name the built baseline module"
@@ -81,7 +83,9 @@ int usage() {
     std::fprintf(stderr,
                  "usage: pgt_bench micro --conn CONNINFO [--rows N] [--runs R]\n"
                  "       pgt_bench locality --conn CONNINFO --restart-cmd CMD [--rows N]"
-                 " [--changes C] [--runs R]\n");
+                 " [--changes C] [--runs R]\n"
+                 "       pgt_bench cdc --conn CONNINFO [--rows N] [--changes C] [--runs R]"
+                 " [--big-scale 0|1]\n");
     return 2;
 }
 
@@ -93,7 +97,8 @@ int main(int argc, char** argv) {
     }
     const std::string mode = argv[1];
     pgt::bench::Options opt;
-    opt.rows = mode == "micro" ? 1000000 : 5000000;
+    opt.rows = mode == "micro" || mode == "cdc" ? 1000000 : 5000000;
+    bool big_scale = false;  // cdc: refresh scaling also at 10 x rows
     for (int i = 2; i + 1 < argc; i += 2) {
         const std::string key = argv[i], val = argv[i + 1];
         if (key == "--conn") {
@@ -106,13 +111,16 @@ int main(int argc, char** argv) {
             opt.changes = std::stoi(val);
         } else if (key == "--restart-cmd") {
             opt.restart_cmd = val;
+        } else if (key == "--big-scale" && mode == "cdc") {
+            big_scale = val == "1";
         } else {
             return usage();
         }
     }
     if (argc % 2 != 0 || opt.conninfo.empty() || opt.runs < 1 || opt.rows < 1 ||
         (mode == "locality" && (opt.restart_cmd.empty() || opt.changes < 1 ||
-                                opt.changes * static_cast<long long>(opt.runs) > opt.rows))) {
+                                opt.changes * static_cast<long long>(opt.runs) > opt.rows)) ||
+        (mode == "cdc" && (opt.rows < 1000 || opt.changes < 1 || opt.changes > opt.rows / 2))) {
         return usage();
     }
     try {
@@ -120,6 +128,8 @@ int main(int argc, char** argv) {
             pgt::bench::run_micro(opt);
         } else if (mode == "locality") {
             pgt::bench::run_locality(opt);
+        } else if (mode == "cdc") {
+            pgt::bench::run_cdc(opt, big_scale);
         } else {
             return usage();
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: builds nothing itself; runs bench/pgt_bench from BUILD (arg 1)
 # against private PostgreSQL 15 clusters: encoding throughput, then locality
-# with shared_buffers = 32MB. Prints tables only.
+# with shared_buffers = 32MB, then capture and refresh (cdc). Prints tables only.
 # Invariant: only clusters this script created are started, restarted or
 # stopped, always as the `postgres` OS user when run as root.
 set -euo pipefail
@@ -22,7 +22,9 @@ MICRO_ROWS="${BENCH_MICRO_ROWS:-1000000}"
 LOCALITY_ROWS="${BENCH_LOCALITY_ROWS:-5000000}"
 CHANGES="${BENCH_CHANGES:-10000}"
 RUNS="${BENCH_RUNS:-5}"
-ONLY="${BENCH_ONLY:-all}"   # all | micro | locality
+CDC_ROWS="${BENCH_CDC_ROWS:-1000000}"
+CDC_BIG="${BENCH_CDC_BIG:-1}"   # cdc: refresh scaling also at 10 x BENCH_CDC_ROWS
+ONLY="${BENCH_ONLY:-all}"   # all | micro | locality | cdc
 [ -x "$BIN" ] || { echo "missing $BIN: run make bench (or make build) first" >&2; exit 1; }
 
 WORK="$BUILD/bench/run"
@@ -72,8 +74,19 @@ if [ "$ONLY" = all ] || [ "$ONLY" = locality ]; then
   "$BIN" locality --conn "$CONN" --rows "$LOCALITY_ROWS" --changes "$CHANGES" --runs "$RUNS" \
     --restart-cmd "\"$ROOT/scripts/bench.sh\" __restart \"$DATA\" \"$LOG\""
   check_log_for_crash "$LOG"
+  echo
 fi
 
-cluster_stop "$DATA"
+if [ "$ONLY" = all ] || [ "$ONLY" = cdc ]; then
+  # autovacuum off: the driver vacuums between rounds, so no cell pays for a
+  # vacuum or analyze that happened to start during it. shared_buffers holds
+  # every refresh-scaling stream table (10M rows: about 1.1 GB) warm.
+  new_cluster cdc "shared_buffers = 3GB" "max_wal_size = 4GB" "autovacuum = off"
+  "$BIN" cdc --conn "$CONN" --rows "$CDC_ROWS" --changes "$CHANGES" --runs "$RUNS" \
+    --big-scale "$CDC_BIG"
+  check_log_for_crash "$LOG"
+fi
+
+if [ -n "$DATA" ]; then cluster_stop "$DATA"; fi
 rm -rf "${WORK:?}"
 DATA=""

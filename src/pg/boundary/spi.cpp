@@ -97,7 +97,10 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
         values[i] = params[i].value;
         nulls[i] = params[i].isnull ? 'n' : ' ';
     }
-    SPIPlanPtr* cached = snapshot != nullptr ? &plan_cache_slot(sql, types) : nullptr;
+    // Parameterised statements (catalog reads and writes, refresh steps) are
+    // few and repeat: keep their plans. DDL built with literal names is not.
+    bool keep = snapshot != nullptr || n > 0;
+    SPIPlanPtr* cached = keep ? &plan_cache_slot(sql, types) : nullptr;
     int rc = pg_call([&] {
         if (cached != nullptr) {
             if (*cached == nullptr) {
@@ -107,8 +110,10 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
                 }
                 *cached = plan;
             }
-            return SPI_execute_snapshot(*cached, values.data(), nulls.data(), snapshot,
-                                        InvalidSnapshot, read_only, true, 0);
+            return snapshot != nullptr
+                       ? SPI_execute_snapshot(*cached, values.data(), nulls.data(), snapshot,
+                                              InvalidSnapshot, read_only, true, 0)
+                       : SPI_execute_plan(*cached, values.data(), nulls.data(), read_only, 0);
         }
         return n == 0 ? SPI_execute(sql.c_str(), read_only, 0)
                       : SPI_execute_with_args(sql.c_str(), n, types.data(), values.data(),
