@@ -11,12 +11,17 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <string>
 
 namespace pgt::rowid {
 namespace {
 
 constexpr std::size_t kInitialCapacity = 256;
+// The first arena block of an identity fits the widest identity seen so far,
+// up to this size; a wider one grows (copies) once.
+constexpr std::size_t kMaxFirstBlock = 8192;
+constexpr std::size_t kMinFirstBlock = 64;
 constexpr std::uint32_t kUnlimitedCount = std::numeric_limits<std::uint32_t>::max();
 
 }  // namespace
@@ -26,29 +31,74 @@ Encoder::Encoder(Limits limits) : limits_(limits) {
         throw Error(sqlstate::kInvalidParameterValue, "row identity limits may only be lowered",
                     "The format limits are a depth of 32 and 64 MiB.");
     }
-    frames_.reserve(limits_.max_depth + 2);
-    frames_.push_back(Frame{});  // sentinel: values outside begin()/end() are misuse
-    buf_.resize(std::min(kInitialCapacity, limits_.max_bytes));
+    // frames_[0] stays the kClosed sentinel: values outside begin()/end() are misuse.
+    scratch_cap_ = std::min(kInitialCapacity, limits_.max_bytes);
+    scratch_ = std::make_unique<std::uint8_t[]>(scratch_cap_);
+    data_ = scratch_.get();
+    cap_ = scratch_cap_;
+    note_width(0);
     json_order_.reserve(64);
+}
+
+void Encoder::set_output(OutputArena* arena, std::size_t headroom) noexcept {
+    arena_ = arena;
+    headroom_ = arena != nullptr ? headroom : 0;
+    close_all();
+    len_ = 0;
+    data_ = scratch_.get();
+    cap_ = scratch_cap_;
 }
 
 // --- buffer -------------------------------------------------------------
 
-std::uint8_t* Encoder::take(std::size_t n) {
-    if (n > buf_.size() - len_) [[unlikely]] {
-        grow(n);
+// Where the next identity starts: the scratch buffer, or a fresh arena block
+// sized for the widest identity seen.
+void Encoder::reset_output() {
+    len_ = 0;
+    if (arena_ == nullptr) [[likely]] {
+        data_ = scratch_.get();
+        cap_ = scratch_cap_;
+        return;
     }
-    std::uint8_t* p = buf_.data() + len_;
-    len_ += n;
-    return p;
+    std::uint8_t* block = arena_->allocate(headroom_ + first_block_);
+    if (block == nullptr) {
+        cap_ = 0;
+        throw std::bad_alloc();
+    }
+    data_ = block + headroom_;
+    cap_ = first_block_;
+}
+
+void Encoder::note_width(std::size_t len) noexcept {
+    widest_ = std::max(widest_, len);
+    first_block_ = std::min({std::max(widest_, kMinFirstBlock), kMaxFirstBlock, limits_.max_bytes});
 }
 
 void Encoder::grow(std::size_t n) {
     if (n > limits_.max_bytes - len_) {
         fail_size(len_ + n);
     }
-    const std::size_t want = std::max({buf_.size() * 2, len_ + n, kInitialCapacity});
-    buf_.resize(std::min(want, limits_.max_bytes));
+    const std::size_t want =
+        std::min(std::max({cap_ * 2, len_ + n, kInitialCapacity}), limits_.max_bytes);
+    if (arena_ == nullptr) {
+        auto bigger = std::make_unique<std::uint8_t[]>(want);
+        if (len_ != 0) {
+            std::memcpy(bigger.get(), data_, len_);
+        }
+        scratch_ = std::move(bigger);
+        scratch_cap_ = want;
+        data_ = scratch_.get();
+    } else {
+        std::uint8_t* block = arena_->allocate(headroom_ + want);
+        if (block == nullptr) {
+            throw std::bad_alloc();
+        }
+        if (len_ != 0) {
+            std::memcpy(block + headroom_, data_, len_);
+        }
+        data_ = block + headroom_;
+    }
+    cap_ = want;
 }
 
 // 00 -> 00 FF; the value ends with 00 00 when `terminate`.
@@ -87,14 +137,15 @@ void Encoder::put_escaped(const std::uint8_t* data, std::size_t n, bool terminat
 // --- identity -----------------------------------------------------------
 
 void Encoder::begin_identity(Domain domain, std::uint16_t field_count, std::size_t header_extra) {
-    frames_.resize(1);
+    close_all();
     json_order_.clear();
-    len_ = 0;
     domain_ = domain;
-    Frame tuple;
+    reset_output();
+    Frame& tuple = frames_[1];
+    tuple = Frame{};
     tuple.kind = FrameKind::kTuple;
     tuple.expected = field_count;
-    frames_.push_back(tuple);
+    depth_ = 1;
     std::uint8_t* p = take(4 + header_extra);
     p[0] = kVersion;
     p[1] = static_cast<std::uint8_t>(domain);
@@ -102,49 +153,41 @@ void Encoder::begin_identity(Domain domain, std::uint16_t field_count, std::size
 }
 
 void Encoder::begin(Domain domain, std::uint16_t field_count) {
-    if (domain == Domain::kSynthetic || domain_name(domain) == nullptr) {
-        frames_.resize(1);
-        fail_misuse("begin() needs a registered non-SYNTHETIC domain; use begin_synthetic()");
+    if (domain != valid_domain_) [[unlikely]] {
+        if (domain == Domain::kSynthetic || domain_name(domain) == nullptr) {
+            close_all();
+            fail_misuse("begin() needs a registered non-SYNTHETIC domain; use begin_synthetic()");
+        }
+        valid_domain_ = domain;
     }
     begin_identity(domain, field_count, 0);
 }
 
 void Encoder::begin_synthetic(Synthetic kind, std::uint16_t field_count) {
     if (synthetic_name(kind) == nullptr) {
-        frames_.resize(1);
+        close_all();
         fail_misuse("begin_synthetic() needs a registered discriminator");
     }
     begin_identity(Domain::kSynthetic, field_count, 1);
-    buf_[2] = static_cast<std::uint8_t>(kind);
+    data_[2] = static_cast<std::uint8_t>(kind);
 }
 
 std::span<const std::uint8_t> Encoder::end() {
-    if (frames_.size() != 2) {
-        fail_misuse(frames_.size() < 2 ? "end() without begin()"
-                                       : "end() with a nested value open");
+    if (depth_ != 1) {
+        fail_misuse(depth_ < 1 ? "end() without begin()" : "end() with a nested value open");
     }
     if (top().written != top().expected) {
         fail_misuse("end() before every declared field was written");
     }
     put_byte(wire::kTupleEnd);
-    frames_.resize(1);
-    return {buf_.data(), len_};
+    close_all();
+    if (len_ > widest_) [[unlikely]] {
+        note_width(len_);
+    }
+    return {data_, len_};
 }
 
 // --- value framing ----------------------------------------------------------
-
-// Writes the slot framing of one value at the current position and reserves
-// `payload` bytes after it; returns where the payload goes.
-std::uint8_t* Encoder::value_slot(TypeTag tag, std::size_t payload) {
-    const Frame& f = top();
-    if (f.kind == FrameKind::kTuple && f.written < f.expected) [[likely]] {
-        std::uint8_t* p = take(2 + payload);
-        p[0] = static_cast<std::uint8_t>(tag);
-        p[1] = wire::kValueTag;
-        return p + 2;
-    }
-    return nested_slot(tag, payload);
-}
 
 std::uint8_t* Encoder::nested_slot(TypeTag tag, std::size_t payload) {
     const Frame& f = top();
@@ -170,14 +213,6 @@ std::uint8_t* Encoder::nested_slot(TypeTag tag, std::size_t payload) {
     std::uint8_t* p = take(1 + payload);
     p[0] = f.kind == FrameKind::kArray ? wire::kValueTag : wire::kBoundFinite;
     return p + 1;
-}
-
-void Encoder::after_value() {
-    Frame& f = top();
-    ++f.written;
-    if (f.kind == FrameKind::kRange) [[unlikely]] {
-        bound_suffix(f);
-    }
 }
 
 void Encoder::bound_suffix(const Frame& range) {
@@ -212,22 +247,22 @@ void Encoder::null(TypeTag type) {
 // --- structural values --------------------------------------------------
 
 void Encoder::push_frame(const Frame& frame) {
-    const auto new_depth = static_cast<std::uint32_t>(frames_.size() - 1);
+    const std::uint32_t new_depth = depth_;
     if (new_depth > limits_.max_depth) {
         fail_depth(new_depth);
     }
-    frames_.push_back(frame);
+    frames_[++depth_] = frame;
 }
 
 void Encoder::pop_frame(FrameKind expected, const char* what) {
     const Frame& f = top();
-    if (f.kind != expected || frames_.size() <= 2) {
+    if (f.kind != expected || depth_ <= 1) {
         fail_misuse(what);
     }
     if (f.written != f.expected && f.kind != FrameKind::kMultirange) {
         fail_misuse("nested value closed before all of its parts were written");
     }
-    frames_.pop_back();
+    --depth_;
 }
 
 void Encoder::begin_array(TypeTag element, std::span<const ArrayDim> dims) {
@@ -342,7 +377,7 @@ void Encoder::end_multirange() {
 std::string Encoder::context() const {
     const char* domain = domain_name(domain_);
     std::string out = std::string("in a ") + (domain != nullptr ? domain : "?") + " identity";
-    if (frames_.size() >= 2) {
+    if (depth_ >= 1) {
         out += ", field " + std::to_string(frames_[1].written + 1) + " of " +
                std::to_string(frames_[1].expected);
     }

@@ -7,10 +7,12 @@
 // ------
 // The PostgreSQL side resolves each identity field to a TypeTag once per call
 // site, then per row calls begin(), one method per field, and end(). The
-// encoder owns one growing scratch buffer and a preallocated frame stack, so
-// a row costs no allocation once the buffer has grown to the widest identity
-// seen. Every value method writes "slot framing + payload" at the current
-// position, which is a tuple field, an array element or a range bound:
+// encoder owns one growing scratch buffer and a fixed frame stack, so a row
+// costs no allocation once the buffer has grown to the widest identity seen.
+// Alternatively the caller lends an OutputArena: each identity is then
+// written straight into one block of the arena's memory (the PostgreSQL side
+// pallocs the result bytea this way and never copies it). Every value method writes "slot framing +
+// payload" at the current position, which is a tuple field, an array element or a range bound:
 //
 //   identity := VERSION DOMAIN [DISCRIMINATOR] tuple
 //   tuple    := FIELD_COUNT(u16) field* TUPLE_END(00)
@@ -31,10 +33,14 @@
 #pragma once
 #include "core/core.hpp"
 #include "core/rowid/format.hpp"
+#include "core/rowid/payload.hpp"
 #include "core/rowid/values.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,9 +48,32 @@
 
 namespace pgt::rowid {
 
+// Caller-owned memory for identities (Encoder::set_output). Blocks it
+// returns must stay valid until the caller is done with the identity; the
+// encoder never frees them.
+class OutputArena {
+public:
+    // A block of at least `size` bytes, or nullptr when there is no memory
+    // (the encoder then throws std::bad_alloc). Must not throw.
+    virtual std::uint8_t* allocate(std::size_t size) noexcept = 0;
+
+protected:
+    ~OutputArena() = default;
+};
+
 class Encoder {
 public:
     explicit Encoder(Limits limits = {});
+    Encoder(const Encoder&) = delete;
+    Encoder& operator=(const Encoder&) = delete;
+
+    // --- where identities go --------------------------------------------
+    // nullptr (the default): the encoder's own scratch buffer. Otherwise
+    // every begin() takes a new block from `arena` and writes the identity
+    // `headroom` bytes into it (room the caller fills, e.g. a varlena
+    // header), growing into a larger block if needed; end()'s span then
+    // points into that block, `headroom` bytes after its start.
+    void set_output(OutputArena* arena, std::size_t headroom) noexcept;
 
     // --- identity --------------------------------------------------------
     // Start a new identity (discarding any previous one) of `field_count`
@@ -114,21 +143,54 @@ private:
         std::uint32_t expected = 0;  // fields, elements, finite bounds
         std::uint32_t written = 0;
     };
+    // [0] is a kClosed sentinel, [1] the identity's tuple, then one frame
+    // per open nested value (at most max_depth of them).
+    static constexpr std::size_t kFrameSlots = kMaxDepth + 2;
 
-    std::uint8_t* take(std::size_t n);
+    // Hot path: inline. Every byte goes through take(); grow() enforces
+    // Limits::max_bytes (cap_ never exceeds it).
+    std::uint8_t* take(std::size_t n) {
+        if (n > cap_ - len_) [[unlikely]] {
+            grow(n);
+        }
+        std::uint8_t* p = data_ + len_;
+        len_ += n;
+        return p;
+    }
     void grow(std::size_t n);
+    void reset_output();
+    void note_width(std::size_t len) noexcept;
     void put_byte(std::uint8_t b) { *take(1) = b; }
     void put_escaped(const std::uint8_t* data, std::size_t n, bool terminate = true);
     void put_escaped(std::string_view bytes) {
         put_escaped(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
     }
 
-    std::uint8_t* value_slot(TypeTag tag, std::size_t payload);
+    // Writes the slot framing of one value at the current position and
+    // reserves `payload` bytes after it; returns where the payload goes.
+    std::uint8_t* value_slot(TypeTag tag, std::size_t payload) {
+        const Frame& f = top();
+        if (f.kind == FrameKind::kTuple && f.written < f.expected) [[likely]] {
+            std::uint8_t* p = take(2 + payload);
+            p[0] = static_cast<std::uint8_t>(tag);
+            p[1] = wire::kValueTag;
+            return p + 2;
+        }
+        return nested_slot(tag, payload);
+    }
     std::uint8_t* nested_slot(TypeTag tag, std::size_t payload);
-    void after_value();
+    void after_value() {
+        Frame& f = top();
+        ++f.written;
+        if (f.kind == FrameKind::kRange) [[unlikely]] {
+            bound_suffix(f);
+        }
+    }
     void bound_suffix(const Frame& range);
     void push_frame(const Frame& frame);
-    Frame& top() noexcept { return frames_.back(); }
+    Frame& top() noexcept { return frames_[depth_]; }
+    const Frame& top() const noexcept { return frames_[depth_]; }
+    void close_all() noexcept { depth_ = 0; }
     void begin_identity(Domain domain, std::uint16_t field_count, std::size_t header_extra);
     void bits_value(TypeTag tag, std::uint32_t bit_length, std::span<const std::uint8_t> packed);
     void inet_value(TypeTag tag, const InetView& v, bool zero_host_bits);
@@ -136,7 +198,7 @@ private:
     void json_value(const JsonNode& node, std::uint32_t depth);
     void json_object(const JsonNode& node, std::uint32_t depth);
     void pop_frame(FrameKind expected, const char* what);
-    std::uint32_t depth() const noexcept { return static_cast<std::uint32_t>(frames_.size() - 2); }
+    std::uint32_t depth() const noexcept { return depth_ - 1; }
 
     [[noreturn]] void fail_size(std::size_t need) const;
     [[noreturn]] void fail_depth(std::uint32_t depth) const;
@@ -146,10 +208,89 @@ private:
 
     Limits limits_;
     Domain domain_ = Domain::kScanKey;
-    std::vector<std::uint8_t> buf_;  // capacity == buf_.size(); used bytes == len_
+    // The identity being written: data_[0 .. len_) of cap_ usable bytes
+    // (cap_ <= limits_.max_bytes). data_ is scratch_ or arena memory.
+    std::uint8_t* data_ = nullptr;
     std::size_t len_ = 0;
-    std::vector<Frame> frames_;              // [0] is a kClosed sentinel
+    std::size_t cap_ = 0;
+    std::unique_ptr<std::uint8_t[]> scratch_;
+    std::size_t scratch_cap_ = 0;
+    OutputArena* arena_ = nullptr;
+    std::size_t headroom_ = 0;
+    std::size_t widest_ = 0;       // largest identity finished so far ...
+    std::size_t first_block_ = 0;  // ... and the arena block size it suggests
+    Domain valid_domain_{};        // last domain begin() accepted (0: none yet)
+    std::array<Frame, kFrameSlots> frames_{};
+    std::uint32_t depth_ = 0;                // index of the innermost open frame
     std::vector<std::uint32_t> json_order_;  // scratch for sorting object keys
 };
+
+// --- inline value methods (the common scalars; the rest: encoder_values.cpp) ---
+
+inline void Encoder::boolean(bool v) {
+    *value_slot(TypeTag::kBool, 1) = v ? 1 : 0;
+    after_value();
+}
+
+inline void Encoder::int2(std::int16_t v) {
+    payload::put_be16(value_slot(TypeTag::kInt2, 2), payload::int2_key(v));
+    after_value();
+}
+
+inline void Encoder::int4(std::int32_t v) {
+    payload::put_be32(value_slot(TypeTag::kInt4, 4), payload::int4_key(v));
+    after_value();
+}
+
+inline void Encoder::int8(std::int64_t v) {
+    payload::put_be64(value_slot(TypeTag::kInt8, 8), payload::int8_key(v));
+    after_value();
+}
+
+inline void Encoder::oid(std::uint32_t v) {
+    payload::put_be32(value_slot(TypeTag::kOid, 4), v);
+    after_value();
+}
+
+inline void Encoder::float4(float v) {
+    payload::put_be32(value_slot(TypeTag::kFloat4, 4), payload::float4_key(v));
+    after_value();
+}
+
+inline void Encoder::float8(double v) {
+    payload::put_be64(value_slot(TypeTag::kFloat8, 8), payload::float8_key(v));
+    after_value();
+}
+
+inline void Encoder::uuid(std::span<const std::uint8_t, 16> bytes) {
+    std::memcpy(value_slot(TypeTag::kUuid, 16), bytes.data(), 16);
+    after_value();
+}
+
+inline void Encoder::macaddr(std::span<const std::uint8_t, 6> bytes) {
+    std::memcpy(value_slot(TypeTag::kMacaddr, 6), bytes.data(), 6);
+    after_value();
+}
+
+inline void Encoder::macaddr8(std::span<const std::uint8_t, 8> bytes) {
+    std::memcpy(value_slot(TypeTag::kMacaddr8, 8), bytes.data(), 8);
+    after_value();
+}
+
+inline void Encoder::date(std::int32_t days_since_2000) {
+    payload::put_be32(value_slot(TypeTag::kDate, 4), payload::int4_key(days_since_2000));
+    after_value();
+}
+
+inline void Encoder::timestamp(std::int64_t usecs_since_2000) {
+    payload::put_be64(value_slot(TypeTag::kTimestamp, 8), payload::int8_key(usecs_since_2000));
+    after_value();
+}
+
+inline void Encoder::timestamptz(std::int64_t usecs_since_2000_utc) {
+    payload::put_be64(value_slot(TypeTag::kTimestamptz, 8),
+                      payload::int8_key(usecs_since_2000_utc));
+    after_value();
+}
 
 }  // namespace pgt::rowid

@@ -1,4 +1,5 @@
-// Row identity V2 scalar payloads (seed §6.1): one small method per type.
+// Row identity V2 scalar payloads (seed §6.1): one small method per type (the
+// commonest fixed-size ones are inline in encoder.hpp).
 // Invariant: values equal under PostgreSQL's equality encode identically
 // (signed zero, NaN payloads, numeric scale, bpchar padding, interval
 // equivalents, cidr host bits) and unequal values encode differently.
@@ -33,41 +34,6 @@ void zero_host_bits(std::uint8_t* addr, std::size_t len, unsigned bits) noexcept
 }
 
 }  // namespace
-
-void Encoder::boolean(bool v) {
-    *value_slot(TypeTag::kBool, 1) = v ? 1 : 0;
-    after_value();
-}
-
-void Encoder::int2(std::int16_t v) {
-    put_be16(value_slot(TypeTag::kInt2, 2), payload::int2_key(v));
-    after_value();
-}
-
-void Encoder::int4(std::int32_t v) {
-    put_be32(value_slot(TypeTag::kInt4, 4), payload::int4_key(v));
-    after_value();
-}
-
-void Encoder::int8(std::int64_t v) {
-    put_be64(value_slot(TypeTag::kInt8, 8), payload::int8_key(v));
-    after_value();
-}
-
-void Encoder::oid(std::uint32_t v) {
-    put_be32(value_slot(TypeTag::kOid, 4), v);
-    after_value();
-}
-
-void Encoder::float4(float v) {
-    put_be32(value_slot(TypeTag::kFloat4, 4), payload::float4_key(v));
-    after_value();
-}
-
-void Encoder::float8(double v) {
-    put_be64(value_slot(TypeTag::kFloat8, 8), payload::float8_key(v));
-    after_value();
-}
 
 void Encoder::numeric(const NumericView& v) {
     const payload::CanonicalNumeric n = payload::canonical_numeric(v);
@@ -104,41 +70,11 @@ void Encoder::enum_label(std::string_view label) {
     escaped_value(TypeTag::kEnum, label);
 }
 
-void Encoder::uuid(std::span<const std::uint8_t, 16> bytes) {
-    std::memcpy(value_slot(TypeTag::kUuid, 16), bytes.data(), 16);
-    after_value();
-}
-
-void Encoder::macaddr(std::span<const std::uint8_t, 6> bytes) {
-    std::memcpy(value_slot(TypeTag::kMacaddr, 6), bytes.data(), 6);
-    after_value();
-}
-
-void Encoder::macaddr8(std::span<const std::uint8_t, 8> bytes) {
-    std::memcpy(value_slot(TypeTag::kMacaddr8, 8), bytes.data(), 8);
-    after_value();
-}
-
-void Encoder::date(std::int32_t days_since_2000) {
-    put_be32(value_slot(TypeTag::kDate, 4), payload::int4_key(days_since_2000));
-    after_value();
-}
-
 void Encoder::time(std::int64_t usecs_since_midnight) {
     if (usecs_since_midnight < 0 || usecs_since_midnight > kUsecsPerDay) {
         fail_value("time outside 00:00:00 .. 24:00:00");
     }
     put_be64(value_slot(TypeTag::kTime, 8), static_cast<std::uint64_t>(usecs_since_midnight));
-    after_value();
-}
-
-void Encoder::timestamp(std::int64_t usecs_since_2000) {
-    put_be64(value_slot(TypeTag::kTimestamp, 8), payload::int8_key(usecs_since_2000));
-    after_value();
-}
-
-void Encoder::timestamptz(std::int64_t usecs_since_2000_utc) {
-    put_be64(value_slot(TypeTag::kTimestamptz, 8), payload::int8_key(usecs_since_2000_utc));
     after_value();
 }
 

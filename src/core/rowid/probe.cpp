@@ -5,6 +5,9 @@
 
 #include "core/rowid/payload.hpp"
 
+// Plain XXH3_128bits on purpose: libxxhash's runtime-dispatched variant
+// (XXH3_128bits_dispatch, AVX-512 on the benchmark machine) was slower inside
+// the backend, not faster (docs/benchmarks.md, section 1).
 #include <xxhash.h>
 
 #include <cstring>
@@ -16,20 +19,33 @@ Digest128 probe_digest_v1(std::span<const std::uint8_t> id) noexcept {
     return {h.high64, h.low64};
 }
 
-Probe row_probe_v1_with_digest(std::span<const std::uint8_t> id, const Digest128& digest) noexcept {
-    Probe probe;
+namespace {
+
+// The one definition of the probe layout.
+void write_probe(std::span<const std::uint8_t> id, const Digest128& digest,
+                 std::uint8_t* out) noexcept {
     if (probe_is_identity(id.size())) {
         if (!id.empty()) {
-            std::memcpy(probe.bytes_.data(), id.data(), id.size());
+            std::memcpy(out, id.data(), id.size());
         }
-        probe.size_ = id.size();
-        return probe;
+        return;
     }
-    std::memcpy(probe.bytes_.data(), id.data(), kProbePrefixBytes);
-    payload::put_be64(probe.bytes_.data() + kProbePrefixBytes, digest.high);
-    payload::put_be64(probe.bytes_.data() + kProbePrefixBytes + 8, digest.low);
-    probe.size_ = kProbeMaxBytes;
+    std::memcpy(out, id.data(), kProbePrefixBytes);
+    payload::put_be64(out + kProbePrefixBytes, digest.high);
+    payload::put_be64(out + kProbePrefixBytes + 8, digest.low);
+}
+
+}  // namespace
+
+Probe row_probe_v1_with_digest(std::span<const std::uint8_t> id, const Digest128& digest) noexcept {
+    Probe probe;
+    write_probe(id, digest, probe.bytes_.data());
+    probe.size_ = probe_size_v1(id.size());
     return probe;
+}
+
+void write_row_probe_v1(std::span<const std::uint8_t> id, std::uint8_t* out) noexcept {
+    write_probe(id, probe_is_identity(id.size()) ? Digest128{} : probe_digest_v1(id), out);
 }
 
 Probe row_probe_v1(std::span<const std::uint8_t> id) noexcept {

@@ -42,7 +42,17 @@ constexpr bool probe_is_identity(std::size_t id_size) noexcept {
     return id_size <= kProbePrefixBytes;
 }
 
+// Size of the probe of an identity of `id_size` bytes.
+constexpr std::size_t probe_size_v1(std::size_t id_size) noexcept {
+    return probe_is_identity(id_size) ? id_size : kProbeMaxBytes;
+}
+
 Digest128 probe_digest_v1(std::span<const std::uint8_t> id) noexcept;
+
+// Writes the probe of `id` (probe_size_v1(id.size()) bytes) to `out`, which
+// must not overlap `id`: the same bytes as row_probe_v1(id), without the copy
+// through a Probe (the PostgreSQL side writes straight into its bytea).
+void write_row_probe_v1(std::span<const std::uint8_t> id, std::uint8_t* out) noexcept;
 
 // probe = id                                     if |id| <= 256
 //       = id[0..256] || BE64(high) || BE64(low)  otherwise (digest of the whole id)

@@ -39,7 +39,7 @@ struct ScanShape {
     std::vector<std::string> exprs;             // one per output column, deparsed
     std::string predicate;                      // deparsed WHERE, "" when none
     std::vector<std::string> stable_functions;  // STABLE functions used (a WARNING)
-    std::vector<int> referenced_attnums;  // source columns the query reads, ascending
+    std::vector<int> referenced_attnums;        // source columns the query reads, ascending
 };
 inline constexpr const char* kScanAlias = "__pgt_src";
 

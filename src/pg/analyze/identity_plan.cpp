@@ -1,29 +1,46 @@
 // Encoder plans of row identity V2 and the per-row walk from datums to the
-// core encoder. Invariant: encode_once() (the per-row path) holds no local
-// with a destructor and looks nothing up in the catalogs; whatever it lacks
-// it reports by throwing PlanMiss, and the plan is built outside it.
+// core encoder. Invariant: encode_once() and encode_args_once() (the per-row
+// paths) hold no local with a destructor and look nothing up in the
+// catalogs; whatever they lack they report by throwing PlanMiss, and the plan
+// is built outside them. Outside pg_call they call only PostgreSQL code that
+// cannot raise (the tupmacs.h macros, getmissingattr, palloc_extended with
+// MCXT_ALLOC_NO_OOM) and throw NeedsGuard before anything that could
+// (detoasting, jsonb, arrays, ranges, nested records).
 //
 // Design
 // ------
 //   flinfo->fn_extra ──► IdentityCallSite     storage and reset callback in fn_mcxt
 //     ├─ EncodeCtx                             C++ heap
-//     │    ├─ rowid::Encoder                   one growing scratch buffer
+//     │    ├─ rowid::Encoder                   writes into PallocArena blocks (the result)
 //     │    ├─ enum labels by value OID         all labels of a type, loaded on first sight
-//     │    └─ scratch                          deform buffers per composite level,
-//     │                                        jsonb node arenas, copies of unaligned digits
-//     └─ root CompositeSlot ──► CompositePlan per (type id, typmod) of the argument
-//                                ├─ TupleDesc copy (fn_mcxt memory)
-//                                └─ FieldPlan per live attribute: writer, tag, storage
-//                                   facts; nested FieldPlans for array elements and
-//                                   range subtypes, a CompositeSlot per composite
+//     │    └─ scratch                          jsonb node arenas, copies of unaligned digits
+//     ├─ IdentityArgMemo                       the domain/discriminator text last resolved
+//     ├─ root CompositeSlot ──► CompositePlan per (type id, typmod) of the argument
+//     │                          ├─ TupleDesc copy (fn_mcxt memory; missing values)
+//     │                          └─ StoredAttr per attribute: storage facts, cached
+//     │                             offset, FieldPlan (writer, tag, storage facts;
+//     │                             nested FieldPlans for array elements and range
+//     │                             subtypes, a CompositeSlot per composite)
+//     └─ args CompositePlan                    encode_args(): one StoredAttr per argument
 //
-// Per row: one pg_call runs encode_once(): deform the tuple, call one writer
-// per field, copy the finished bytes into a palloc'd bytea. A value whose
-// (type id, typmod) has no plan in its slot, or an enum value without a
-// cached label, throws PlanMiss out of the pg_call; the call site builds the
-// plan (catalog lookups under their own pg_calls) and restarts the row. A
-// PostgreSQL error (detoast, palloc) may longjmp out of encode_once: nothing
-// there has a destructor, and the encoder restarts clean at begin().
+// Per row: encode_once() walks the tuple as heap_deform_tuple() would and
+// calls one writer per live attribute as it reaches it; encode_args_once()
+// calls one writer per argument (the ROW()-free form, no tuple at all). The
+// encoder writes the identity straight into a palloc'd bytea (its
+// OutputArena), so the result is never copied. A value whose (type id,
+// typmod) has no plan in its slot, or an enum value without a cached label,
+// throws PlanMiss; the call site builds the plan (catalog lookups under their
+// own pg_calls) and restarts the row.
+//
+// Guards: a call site starts unguarded. A row then runs without PG_TRY,
+// which is sound only while it calls nothing that can raise a PostgreSQL
+// error. Whatever could (a toasted or compressed datum, a plan with jsonb,
+// array, range or composite fields) throws NeedsGuard first; the call site
+// then turns guarded for good and reruns the row under one pg_call, where a
+// PostgreSQL error may longjmp out of it: nothing there has a destructor, and
+// the encoder restarts clean at begin(). Either way a row costs one PG_TRY at
+// most: the text arguments are resolved from the call site's memo
+// (identity_arg_memo) without one.
 //
 // Ownership: fn_mcxt is reset or deleted by PostgreSQL without running C++
 // destructors, so the call site is not `new`ed. It is constructed with
@@ -65,6 +82,8 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/tupdesc.h"
 #include "catalog/pg_enum.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/primnodes.h"
 #include "utils/array.h"
 #include "utils/arrayaccess.h"
 #include "utils/catcache.h"
@@ -132,6 +151,10 @@ private:
 // Thrown out of encode_once() when EncodeCtx::miss names something to build.
 struct PlanMiss {};
 
+// Thrown out of an unguarded encode_once() before a PostgreSQL call that can
+// raise (see "Guards" above).
+struct NeedsGuard {};
+
 struct CompositeSlot;
 
 struct Miss {
@@ -140,12 +163,6 @@ struct Miss {
     int32 typmod = -1;
     Oid enum_value = InvalidOid;  // enum: the value without a cached label
     bool operator==(const Miss&) const = default;
-};
-
-struct DeformLevel {
-    std::unique_ptr<Datum[]> values;
-    std::unique_ptr<bool[]> nulls;
-    int capacity = 0;
 };
 
 // An open jsonb container while the tree is built: children are filled in
@@ -160,15 +177,13 @@ struct JsonFrame {
 struct EncodeCtx {
     rowid::Encoder encoder;
     std::unordered_map<Oid, std::string> enum_labels;
-    // Composite nesting (top level included) is at most 1 + the depth limit.
-    std::array<DeformLevel, rowid::kMaxDepth + 1> levels;
-    std::uint32_t level = 0;
     BlockArena<rowid::JsonNode> json_nodes;
     BlockArena<rowid::JsonMember> json_members;
     std::vector<JsonFrame> json_frames;
     rowid::JsonNode json_root;
     BlockArena<std::int16_t> digits;  // numeric digits that were not 2-byte aligned
     Miss miss;
+    bool guarded = false;  // encode_once() runs under pg_call
 };
 
 struct FieldPlan;
@@ -186,24 +201,31 @@ struct FieldPlan {
     CompositeSlot* slot = nullptr;     // composite: plans by the value's (type id, typmod)
 };
 
-struct PlannedField {
-    int attno;  // 0-based attribute index
-    const FieldPlan* plan;
+// One attribute of a composite type as stored in its tuples: what
+// heap_deform_tuple reads from the Form_pg_attribute, packed small.
+struct StoredAttr {
+    const FieldPlan* plan = nullptr;  // nullptr: a dropped attribute, skipped
+    int32 cacheoff = -1;              // offset when every earlier attribute is non-NULL
+    int16 len = 0;
+    bool byval = false;
+    char align = 'i';
 };
 
 class CompositePlan {
 public:
     Oid type = InvalidOid;
     int32 typmod = -1;
-    TupleDesc tupdesc = nullptr;       // fn_mcxt copy
-    std::vector<PlannedField> fields;  // live attributes, in order
-    std::deque<FieldPlan> nodes;       // every FieldPlan of this composite
-    std::deque<CompositeSlot> slots;   // nested composite positions
+    TupleDesc tupdesc = nullptr;      // fn_mcxt copy (missing attribute values)
+    std::vector<StoredAttr> attrs;    // every attribute, dropped ones included
+    std::uint16_t live = 0;           // attributes with a plan (the identity's fields)
+    bool unguarded_ok = true;         // only scalar fields: no raising call but detoasting
+    std::deque<FieldPlan> nodes;      // every FieldPlan of this composite
+    std::deque<CompositeSlot> slots;  // nested composite positions
 
     bool matches(Oid t, int32 m, int natts) const {
-        return t == type && m == typmod && natts <= tupdesc->natts;
+        return t == type && m == typmod && natts <= static_cast<int>(attrs.size());
     }
-    std::uint16_t field_count() const { return static_cast<std::uint16_t>(fields.size()); }
+    std::uint16_t field_count() const { return live; }
     void write_fields(EncodeCtx& c, HeapTupleHeader th) const;
 };
 
@@ -240,39 +262,72 @@ struct CompositeSlot {
 
 // --- per-row helpers (no destructors, no catalog access) -----------------
 
-DeformLevel& enter_level(EncodeCtx& c, int natts) {
-    if (c.level >= c.levels.size()) {
-        throw pgt::Error("XX000", "row identity composite nesting exceeds its scratch levels");
+void write_value(EncodeCtx& c, const FieldPlan& p, Datum value, bool isnull) {
+    if (isnull) {
+        c.encoder.null(p.tag);
+    } else {
+        p.write(c, p, value);
     }
-    DeformLevel& lv = c.levels[c.level++];
-    if (lv.capacity < natts) {
-        lv.values = std::make_unique<Datum[]>(natts);
-        lv.nulls = std::make_unique<bool[]>(natts);
-        lv.capacity = natts;
-    }
-    return lv;
 }
 
+// heap_deform_tuple()'s walk (PostgreSQL 15, access/common/heaptuple.c),
+// fused with the writers: each live attribute is written as it is reached,
+// and offsets come from StoredAttr::cacheoff (computed when the plan was
+// built) instead of the TupleDesc. Attributes the tuple lacks (it predates
+// ALTER TYPE ... ADD ATTRIBUTE) read as their missing value, as there.
 void CompositePlan::write_fields(EncodeCtx& c, HeapTupleHeader th) const {
-    DeformLevel& lv = enter_level(c, tupdesc->natts);
-    HeapTupleData tuple;
-    tuple.t_len = HeapTupleHeaderGetDatumLength(th);
-    ItemPointerSetInvalid(&tuple.t_self);
-    tuple.t_tableOid = InvalidOid;
-    tuple.t_data = th;
-    heap_deform_tuple(&tuple, tupdesc, lv.values.get(), lv.nulls.get());
-    for (const PlannedField& f : fields) {
-        if (lv.nulls[f.attno]) {
-            c.encoder.null(f.plan->tag);
+    const int natts = HeapTupleHeaderGetNatts(th);  // <= attrs.size(): matches()
+    const bool hasnulls = (th->t_infomask & HEAP_HASNULL) != 0;
+    const bits8* bp = th->t_bits;
+    const char* tp = reinterpret_cast<const char*>(th) + th->t_hoff;
+    uint32 off = 0;
+    bool slow = false;  // an earlier NULL or variable-length attribute: cacheoff is invalid
+    for (int i = 0; i < natts; ++i) {
+        const StoredAttr& a = attrs[static_cast<std::size_t>(i)];
+        if (hasnulls && att_isnull(i, bp)) {
+            if (a.plan != nullptr) {
+                c.encoder.null(a.plan->tag);
+            }
+            slow = true;
+            continue;
+        }
+        if (!slow && a.cacheoff >= 0) {
+            off = static_cast<uint32>(a.cacheoff);
+        } else if (a.len == -1) {
+            off = att_align_pointer(off, a.align, -1, tp + off);
+            slow = true;
         } else {
-            f.plan->write(c, *f.plan, lv.values[f.attno]);
+            off = att_align_nominal(off, a.align);
+        }
+        if (a.plan != nullptr) {
+            a.plan->write(c, *a.plan, fetch_att(tp + off, a.byval, a.len));
+        }
+        off = att_addlength_pointer(off, a.len, tp + off);
+        if (a.len <= 0) {
+            slow = true;
         }
     }
-    --c.level;
+    for (int i = natts; i < static_cast<int>(attrs.size()); ++i) {
+        const StoredAttr& a = attrs[static_cast<std::size_t>(i)];
+        if (a.plan != nullptr) {
+            bool isnull;
+            const Datum value = getmissingattr(tupdesc, i + 1, &isnull);
+            write_value(c, *a.plan, value, isnull);
+        }
+    }
 }
 
-const varlena* packed(Datum d) {
-    return pg_detoast_datum_packed(reinterpret_cast<varlena*>(DatumGetPointer(d)));
+// A varlena datum in a readable (possibly short-header) form; detoasting
+// can raise, so an unguarded row stops here first.
+const varlena* packed(const EncodeCtx& c, Datum d) {
+    auto* v = reinterpret_cast<varlena*>(DatumGetPointer(d));
+    if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v)) [[unlikely]] {
+        if (!c.guarded) {
+            throw NeedsGuard{};
+        }
+        return pg_detoast_datum_packed(v);
+    }
+    return v;
 }
 
 std::string_view bytes_of(const varlena* v) {
@@ -369,8 +424,8 @@ rowid::NumericView read_numeric(EncodeCtx& c, const varlena* v) {
 
 // --- scalar writers ----------------------------------------------------------
 
-rowid::InetView inet_view(Datum d) {
-    const inet* n = DatumGetInetPP(d);
+rowid::InetView inet_view(const EncodeCtx& c, Datum d) {
+    const auto* n = reinterpret_cast<const inet*>(packed(c, d));
     const auto* addr = reinterpret_cast<const std::uint8_t*>(ip_addr(n));
     switch (ip_family(n)) {
         case PGSQL_AF_INET:
@@ -384,7 +439,7 @@ rowid::InetView inet_view(Datum d) {
 
 // bit and varbit: after the varlena header, an int32 bit count, then the bits.
 void write_bits(EncodeCtx& c, Datum d, bool varying) {
-    const varlena* v = packed(d);
+    const varlena* v = packed(c, d);
     const char* data = VARDATA_ANY(v);
     const std::size_t len = VARSIZE_ANY_EXHDR(v);
     if (len < sizeof(int32)) {
@@ -419,11 +474,11 @@ constexpr ScalarWriter kScalarWriters[] = {
     {TypeTag::kOid, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.oid(DatumGetObjectId(d)); }},
     {TypeTag::kFloat4, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.float4(DatumGetFloat4(d)); }},
     {TypeTag::kFloat8, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.float8(DatumGetFloat8(d)); }},
-    {TypeTag::kNumeric, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.numeric(read_numeric(c, packed(d))); }},
-    {TypeTag::kText, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.text(bytes_of(packed(d))); }},
-    {TypeTag::kVarchar, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.varchar(bytes_of(packed(d))); }},
-    {TypeTag::kBpchar, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.bpchar(bytes_of(packed(d))); }},
-    {TypeTag::kBytea, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.bytea(bytes_of(packed(d))); }},
+    {TypeTag::kNumeric, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.numeric(read_numeric(c, packed(c, d))); }},
+    {TypeTag::kText, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.text(bytes_of(packed(c, d))); }},
+    {TypeTag::kVarchar, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.varchar(bytes_of(packed(c, d))); }},
+    {TypeTag::kBpchar, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.bpchar(bytes_of(packed(c, d))); }},
+    {TypeTag::kBytea, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.bytea(bytes_of(packed(c, d))); }},
     {TypeTag::kUuid, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.uuid(fixed_bytes<16>(DatumGetUUIDP(d)->data)); }},
     {TypeTag::kDate, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.date(DatumGetDateADT(d)); }},
     {TypeTag::kTime, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.time(DatumGetTimeADT(d)); }},
@@ -435,8 +490,8 @@ constexpr ScalarWriter kScalarWriters[] = {
     {TypeTag::kInterval, [](EncodeCtx& c, const FieldPlan&, Datum d) {
          const Interval* i = DatumGetIntervalP(d);
          c.encoder.interval({i->time, i->day, i->month}); }},
-    {TypeTag::kInet, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.inet(inet_view(d)); }},
-    {TypeTag::kCidr, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.cidr(inet_view(d)); }},
+    {TypeTag::kInet, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.inet(inet_view(c, d)); }},
+    {TypeTag::kCidr, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.cidr(inet_view(c, d)); }},
     {TypeTag::kMacaddr, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.macaddr(fixed_bytes<6>(DatumGetMacaddrP(d))); }},
     {TypeTag::kMacaddr8, [](EncodeCtx& c, const FieldPlan&, Datum d) { c.encoder.macaddr8(fixed_bytes<8>(DatumGetMacaddr8P(d))); }},
     {TypeTag::kBit, [](EncodeCtx& c, const FieldPlan&, Datum d) { write_bits(c, d, false); }},
@@ -669,6 +724,33 @@ void choose_writer(FieldPlan& p, const rowid::TypeDesc& node) {
     }
 }
 
+// The attribute's offset in a tuple whose earlier attributes are all
+// non-NULL, or -1 when it depends on the values; advances `next` (the offset
+// after the previous attribute, -1 once unknown). Same rules as
+// heap_deform_tuple's attcacheoff: a varlena offset is cached only when it
+// needs no alignment, which is then valid for short and long headers alike.
+int32 fixed_offset(int32& next, const FormData_pg_attribute& att) {
+    if (next < 0) {
+        return -1;
+    }
+    int32 off;
+    if (att.attlen == -1) {
+        off = next == static_cast<int32>(att_align_nominal(next, att.attalign)) ? next : -1;
+    } else {
+        off = static_cast<int32>(att_align_nominal(next, att.attalign));
+    }
+    next = off >= 0 && att.attlen > 0 ? off + att.attlen : -1;
+    return off;
+}
+
+// Whether a field's writer calls no raising PostgreSQL function except the
+// detoasting that packed() guards: scalars only (jsonb iterates and pallocs).
+bool runs_unguarded(const FieldPlan& p) {
+    return p.inner == nullptr && p.slot == nullptr && p.range == nullptr &&
+           p.tag != TypeTag::kJsonb && p.tag != TypeTag::kArray && p.tag != TypeTag::kComposite &&
+           p.tag != TypeTag::kRange && p.tag != TypeTag::kMultirange;
+}
+
 const FieldPlan* build_field(CompositePlan& owner, const IdentityType& resolved,
                              const rowid::TypeDesc& desc) {
     const rowid::TypeDesc* node = &desc;
@@ -727,15 +809,57 @@ void load_enum_labels(Oid value, std::unordered_map<Oid, std::string>& labels) {
 
 // --- the call site ------------------------------------------------------------
 
+namespace {
+
+// Identity blocks in CurrentMemoryContext (the caller's, at the time of the
+// call): the bytea the SQL function returns. palloc_extended with
+// MCXT_ALLOC_NO_OOM raises nothing for a valid size, and identities stay far
+// below MaxAllocSize (64 MiB + the varlena header).
+class PallocArena final : public rowid::OutputArena {
+public:
+    std::uint8_t* allocate(std::size_t size) noexcept override {
+        static_assert(rowid::kMaxIdentityBytes + VARHDRSZ <= MaxAllocSize);
+        return static_cast<std::uint8_t*>(palloc_extended(size, MCXT_ALLOC_NO_OOM));
+    }
+};
+
+}  // namespace
+
 class IdentityCallSite {
 public:
-    explicit IdentityCallSite(MemoryContext mcxt) : mcxt_(mcxt) {}
+    explicit IdentityCallSite(MemoryContext mcxt) : mcxt_(mcxt) {
+        ctx_.encoder.set_output(&arena_, VARHDRSZ);
+    }
+    IdentityCallSite(const IdentityCallSite&) = delete;
+    IdentityCallSite& operator=(const IdentityCallSite&) = delete;
+
+    IdentityArgMemo& arg_memo() noexcept { return memo_; }
 
     Datum encode(const IdentityHeader& header, Datum record) {
+        return run([&] { return encode_once(header, record); });
+    }
+
+    Datum encode_args(const IdentityHeader& header, FunctionCallInfo fcinfo, int first) {
+        if (args_plan_ == nullptr) {
+            args_plan_ = build_args_plan(fcinfo, first);
+        }
+        return run([&] { return encode_args_once(header, fcinfo, first); });
+    }
+
+private:
+    // Runs `once` (one row) unguarded or under one pg_call, building what a
+    // PlanMiss names and switching to guarded on NeedsGuard, until it succeeds.
+    template <typename Once>
+    Datum run(Once once) {
         Miss previous;
         for (;;) {
             try {
-                return pg_call([&] { return encode_once(header, record); });
+                if (!ctx_.guarded) [[likely]] {
+                    return once();
+                }
+                return pg_call(once);
+            } catch (const NeedsGuard&) {
+                ctx_.guarded = true;
             } catch (const PlanMiss&) {
                 if (ctx_.miss == previous) {
                     throw pgt::Error("XX000", "row identity plan for a record type cannot be built",
@@ -747,23 +871,54 @@ public:
         }
     }
 
-private:
-    Datum encode_once(const IdentityHeader& header, Datum record) {
-        const HeapTupleHeader th = DatumGetHeapTupleHeader(record);
-        const CompositePlan& plan = root_.get(ctx_, th);
-        ctx_.level = 0;
+    void begin(const IdentityHeader& header, std::uint16_t field_count) {
         ctx_.digits.reset();
         if (header.domain == rowid::Domain::kSynthetic) {
-            ctx_.encoder.begin_synthetic(header.synthetic, plan.field_count());
+            ctx_.encoder.begin_synthetic(header.synthetic, field_count);
         } else {
-            ctx_.encoder.begin(header.domain, plan.field_count());
+            ctx_.encoder.begin(header.domain, field_count);
         }
-        plan.write_fields(ctx_, th);
+    }
+
+    // The finished identity as the bytea it was written into.
+    Datum finish() {
         const std::span<const std::uint8_t> id = ctx_.encoder.end();
-        auto* out = static_cast<bytea*>(palloc(VARHDRSZ + id.size()));
+        // The identity was written VARHDRSZ bytes into a block of arena_.
+        auto* out = reinterpret_cast<bytea*>(const_cast<std::uint8_t*>(id.data()) - VARHDRSZ);
         SET_VARSIZE(out, VARHDRSZ + id.size());
-        std::memcpy(VARDATA(out), id.data(), id.size());
         return PointerGetDatum(out);
+    }
+
+    Datum encode_once(const IdentityHeader& header, Datum record) {
+        if (!ctx_.guarded && VARATT_IS_EXTENDED(DatumGetPointer(record))) {
+            throw NeedsGuard{};  // a toasted record: detoasting can raise
+        }
+        // Detoasts only when guarded: unguarded, the record was checked above.
+        const HeapTupleHeader th = ctx_.guarded
+                                       ? DatumGetHeapTupleHeader(record)
+                                       : reinterpret_cast<HeapTupleHeader>(DatumGetPointer(record));
+        const CompositePlan& plan = root_.get(ctx_, th);
+        if (!ctx_.guarded && !plan.unguarded_ok) {
+            throw NeedsGuard{};
+        }
+        begin(header, plan.field_count());
+        plan.write_fields(ctx_, th);
+        return finish();
+    }
+
+    // The fields are the arguments first.. of the call, one per field.
+    Datum encode_args_once(const IdentityHeader& header, FunctionCallInfo fcinfo, int first) {
+        const CompositePlan& plan = *args_plan_;
+        if (!ctx_.guarded && !plan.unguarded_ok) {
+            throw NeedsGuard{};
+        }
+        begin(header, plan.field_count());
+        const NullableDatum* args = fcinfo->args + first;
+        for (const StoredAttr& a : plan.attrs) {
+            write_value(ctx_, *a.plan, args->value, args->isnull);
+            ++args;
+        }
+        return finish();
     }
 
     void resolve_miss(const Miss& miss) {
@@ -777,6 +932,58 @@ private:
         }
     }
 
+    // The plan of the argument fields first.. of this call site, from the
+    // calling expression: each argument is a field of its expression's type,
+    // typmod and collation, as ROW(...) would make it (field names f1, f2 ...).
+    std::unique_ptr<CompositePlan> build_args_plan(FunctionCallInfo fcinfo, int first) {
+        struct ArgType {
+            Oid type;
+            int32 typmod;
+            Oid collation;
+        };
+        const int count = fcinfo->nargs - first;
+        std::vector<ArgType> types(static_cast<std::size_t>(std::max(count, 0)));
+        ArgType* out = types.data();
+        const bool known = count >= 0 && pg_call([&] {
+                               const Node* expr = fcinfo->flinfo->fn_expr;
+                               if (expr == nullptr || !IsA(expr, FuncExpr) ||
+                                   get_fn_expr_variadic(fcinfo->flinfo)) {
+                                   return false;
+                               }
+                               const List* args = reinterpret_cast<const FuncExpr*>(expr)->args;
+                               if (list_length(args) != fcinfo->nargs) {
+                                   return false;
+                               }
+                               for (int i = 0; i < count; ++i) {
+                                   const Node* arg =
+                                       static_cast<const Node*>(list_nth(args, first + i));
+                                   out[i] = {exprType(arg), exprTypmod(arg), exprCollation(arg)};
+                               }
+                               return true;
+                           });
+        if (!known) {
+            throw pgt::Error("22023", "row identity fields must be separate arguments",
+                             "The call passes a VARIADIC array, or its expression is unknown.",
+                             "Call pgtrickle.encode_row_id_v2(domain, ROW(...)).");
+        }
+        auto plan = std::make_unique<CompositePlan>();
+        plan->attrs.resize(types.size());
+        for (std::size_t i = 0; i < types.size(); ++i) {
+            const ArgType& t = types[i];
+            const IdentityType resolved(t.type, t.typmod, t.collation, AnonymousRecords::kPerValue);
+            const rowid::TypeVerdict verdict = rowid::check_type(resolved.root());
+            if (!verdict.supported) {
+                throw_unsupported_identity_type("field", "f" + std::to_string(i + 1), t.type,
+                                                t.typmod, resolved, verdict);
+            }
+            StoredAttr& stored = plan->attrs[i];
+            stored.plan = build_field(*plan, resolved, resolved.root());
+            ++plan->live;
+            plan->unguarded_ok = plan->unguarded_ok && runs_unguarded(*stored.plan);
+        }
+        return plan;
+    }
+
     std::unique_ptr<CompositePlan> build_plan(Oid type, int32 typmod) {
         auto plan = std::make_unique<CompositePlan>();
         plan->type = type;
@@ -787,8 +994,15 @@ private:
             MemoryContextSwitchTo(old);
             return td;
         });
+        plan->attrs.resize(static_cast<std::size_t>(plan->tupdesc->natts));
+        int32 cacheoff = 0;  // -1 once an attribute's offset depends on the values
         for (int i = 0; i < plan->tupdesc->natts; ++i) {
             const Form_pg_attribute att = TupleDescAttr(plan->tupdesc, i);
+            StoredAttr& stored = plan->attrs[static_cast<std::size_t>(i)];
+            stored.len = att->attlen;
+            stored.byval = att->attbyval;
+            stored.align = att->attalign;
+            stored.cacheoff = fixed_offset(cacheoff, *att);
             if (att->attisdropped) {
                 continue;
             }
@@ -799,14 +1013,19 @@ private:
                 throw_unsupported_identity_type("field", NameStr(att->attname), att->atttypid,
                                                 att->atttypmod, resolved, verdict);
             }
-            plan->fields.push_back({i, build_field(*plan, resolved, resolved.root())});
+            stored.plan = build_field(*plan, resolved, resolved.root());
+            ++plan->live;
+            plan->unguarded_ok = plan->unguarded_ok && runs_unguarded(*stored.plan);
         }
         return plan;
     }
 
     MemoryContext mcxt_;
+    PallocArena arena_;
     EncodeCtx ctx_;
     CompositeSlot root_;
+    std::unique_ptr<CompositePlan> args_plan_;  // encode_args(): fields as arguments
+    IdentityArgMemo memo_;
 };
 
 namespace {
@@ -823,11 +1042,8 @@ void destroy_call_site(void* arg) {
 
 }  // namespace
 
-IdentityCallSite& identity_call_site(FunctionCallInfo fcinfo) {
+IdentityCallSite& new_identity_call_site(FunctionCallInfo fcinfo) {
     FmgrInfo* flinfo = fcinfo->flinfo;
-    if (flinfo->fn_extra != nullptr) {
-        return *static_cast<IdentityCallSite*>(flinfo->fn_extra);
-    }
     void* raw =
         pg_call([&] { return MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(CallSiteStorage)); });
     auto* storage = static_cast<CallSiteStorage*>(raw);
@@ -844,8 +1060,17 @@ IdentityCallSite& identity_call_site(FunctionCallInfo fcinfo) {
     return *site;
 }
 
+IdentityArgMemo& identity_arg_memo(IdentityCallSite& site) {
+    return site.arg_memo();
+}
+
 Datum encode_identity(IdentityCallSite& site, const IdentityHeader& header, Datum record) {
     return site.encode(header, record);
+}
+
+Datum encode_identity_args(IdentityCallSite& site, const IdentityHeader& header,
+                           FunctionCallInfo fcinfo, int first) {
+    return site.encode_args(header, fcinfo, first);
 }
 
 }  // namespace pgt::pg
