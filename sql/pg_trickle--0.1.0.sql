@@ -252,10 +252,24 @@ CREATE EVENT TRIGGER pgt_sql_drop ON sql_drop
 -- A NULL domain, discriminator or fields record is an error (22004), never a
 -- NULL identity; ROW() is the identity without fields.
 
+-- Internal: the same identity from separate field arguments. The planner
+-- support function below rewrites encode_row_id_v2(domain, ROW(a, b, ...))
+-- into this form, so no record is built and taken apart per row.
+CREATE FUNCTION pgtrickle._encode_row_id_v2_fields(domain text, VARIADIC fields "any")
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'pgt_encode_row_id_v2_fields'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION pgtrickle._encode_row_id_v2_support(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'pgt_encode_row_id_v2_support'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION pgtrickle.encode_row_id_v2(domain text, fields record)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'pgt_encode_row_id_v2'
-LANGUAGE C IMMUTABLE PARALLEL SAFE;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+SUPPORT pgtrickle._encode_row_id_v2_support;
 
 COMMENT ON FUNCTION pgtrickle.encode_row_id_v2(text, record) IS
 'Row identity V2 of the record''s fields under a domain: scan_key, keyless_row, group_key, join_key, set_key or window_key';
