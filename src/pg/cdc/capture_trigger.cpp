@@ -4,20 +4,26 @@
 // trigger, values straight from the tuples, written as the buffer's owner
 // (the writing role needs no rights on pgtrickle_changes). An UPDATE that
 // changes no column writes nothing.
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
-#include "pg/catalog/catalog.hpp"
 
 extern "C" {
 #include "postgres.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/sequence.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -35,15 +41,21 @@ namespace pgt::pg {
 namespace {
 
 // Prepared insert of one trigger (keyed by the trigger's OID).
+// Where one trigger writes: the buffer and, for every captured source column,
+// the buffer positions of its old and new value.
 struct CapturePlan {
-    SPIPlanPtr plan = nullptr;
-    Oid owner = InvalidOid;
-    std::vector<AttrNumber> attnums;  // live source columns, in buffer order
+    Oid buffer = InvalidOid;
+    Oid seq = InvalidOid;             // the buffer's identity sequence (column seq)
+    std::vector<AttrNumber> attnums;  // captured source columns
     std::vector<bool> byval;
     std::vector<int16> typlen;
-    std::vector<Datum> values;  // scratch: xid, action, o..., n...
-    std::vector<char> nulls;
+    std::vector<int> old_pos, new_pos;  // buffer attribute index of o<attnum> / n<attnum>
+    std::vector<Datum> values;          // scratch row of the buffer
+    std::unique_ptr<bool[]> nulls;      // same length as values
 };
+
+// Buffer attribute layout: seq, xid, action, then o<attnum>/n<attnum> pairs.
+constexpr int kSeqPos = 0, kXidPos = 1, kActionPos = 2;
 
 std::unordered_map<Oid, CapturePlan> g_plans;
 
@@ -62,53 +74,51 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo, bool row_level) {
     return td;
 }
 
-std::string insert_sql(const char* buffer, const std::vector<AttrNumber>& attnums) {
-    std::string cols = "xid, action", vals = "$1, $2";
-    int p = 3;
-    for (char side : {'o', 'n'}) {
-        for (AttrNumber a : attnums) {
-            cols += ", " + std::string(1, side) + std::to_string(a);
-            vals += ", $" + std::to_string(p++);
+// Resolves the buffer (by catalog lookups that check no privileges: the
+// writing role may not even see the schema) and maps its columns.
+void locate_buffer(CapturePlan& cp, const char* buffer) {
+    std::string name = buffer;
+    size_t dot = name.find('.');
+    std::string nsp = name.substr(0, dot), rel = name.substr(dot + 1);
+    std::vector<std::string> cols;
+    pg_call([&] {
+        cp.buffer = get_relname_relid(rel.c_str(), get_namespace_oid(nsp.c_str(), false));
+        if (!OidIsValid(cp.buffer)) {
+            elog(ERROR, "change buffer %s does not exist", buffer);
+        }
+        cp.seq = getIdentitySequence(cp.buffer, 1, false);
+        Relation r = table_open(cp.buffer, AccessShareLock);
+        TupleDesc bd = RelationGetDescr(r);
+        cp.values.resize(bd->natts);
+        for (int i = 0; i < bd->natts; i++) {
+            cols.emplace_back(NameStr(TupleDescAttr(bd, i)->attname));
+        }
+        table_close(r, AccessShareLock);
+    });
+    cp.nulls = std::make_unique<bool[]>(cp.values.size());
+    for (size_t i = 0; i < cp.values.size(); i++) {
+        cp.nulls[i] = true;
+    }
+    cp.old_pos.assign(cp.attnums.size(), -1);
+    cp.new_pos.assign(cp.attnums.size(), -1);
+    for (size_t c = 3; c < cols.size(); c++) {
+        int attnum = std::stoi(cols[c].substr(1));
+        auto it = std::find(cp.attnums.begin(), cp.attnums.end(), attnum);
+        if (it != cp.attnums.end()) {
+            (cols[c][0] == 'o' ? cp.old_pos : cp.new_pos)[it - cp.attnums.begin()] = int(c);
         }
     }
-    return std::string("INSERT INTO ") + buffer + " (" + cols + ") VALUES (" + vals + ")";
-}
-
-// Runs spi_work (SPI calls) connected and as the buffer owner; returns its
-// result. PostgreSQL frames only: no C++ objects in here.
-template <typename F>
-auto as_owner(Oid owner, F&& spi_work) -> decltype(spi_work()) {
-    return pg_call([&] {
-        Oid saved_user;
-        int saved_ctx;
-        GetUserIdAndSecContext(&saved_user, &saved_ctx);
-        if (SPI_connect() != SPI_OK_CONNECT) {
-            elog(ERROR, "SPI_connect failed in capture trigger");
-        }
-        SetUserIdAndSecContext(owner, saved_ctx | SECURITY_LOCAL_USERID_CHANGE);
-        auto result = spi_work();
-        SetUserIdAndSecContext(saved_user, saved_ctx);
-        SPI_finish();
-        return result;
-    });
-}
-
-// Executes one statement as the owner; anything but `expected` is an error.
-template <typename F>
-void exec_as_owner(Oid owner, int expected, F&& spi_work) {
-    int rc = as_owner(owner, spi_work);
-    if (rc != expected) {
-        throw pgt::Error("XX000",
-                         std::string("change capture failed: ") + SPI_result_code_string(rc));
+    if (std::count(cp.old_pos.begin(), cp.old_pos.end(), -1) +
+            std::count(cp.new_pos.begin(), cp.new_pos.end(), -1) >
+        0) {
+        throw pgt::Error("55000", "change buffer " + name + " lacks a captured column", "",
+                         "Recreate the stream tables that read this table.");
     }
 }
 
 CapturePlan build_plan(TriggerData* td) {
     CapturePlan cp;
-    const char* buffer = td->tg_trigger->tgargs[0];
-    cp.owner = catalog::catalog_owner();  // owns every buffer (created through the catalog)
     TupleDesc desc = RelationGetDescr(td->tg_relation);
-    std::vector<Oid> types{XID8OID, CHAROID};
     // Captured columns: the second trigger argument, "3,1,4" (attnums).
     std::string list = td->tg_trigger->tgargs[1];
     for (size_t pos = 0; pos < list.size();) {
@@ -125,23 +135,7 @@ CapturePlan build_plan(TriggerData* td) {
         cp.byval.push_back(att->attbyval);
         cp.typlen.push_back(att->attlen);
     }
-    for (int side = 0; side < 2; side++) {
-        for (size_t i = 0; i < cp.attnums.size(); i++) {
-            Oid t = TupleDescAttr(desc, cp.attnums[i] - 1)->atttypid;
-            types.push_back(pg_call([&] { return getBaseType(t); }));
-        }
-    }
-    std::string sql = insert_sql(buffer, cp.attnums);
-    // Prepared as the buffer owner: the writing role may not even see the schema.
-    cp.plan = as_owner(cp.owner, [&] {
-        SPIPlanPtr p = SPI_prepare(sql.c_str(), static_cast<int>(types.size()), types.data());
-        return p != nullptr && SPI_keepplan(p) == 0 ? p : nullptr;
-    });
-    if (cp.plan == nullptr) {
-        throw pgt::Error("XX000", "could not prepare the change capture statement");
-    }
-    cp.values.resize(types.size());
-    cp.nulls.resize(types.size());
+    locate_buffer(cp, td->tg_trigger->tgargs[0]);
     return cp;
 }
 
@@ -166,13 +160,27 @@ bool unchanged(const CapturePlan& cp, HeapTuple a, HeapTuple b, TupleDesc desc) 
     return true;
 }
 
-void fill_side(CapturePlan& cp, size_t offset, HeapTuple tup, TupleDesc desc) {
+void fill_side(CapturePlan& cp, const std::vector<int>& pos, HeapTuple tup, TupleDesc desc) {
     for (size_t i = 0; i < cp.attnums.size(); i++) {
         bool isnull = true;
         Datum v = tup ? heap_getattr(tup, cp.attnums[i], desc, &isnull) : (Datum)0;
-        cp.values[offset + i] = v;
-        cp.nulls[offset + i] = isnull ? 'n' : ' ';
+        cp.values[pos[i]] = v;
+        cp.nulls[pos[i]] = isnull;
     }
+}
+
+// Appends the prepared row to the buffer: no executor, no SPI. The buffer has
+// no index, trigger or constraint to maintain; heap_insert WAL-logs the row
+// and fetches any TOAST value of the source into the buffer's own storage.
+void append_row(CapturePlan& cp) {
+    pg_call([&] {
+        Relation rel = table_open(cp.buffer, RowExclusiveLock);
+        cp.values[kSeqPos] = Int64GetDatum(nextval_internal(cp.seq, false));
+        HeapTuple tup = heap_form_tuple(RelationGetDescr(rel), cp.values.data(), cp.nulls.get());
+        heap_insert(rel, tup, GetCurrentCommandId(true), 0, nullptr);
+        heap_freetuple(tup);
+        table_close(rel, NoLock);  // RowExclusiveLock is kept until transaction end
+    });
 }
 
 Datum capture_row(FunctionCallInfo fcinfo) {
@@ -195,24 +203,23 @@ Datum capture_row(FunctionCallInfo fcinfo) {
             return PointerGetDatum(nullptr);
         }
     }
-    cp.values[0] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-    cp.nulls[0] = ' ';
-    cp.values[1] = CharGetDatum(action);
-    cp.nulls[1] = ' ';
-    fill_side(cp, 2, old_tup, desc);
-    fill_side(cp, 2 + cp.attnums.size(), new_tup, desc);
-    exec_as_owner(cp.owner, SPI_OK_INSERT, [&] {
-        return SPI_execute_plan(cp.plan, cp.values.data(), cp.nulls.data(), false, 0);
-    });
+    cp.values[kXidPos] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+    cp.values[kActionPos] = CharGetDatum(action);
+    cp.nulls[kSeqPos] = cp.nulls[kXidPos] = cp.nulls[kActionPos] = false;
+    fill_side(cp, cp.old_pos, old_tup, desc);
+    fill_side(cp, cp.new_pos, new_tup, desc);
+    append_row(cp);
     return PointerGetDatum(nullptr);
 }
 
 Datum capture_truncate(FunctionCallInfo fcinfo) {
     TriggerData* td = trigger_data(fcinfo, false);
-    std::string sql = std::string("INSERT INTO ") + td->tg_trigger->tgargs[0] +
-                      " (xid, action) VALUES (pg_catalog.pg_current_xact_id(), 'T')";
-    Oid owner = catalog::catalog_owner();
-    exec_as_owner(owner, SPI_OK_INSERT, [&] { return SPI_execute(sql.c_str(), false, 0); });
+    CapturePlan marker;  // no captured columns: every value column stays NULL
+    locate_buffer(marker, td->tg_trigger->tgargs[0]);
+    marker.values[kXidPos] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+    marker.values[kActionPos] = CharGetDatum('T');
+    marker.nulls[kSeqPos] = marker.nulls[kXidPos] = marker.nulls[kActionPos] = false;
+    append_row(marker);
     return PointerGetDatum(nullptr);
 }
 
