@@ -1,9 +1,9 @@
 // Capture triggers: every row change of a source becomes one buffer row
 // (xid, action, old and new values); TRUNCATE becomes one marker row.
-// Invariant: the per-row path builds no SQL: one prepared, kept plan per
-// trigger, values straight from the tuples, written as the buffer's owner
-// (the writing role needs no rights on pgtrickle_changes). An UPDATE that
-// changes no column writes nothing.
+// Invariant: the per-row path runs no SQL and no executor: the buffer layout
+// is resolved once per trigger, values go straight from the tuples into one
+// heap_insert (no privilege check: the writing role needs no rights on
+// pgtrickle_changes). An UPDATE that changes no captured column writes nothing.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -25,7 +25,6 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
 #include "commands/trigger.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/datum.h"
