@@ -52,7 +52,7 @@ DELETE FROM orders WHERE customer_id = 3;
 SELECT region, orders, revenue FROM revenue_by_region ORDER BY region;
 
 \echo
-\echo '== 4. Refresh (the scheduler does this on its own; here we ask for it) =='
+\echo '== 4. Refresh (no scheduler yet: refresh_stream_table() brings each table up to date) =='
 \o /dev/null
 SELECT pgtrickle.refresh_stream_table('revenue_by_region');
 SELECT pgtrickle.refresh_stream_table('top_products');
