@@ -1,0 +1,208 @@
+// Change-notification payload rendering: JSON escaping, PostgreSQL-style
+// identifier quoting and staged truncation below the NOTIFY limit.
+// Invariant: truncation only cuts back to recorded marks of the full
+// rendering, so every form is a prefix of the full payload plus a fixed tail.
+#include "core/notify/payload.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+namespace pgt::notify {
+
+namespace {
+
+// PostgreSQL 16 RESERVED_KEYWORD and TYPE_FUNC_NAME_KEYWORD lists, sorted.
+// clang-format off
+constexpr std::array<std::string_view, 101> kQuotedKeywords = {
+    "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "authorization",
+    "binary", "both", "case", "cast", "check", "collate", "collation", "column", "concurrently",
+    "constraint", "create", "cross", "current_catalog", "current_date", "current_role",
+    "current_schema", "current_time", "current_timestamp", "current_user", "default", "deferrable",
+    "desc", "distinct", "do", "else", "end", "except", "false", "fetch", "for", "foreign",
+    "freeze", "from", "full", "grant", "group", "having", "ilike", "in", "initially", "inner",
+    "intersect", "into", "is", "isnull", "join", "lateral", "leading", "left", "like", "limit",
+    "localtime", "localtimestamp", "natural", "not", "notnull", "null", "offset", "on", "only",
+    "or", "order", "outer", "overlaps", "placing", "primary", "references", "returning", "right",
+    "select", "session_user", "similar", "some", "symmetric", "system_user", "table",
+    "tablesample", "then", "to", "trailing", "true", "union", "unique", "user", "using",
+    "variadic", "verbose", "when", "where", "window", "with",
+};
+// clang-format on
+static_assert(std::is_sorted(kQuotedKeywords.begin(), kQuotedKeywords.end()));
+
+constexpr std::string_view kTruncatedTail = ",\"truncated\":true}";
+
+bool is_plain_identifier(std::string_view ident) noexcept {
+    if (ident.empty()) {
+        return false;
+    }
+    const char first = ident.front();
+    if (!((first >= 'a' && first <= 'z') || first == '_')) {
+        return false;
+    }
+    return std::all_of(ident.begin(), ident.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+// Appends one JSON array of key values ("null" for a missing value).
+void append_key_array(std::string& out, const std::vector<std::optional<std::string_view>>& key) {
+    out += '[';
+    for (std::size_t i = 0; i < key.size(); ++i) {
+        if (i > 0) {
+            out += ',';
+        }
+        out += key[i] ? *key[i] : std::string_view("null");
+    }
+    out += ']';
+}
+
+void append_uint(std::string& out, std::uint64_t v) {
+    char buf[24];
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, res.ptr);
+}
+
+// The schema-qualified table name as SQL text (not yet JSON-escaped).
+std::string qualified_table(const ChangeEvent& ev) {
+    std::string name;
+    if (ev.names_quoted) {
+        if (!ev.schema.empty()) {
+            name.append(ev.schema).append(1, '.');
+        }
+        name.append(ev.table);
+        return name;
+    }
+    if (!ev.schema.empty()) {
+        append_quoted_identifier(name, ev.schema);
+        name += '.';
+    }
+    append_quoted_identifier(name, ev.table);
+    return name;
+}
+
+void check_event(const ChangeEvent& ev) {
+    const bool update = ev.op == Op::kUpdate;
+    if (!update && (ev.key_changed || !ev.changed_columns.empty())) {
+        throw Error(sqlstate::kInternalError,
+                    "notify payload: key_changed/changed_columns are only valid for UPDATE");
+    }
+    if (update && ev.key_changed && ev.old_key_json.size() != ev.key_json.size()) {
+        throw Error(sqlstate::kInternalError, "notify payload: old key and key differ in arity");
+    }
+    auto empty_json = [](const std::optional<std::string_view>& v) { return v && v->empty(); };
+    if (std::any_of(ev.key_json.begin(), ev.key_json.end(), empty_json) ||
+        std::any_of(ev.old_key_json.begin(), ev.old_key_json.end(), empty_json)) {
+        throw Error(sqlstate::kInternalError, "notify payload: empty JSON text for a key value");
+    }
+}
+
+}  // namespace
+
+std::string_view op_name(Op op) {
+    switch (op) {
+        case Op::kInsert:
+            return "INSERT";
+        case Op::kUpdate:
+            return "UPDATE";
+        case Op::kDelete:
+            return "DELETE";
+    }
+    throw Error(sqlstate::kInternalError, "notify payload: invalid operation");
+}
+
+bool is_quoted_keyword(std::string_view word) noexcept {
+    return std::binary_search(kQuotedKeywords.begin(), kQuotedKeywords.end(), word);
+}
+
+void append_quoted_identifier(std::string& out, std::string_view ident) {
+    if (is_plain_identifier(ident) && !is_quoted_keyword(ident)) {
+        out += ident;
+        return;
+    }
+    out += '"';
+    for (const char c : ident) {
+        if (c == '"') {
+            out += '"';
+        }
+        out += c;
+    }
+    out += '"';
+}
+
+std::string quote_identifier_like_pg(std::string_view ident) {
+    std::string out;
+    append_quoted_identifier(out, ident);
+    return out;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += '"';
+    for (const char c : s) {
+        const auto b = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (b < 0x20) {
+            out += "\\u00";
+            out += kHex[b >> 4];
+            out += kHex[b & 0xF];
+        } else {
+            out += c;
+        }
+    }
+    out += '"';
+}
+
+void append_payload(std::string& out, const ChangeEvent& ev, std::size_t limit) {
+    check_event(ev);
+    const std::size_t start = out.size();
+    out += "{\"table\":";
+    append_json_string(out, qualified_table(ev));
+    out.append(",\"op\":\"").append(op_name(ev.op)).append("\",\"seq\":");
+    append_uint(out, ev.seq);
+    const std::size_t after_seq = out.size();
+    out += ",\"key\":";
+    append_key_array(out, ev.key_json);
+    if (ev.op == Op::kUpdate && ev.key_changed) {
+        out += ",\"old_key\":";
+        append_key_array(out, ev.old_key_json);
+    }
+    const std::size_t after_keys = out.size();
+    if (ev.op == Op::kUpdate) {
+        out += ",\"columns\":[";
+        for (std::size_t i = 0; i < ev.changed_columns.size(); ++i) {
+            out.append(i > 0 ? "," : "");
+            append_json_string(out, ev.changed_columns[i]);
+        }
+        out += ']';
+    }
+    out += '}';
+    if (out.size() - start < limit) {
+        return;
+    }
+    // Too long: cut back to the last mark that fits with the truncated tail.
+    for (const std::size_t mark : {after_keys, after_seq}) {
+        if (mark - start + kTruncatedTail.size() < limit) {
+            out.resize(mark);
+            out += kTruncatedTail;
+            return;
+        }
+    }
+    out.resize(start);
+    throw Error(sqlstate::kProgramLimitExceeded,
+                "notify payload: table name and sequence alone exceed the payload limit",
+                "limit is " + std::to_string(limit) + " bytes");
+}
+
+std::string build_payload(const ChangeEvent& ev, std::size_t limit) {
+    std::string out;
+    append_payload(out, ev, limit);
+    return out;
+}
+
+}  // namespace pgt::notify

@@ -1,0 +1,66 @@
+// Change-notification payloads: the compact JSON that the row trigger sends
+// with NOTIFY (table, op, seq, key, old_key, changed column names).
+// Invariant: every payload produced here is valid JSON (given valid UTF-8 and
+// valid key JSON from the caller) and strictly shorter than the limit passed.
+#pragma once
+#include "core/core.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pgt::notify {
+
+// NOTIFY rejects payloads of this many bytes or more (NOTIFY_PAYLOAD_MAX_LENGTH).
+inline constexpr std::size_t kPayloadLimit = 8000;
+
+enum class Op : std::uint8_t { kInsert, kUpdate, kDelete };
+
+// "INSERT", "UPDATE" or "DELETE"; throws pgt::Error XX000 for any other value.
+std::string_view op_name(Op op);
+
+// One row event. All views must stay valid during the build call.
+struct ChangeEvent {
+    std::string_view schema;  // empty: unqualified table name
+    std::string_view table;
+    bool names_quoted = false;  // schema/table already quoted as SQL identifiers: used verbatim
+    Op op = Op::kInsert;
+    std::uint64_t seq = 0;  // per-backend counter, makes equal events distinct
+    // Key values in trigger-argument order, each already rendered as JSON
+    // text (e.g. by to_json); std::nullopt renders as null.
+    std::vector<std::optional<std::string_view>> key_json;
+    // Old row's key (same arity as key_json); used only when op is UPDATE and
+    // key_changed is set.
+    std::vector<std::optional<std::string_view>> old_key_json;
+    bool key_changed = false;
+    // UPDATE only: names of the changed columns (raw, unquoted; JSON-escaped).
+    std::vector<std::string_view> changed_columns;
+};
+
+// Full payload, truncated (columns, then key/old_key dropped, with
+// "truncated":true) until it is < limit bytes. Throws pgt::Error 54000 only
+// when even {"table","op","seq","truncated"} does not fit (never for real
+// identifiers and the default limit); XX000 for an inconsistent event.
+std::string build_payload(const ChangeEvent& ev, std::size_t limit = kPayloadLimit);
+
+// Same, appended to out (reuse one buffer across rows). The appended part is
+// < limit bytes; on an exception out is restored to its previous size.
+void append_payload(std::string& out, const ChangeEvent& ev, std::size_t limit = kPayloadLimit);
+
+// True for the fixed keyword list that forces quoting: PostgreSQL's reserved
+// and type/function-name keywords (PG 16 kwlist); see README.md.
+bool is_quoted_keyword(std::string_view word) noexcept;
+
+// PostgreSQL's quote_identifier rule: unquoted iff [a-z_][a-z0-9_]* and not
+// is_quoted_keyword; otherwise wrapped in "..." with every " doubled.
+std::string quote_identifier_like_pg(std::string_view ident);
+void append_quoted_identifier(std::string& out, std::string_view ident);
+
+// Appends s as a JSON string literal (with the quotes): " and \ escaped,
+// bytes < 0x20 as \u00XX, every other byte verbatim (UTF-8 passes through).
+void append_json_string(std::string& out, std::string_view s);
+
+}  // namespace pgt::notify
