@@ -25,6 +25,10 @@ RUNS="${BENCH_RUNS:-5}"
 CDC_ROWS="${BENCH_CDC_ROWS:-1000000}"
 CDC_BIG="${BENCH_CDC_BIG:-1}"   # cdc: refresh scaling also at 10 x BENCH_CDC_ROWS
 ONLY="${BENCH_ONLY:-all}"   # all | micro | locality | cdc
+case "$ONLY" in
+  all|micro|locality|cdc) ;;
+  *) echo "BENCH_ONLY must be all, micro, locality or cdc (got '$ONLY')" >&2; exit 2 ;;
+esac
 [ -x "$BIN" ] || { echo "missing $BIN: run make bench (or make build) first" >&2; exit 1; }
 
 WORK="$BUILD/bench/run"
