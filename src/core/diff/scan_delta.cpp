@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace pgt::diff {
 
 namespace {
@@ -54,11 +56,7 @@ std::string delta_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarg
     for (const std::string& c : target.columns) {
         id_fields.push_back("d." + c);
     }
-    std::string id_expr =
-        target.domain == "synthetic"
-            ? "pgtrickle.encode_row_id_v2('synthetic', 'scalar_aggregate_singleton', ROW())"
-            : "pgtrickle.encode_row_id_v2('" + target.domain + "', ROW(" + join(id_fields, ", ") +
-                  "))";
+    std::string id_expr = row_id_expression(target.domain, id_fields);
     return "WITH w AS (SELECT " + join(w_cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
            window_predicate("b") + " AND b.action OPERATOR(pg_catalog.<>) 'T'), " + "src_old AS (" +
            image_cte(scan, 'o', action_is("w.action", "U", "D")) + "), " + "src_new AS (" +
@@ -148,6 +146,20 @@ std::string counted_apply(const ir::ScanFilterProject& scan, const ir::IdentityT
 }
 
 }  // namespace
+
+std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields) {
+    if (domain == "synthetic") {
+        return "pgtrickle.encode_row_id_v2('synthetic'::pg_catalog.text, "
+               "'scalar_aggregate_singleton'::pg_catalog.text, ROW())";
+    }
+    // Domains come from a fixed registry; refuse anything that would need quoting.
+    if (domain.empty() ||
+        domain.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) {
+        throw Error(sqlstate::kInternalError, "unknown row identity domain \"" + domain + "\"");
+    }
+    return "pgtrickle.encode_row_id_v2('" + domain + "'::pg_catalog.text, ROW(" +
+           join(fields, ", ") + "))";
+}
 
 std::string window_predicate(const std::string& b) {
     const std::string xid = b + ".xid";

@@ -13,6 +13,7 @@
 #include "core/core.hpp"
 
 #include <string>
+#include <vector>
 
 #include "core/ir/scan.hpp"
 
@@ -27,6 +28,11 @@ namespace pgt::diff {
 // Rows committed after the previous frontier and visible in S, plus this
 // transaction's own rows, minus own rows an earlier refresh already applied.
 std::string window_predicate(const std::string& b);
+
+// The SQL expression of a row's identity: domain (scan_key, group_key,
+// keyless_row; synthetic = the scalar-aggregate singleton) over the given
+// field expressions. The one place generated SQL computes __pgt_row_id.
+std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields);
 
 // One statement applying the delta; returns one row (rows_inserted,
 // rows_deleted, rows_updated). Parameters as in window_predicate.

@@ -35,11 +35,6 @@ Oid catalog_owner() {
     return relation_owner(rel);
 }
 
-namespace {
-
-// Runs one catalog write as the catalog's owner.
-}  // namespace
-
 SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
     Oid saved_user;
     int saved_ctx;
@@ -57,10 +52,6 @@ SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiPa
 }
 
 namespace {
-
-uint64_t write_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
-    return query_as_owner(spi, sql, params).processed;
-}
 
 const char* kSelectColumns =
     "pgt_id, pgt_relid, pgt_schema, pgt_name, defining_query, effective_query, schedule, "
@@ -118,7 +109,7 @@ StreamTableRow with_identity_columns(Spi& spi, StreamTableRow row) {
 }  // namespace
 
 uint64_t exec_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
-    return write_as_owner(spi, sql, params);
+    return query_as_owner(spi, sql, params).processed;
 }
 
 std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid) {
@@ -157,7 +148,7 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
     std::vector<SpiParam> params = definition_params(row);
     params.insert(params.begin(), int8_param(0));  // $1 (pgt_id) unused: the sequence assigns it
-    write_as_owner(
+    exec_as_owner(
         spi,
         "INSERT INTO " + kSt +
             " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
@@ -172,52 +163,52 @@ int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
 void update_definition(Spi& spi, const StreamTableRow& row) {
     std::vector<SpiParam> params = definition_params(row);
     params.insert(params.begin(), int8_param(row.pgt_id));
-    write_as_owner(spi,
-                   "UPDATE " + kSt +
-                       " SET pgt_relid = $2, pgt_schema = $3, pgt_name = $4, defining_query = $5,"
-                       " effective_query = $6, schedule = $7, requested_mode = $8,"
-                       " refresh_mode = $9, status = $10, is_populated = $11,"
-                       " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
-                       " row_identity_version = $14, row_probe_version = $15, delta_sql = $16"
-                       " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-                   params);
+    exec_as_owner(spi,
+                  "UPDATE " + kSt +
+                      " SET pgt_relid = $2, pgt_schema = $3, pgt_name = $4, defining_query = $5,"
+                      " effective_query = $6, schedule = $7, requested_mode = $8,"
+                      " refresh_mode = $9, status = $10, is_populated = $11,"
+                      " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
+                      " row_identity_version = $14, row_probe_version = $15, delta_sql = $16"
+                      " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                  params);
 }
 
 void mark_refreshed(Spi& spi, int64_t pgt_id) {
-    write_as_owner(spi,
-                   "UPDATE " + kSt +
-                       " SET is_populated = true, consecutive_errors = 0,"
-                       " data_timestamp = pg_catalog.now(),"
-                       " last_refresh_at = pg_catalog.clock_timestamp()"
-                       " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-                   {int8_param(pgt_id)});
+    exec_as_owner(spi,
+                  "UPDATE " + kSt +
+                      " SET is_populated = true, consecutive_errors = 0,"
+                      " data_timestamp = pg_catalog.now(),"
+                      " last_refresh_at = pg_catalog.clock_timestamp()"
+                      " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                  {int8_param(pgt_id)});
 }
 
 void delete_stream_table(Spi& spi, int64_t pgt_id) {
-    write_as_owner(spi, "DELETE FROM " + kSt + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-                   {int8_param(pgt_id)});
+    exec_as_owner(spi, "DELETE FROM " + kSt + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                  {int8_param(pgt_id)});
 }
 
 void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency>& deps) {
-    write_as_owner(spi, "DELETE FROM " + kDep + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-                   {int8_param(pgt_id)});
+    exec_as_owner(spi, "DELETE FROM " + kDep + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                  {int8_param(pgt_id)});
     for (const Dependency& d : deps) {
-        write_as_owner(
+        exec_as_owner(
             spi, "INSERT INTO " + kDep + " (pgt_id, source_relid, source_type) VALUES ($1, $2, $3)",
             {int8_param(pgt_id), oid_param(d.relid), text_param(d.source_type)});
     }
 }
 
 void record_history(Spi& spi, const HistoryRow& h) {
-    write_as_owner(spi,
-                   "INSERT INTO " + kHist +
-                       " (pgt_id, action, status, initiated_by, rows_inserted, rows_deleted,"
-                       " start_time, end_time, reason)"
-                       " VALUES ($1, $2, 'SUCCESS', $3, $4, $5, $6::pg_catalog.timestamptz,"
-                       " pg_catalog.clock_timestamp(), $7)",
-                   {int8_param(h.pgt_id), text_param(h.action), text_param(h.initiated_by),
-                    int8_param(h.rows_inserted), int8_param(h.rows_deleted),
-                    text_param(h.start_time), text_param(h.reason)});
+    exec_as_owner(spi,
+                  "INSERT INTO " + kHist +
+                      " (pgt_id, action, status, initiated_by, rows_inserted, rows_deleted,"
+                      " start_time, end_time, reason)"
+                      " VALUES ($1, $2, 'SUCCESS', $3, $4, $5, $6::pg_catalog.timestamptz,"
+                      " pg_catalog.clock_timestamp(), $7)",
+                  {int8_param(h.pgt_id), text_param(h.action), text_param(h.initiated_by),
+                   int8_param(h.rows_inserted), int8_param(h.rows_deleted),
+                   text_param(h.start_time), text_param(h.reason)});
 }
 
 std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid) {

@@ -146,13 +146,13 @@ CapturePlan& plan_for(TriggerData* td) {
     return it->second;
 }
 
-// True when no captured column differs between the two versions.
-bool unchanged(const CapturePlan& cp, HeapTuple a, HeapTuple b, TupleDesc desc) {
+// True when no captured column differs between the filled old and new values.
+bool unchanged(const CapturePlan& cp) {
     for (size_t i = 0; i < cp.attnums.size(); i++) {
-        bool na, nb;
-        Datum va = heap_getattr(a, cp.attnums[i], desc, &na);
-        Datum vb = heap_getattr(b, cp.attnums[i], desc, &nb);
-        if (na != nb || (!na && !datumIsEqual(va, vb, cp.byval[i], cp.typlen[i]))) {
+        int o = cp.old_pos[i], n = cp.new_pos[i];
+        if (cp.nulls[o] != cp.nulls[n] ||
+            (!cp.nulls[o] &&
+             !datumIsEqual(cp.values[o], cp.values[n], cp.byval[i], cp.typlen[i]))) {
             return false;
         }
     }
@@ -198,15 +198,15 @@ Datum capture_row(FunctionCallInfo fcinfo) {
         action = 'U';
         old_tup = td->tg_trigtuple;
         new_tup = td->tg_newtuple;
-        if (unchanged(cp, old_tup, new_tup, desc)) {
-            return PointerGetDatum(nullptr);
-        }
+    }
+    fill_side(cp, cp.old_pos, old_tup, desc);  // each version is read once
+    fill_side(cp, cp.new_pos, new_tup, desc);
+    if (action == 'U' && unchanged(cp)) {
+        return PointerGetDatum(nullptr);
     }
     cp.values[kXidPos] = FullTransactionIdGetDatum(GetTopFullTransactionId());
     cp.values[kActionPos] = CharGetDatum(action);
     cp.nulls[kSeqPos] = cp.nulls[kXidPos] = cp.nulls[kActionPos] = false;
-    fill_side(cp, cp.old_pos, old_tup, desc);
-    fill_side(cp, cp.new_pos, new_tup, desc);
     append_row(cp);
     return PointerGetDatum(nullptr);
 }

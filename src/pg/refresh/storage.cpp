@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "core/diff/scan_delta.hpp"
 #include "core/error.hpp"
 #include "core/rowid/format.hpp"
 #include "core/rowid/probe.hpp"
@@ -37,16 +38,11 @@ void add_identity_storage(Spi& spi, const std::string& quoted_table, const Analy
 }
 
 std::string row_id_expression(const catalog::StreamTableRow& st, const std::string& alias) {
-    std::string fields;
+    std::vector<std::string> fields;
     for (const std::string& col : st.identity_columns) {
-        fields += (fields.empty() ? "" : ", ") + alias + "." + quote_ident(col);
+        fields.push_back(alias + "." + quote_ident(col));
     }
-    if (st.identity_domain == "synthetic") {
-        return "pgtrickle.encode_row_id_v2('synthetic'::pg_catalog.text, "
-               "'scalar_aggregate_singleton'::pg_catalog.text, ROW())";
-    }
-    return "pgtrickle.encode_row_id_v2(" + sql_literal(st.identity_domain) +
-           "::pg_catalog.text, ROW(" + fields + "))";
+    return diff::row_id_expression(st.identity_domain, fields);
 }
 
 std::vector<OutputColumn> user_columns(Oid relid) {
