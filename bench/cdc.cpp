@@ -201,7 +201,33 @@ struct WriteConfig {
     std::string source;
     std::vector<std::string> sts;
     std::string buffer;
+    bool statement_capture = false;  // swap the row trigger for the statement-level variant
 };
+
+// Replaces the capture row trigger of cfg's source with three statement-level
+// triggers over transition tables (same function arguments), the
+// alternative that section 1 measures against the row-level capture.
+void use_statement_capture(Conn& c, const WriteConfig& cfg) {
+    const std::string src = qualified(cfg.source);
+    const std::string trig = c.scalar(
+        "SELECT tgname FROM pg_catalog.pg_trigger WHERE tgrelid = $1::pg_catalog.regclass AND "
+        "tgname NOT LIKE '%_truncate' AND tgname LIKE 'pgt_capture_%'",
+        {src});
+    const std::string args = c.scalar(
+        "SELECT pg_catalog.substring(pg_catalog.pg_get_triggerdef(oid), "
+        "'_capture_row\\((.*)\\)$') FROM pg_catalog.pg_trigger WHERE tgrelid = "
+        "$1::pg_catalog.regclass AND tgname = $2",
+        {src, trig});
+    c.exec("DROP TRIGGER " + trig + " ON " + src);
+    const char* const kinds[3][2] = {{"INSERT", "NEW TABLE AS n"},
+                                     {"UPDATE", "OLD TABLE AS o NEW TABLE AS n"},
+                                     {"DELETE", "OLD TABLE AS o"}};
+    for (const auto& k : kinds) {
+        c.exec("CREATE TRIGGER " + trig + "_" + k[0] + " AFTER " + k[0] + " ON " + src +
+               " REFERENCING " + k[1] +
+               " FOR EACH STATEMENT EXECUTE FUNCTION pgtrickle._capture_statement(" + args + ")");
+    }
+}
 
 struct OpStats {
     std::vector<double> ms;  // one entry per statement
@@ -235,9 +261,12 @@ void run_write_path(Conn& c, const Options& opt) {
     const long long bulk = rows / 10;  // rows per bulk statement
     std::vector<WriteConfig> cfgs = {{0, "cdc_w0", {}, ""},
                                      {1, "cdc_w1", {"cdc_w1_a"}, ""},
-                                     {3, "cdc_w3", {"cdc_w3_a", "cdc_w3_b", "cdc_w3_c"}, ""}};
-    std::printf("== 1. Write path: %lld-row source with 0, 1 and 3 DIFFERENTIAL stream tables\n",
-                rows);
+                                     {3, "cdc_w3", {"cdc_w3_a", "cdc_w3_b", "cdc_w3_c"}, ""},
+                                     {1, "cdc_ws", {"cdc_ws_a"}, "", true}};
+    std::printf(
+        "== 1. Write path: %lld-row source with 0, 1 and 3 DIFFERENTIAL stream tables (row-level "
+        "capture), and 1 with the statement-level capture (1S)\n",
+        rows);
     std::fflush(stdout);
     for (WriteConfig& cfg : cfgs) {
         Clock::time_point t0 = Clock::now();
@@ -248,6 +277,9 @@ void run_write_path(Conn& c, const Options& opt) {
             create_st(c, cfg.sts[k], st_query(cfg.source, static_cast<int>(k)), "DIFFERENTIAL");
         }
         cfg.buffer = buffer_of(c, cfg.source);
+        if (cfg.statement_capture) {
+            use_statement_capture(c, cfg);
+        }
         std::printf("setup %s: load + PK + vacuum %.1f s, %d stream table(s) %.1f s%s%s\n",
                     cfg.source.c_str(), load / 1000, cfg.st_count, ms_since(t0) / 1000,
                     cfg.buffer.empty() ? "" : ", buffer ", cfg.buffer.c_str());
@@ -367,41 +399,55 @@ void run_write_path(Conn& c, const Options& opt) {
         "time):\nmean and median of %d statements per cell; ratios are of the means; WAL is "
         "bytes per statement incl. commit\n\n",
         opt.runs * single);
-    const std::vector<std::size_t> w1 = {6, 9, 9, 9, 6, 6, 9, 9, 9, 7, 7, 7};
-    print_head({"op", "0 ST us", "1 ST us", "3 ST us", "1/0", "3/0", "p50 0", "p50 1", "p50 3",
-                "WAL 0", "WAL 1", "WAL 3"},
+    // Columns: 0, 1 and 3 stream tables with the row-level capture, then 1
+    // stream table with the statement-level capture ("1S").
+    const std::vector<std::size_t> w1 = {6, 8, 8, 8, 8, 6, 6, 6, 8, 8, 8, 8, 6, 6, 6, 6};
+    print_head({"op", "0 ST us", "1 ST us", "3 ST us", "1S us", "1/0", "3/0", "1S/0", "p50 0",
+                "p50 1", "p50 3", "p50 1S", "WAL 0", "WAL 1", "WAL 3", "WAL 1S"},
                w1);
     for (int op = 0; op < kOps; op++) {
         const auto o = static_cast<std::size_t>(op);
-        const double m0 = mean(one[0][o].ms) * 1000, m1 = mean(one[1][o].ms) * 1000,
-                     m3 = mean(one[2][o].ms) * 1000;
-        auto wal = [&](std::size_t i) {
-            return std::to_string(one[i][o].wal / std::max(1LL, one[i][o].rows));
-        };
-        print_row({kOpNames[op], fixed(m0, 1), fixed(m1, 1), fixed(m3, 1), fixed(m1 / m0, 2),
-                   fixed(m3 / m0, 2), fixed(median(one[0][o].ms) * 1000, 1),
-                   fixed(median(one[1][o].ms) * 1000, 1), fixed(median(one[2][o].ms) * 1000, 1),
-                   wal(0), wal(1), wal(2)},
-                  w1);
+        std::vector<std::string> mean_us, p50_us, ratio, wal;
+        for (std::size_t i = 0; i < cfgs.size(); i++) {
+            const double m = mean(one[i][o].ms);
+            mean_us.push_back(fixed(m * 1000, 1));
+            p50_us.push_back(fixed(median(one[i][o].ms) * 1000, 1));
+            wal.push_back(std::to_string(one[i][o].wal / std::max(1LL, one[i][o].rows)));
+            if (i > 0) {
+                ratio.push_back(fixed(m / mean(one[0][o].ms), 2));
+            }
+        }
+        std::vector<std::string> row = {kOpNames[op]};
+        for (const auto* part : {&mean_us, &ratio, &p50_us, &wal}) {
+            row.insert(row.end(), part->begin(), part->end());
+        }
+        print_row(row, w1);
     }
 
     std::printf(
         "\nBulk statements of %lld rows (one statement, autocommit; median of %d rounds; "
         "client wall time):\nWAL is bytes per changed row\n\n",
         bulk, opt.runs);
-    const std::vector<std::size_t> w2 = {6, 9, 9, 9, 6, 6, 7, 7, 7};
-    print_head({"op", "0 ST ms", "1 ST ms", "3 ST ms", "1/0", "3/0", "WAL 0", "WAL 1", "WAL 3"},
+    const std::vector<std::size_t> w2 = {6, 9, 9, 9, 9, 6, 6, 6, 7, 7, 7, 7};
+    print_head({"op", "0 ST ms", "1 ST ms", "3 ST ms", "1S ms", "1/0", "3/0", "1S/0", "WAL 0",
+                "WAL 1", "WAL 3", "WAL 1S"},
                w2);
     for (int op = 0; op < kOps; op++) {
         const auto o = static_cast<std::size_t>(op);
-        const double m0 = median(many[0][o].ms), m1 = median(many[1][o].ms),
-                     m3 = median(many[2][o].ms);
-        auto wal = [&](std::size_t i) {
-            return std::to_string(many[i][o].wal / std::max(1LL, many[i][o].rows));
-        };
-        print_row({kOpNames[op], fixed(m0, 1), fixed(m1, 1), fixed(m3, 1), fixed(m1 / m0, 2),
-                   fixed(m3 / m0, 2), wal(0), wal(1), wal(2)},
-                  w2);
+        std::vector<std::string> ms, ratio, wal;
+        for (std::size_t i = 0; i < cfgs.size(); i++) {
+            const double m = median(many[i][o].ms);
+            ms.push_back(fixed(m, 1));
+            wal.push_back(std::to_string(many[i][o].wal / std::max(1LL, many[i][o].rows)));
+            if (i > 0) {
+                ratio.push_back(fixed(m / median(many[0][o].ms), 2));
+            }
+        }
+        std::vector<std::string> row = {kOpNames[op]};
+        for (const auto* part : {&ms, &ratio, &wal}) {
+            row.insert(row.end(), part->begin(), part->end());
+        }
+        print_row(row, w2);
     }
     std::fflush(stdout);
     for (const WriteConfig& cfg : cfgs) {
@@ -738,13 +784,17 @@ void run_methods(Conn& c, const Options& opt, ScaleCase& sc) {
 
 }  // namespace
 
-void run_cdc(const Options& opt, bool big_scale) {
+void run_cdc(const Options& opt, bool big_scale, bool write_only) {
     std::unique_ptr<Conn> c = connect_retrying(opt.conninfo, 30);
     set_session(*c, false);
     c->exec("CREATE EXTENSION IF NOT EXISTS pageinspect");
     c->exec("CREATE EXTENSION IF NOT EXISTS pg_prewarm");
     const Clock::time_point t0 = Clock::now();
     run_write_path(*c, opt);
+    if (write_only) {
+        std::printf("\ncdc benchmark (write path only): %.0f s\n", ms_since(t0) / 1000);
+        return;
+    }
     ScaleCase mid = run_scaling(*c, opt, big_scale);
     run_methods(*c, opt, mid);
     std::printf("\ncdc benchmark: %.0f s\n", ms_since(t0) / 1000);

@@ -10,7 +10,8 @@ namespace pgt::bench {
 
 // opt.rows: source size (write path, section 3, middle scaling size);
 // opt.runs: measured rounds; opt.changes: rows updated for section 3.
-// With big_scale, refresh scaling also runs at 10 x opt.rows.
-void run_cdc(const Options& opt, bool big_scale);
+// With big_scale, refresh scaling also runs at 10 x opt.rows; with
+// write_only, only section 1 (the write path) runs.
+void run_cdc(const Options& opt, bool big_scale, bool write_only);
 
 }  // namespace pgt::bench

@@ -2,6 +2,7 @@
 //   pgt_bench micro    --conn CONNINFO [--rows N] [--runs R]
 //   pgt_bench locality --conn CONNINFO --restart-cmd CMD [--rows N] [--changes C] [--runs R]
 //   pgt_bench cdc      --conn CONNINFO [--rows N] [--changes C] [--runs R] [--big-scale 0|1]
+//                      [--write-only 0|1]
 // Invariant: it only prints; no exit status depends on a timing.
 #include <algorithm>
 #include <cstdio>
@@ -85,7 +86,7 @@ int usage() {
                  "       pgt_bench locality --conn CONNINFO --restart-cmd CMD [--rows N]"
                  " [--changes C] [--runs R]\n"
                  "       pgt_bench cdc --conn CONNINFO [--rows N] [--changes C] [--runs R]"
-                 " [--big-scale 0|1]\n");
+                 " [--big-scale 0|1] [--write-only 0|1]\n");
     return 2;
 }
 
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
     const std::string mode = argv[1];
     pgt::bench::Options opt;
     opt.rows = mode == "micro" || mode == "cdc" ? 1000000 : 5000000;
-    bool big_scale = false;  // cdc: refresh scaling also at 10 x rows
+    bool big_scale = false;   // cdc: refresh scaling also at 10 x rows
+    bool write_only = false;  // cdc: section 1 only
     for (int i = 2; i + 1 < argc; i += 2) {
         const std::string key = argv[i], val = argv[i + 1];
         if (key == "--conn") {
@@ -113,6 +115,8 @@ int main(int argc, char** argv) {
             opt.restart_cmd = val;
         } else if (key == "--big-scale" && mode == "cdc") {
             big_scale = val == "1";
+        } else if (key == "--write-only" && mode == "cdc") {
+            write_only = val == "1";
         } else {
             return usage();
         }
@@ -129,7 +133,7 @@ int main(int argc, char** argv) {
         } else if (mode == "locality") {
             pgt::bench::run_locality(opt);
         } else if (mode == "cdc") {
-            pgt::bench::run_cdc(opt, big_scale);
+            pgt::bench::run_cdc(opt, big_scale, write_only);
         } else {
             return usage();
         }

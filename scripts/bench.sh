@@ -24,6 +24,7 @@ CHANGES="${BENCH_CHANGES:-10000}"
 RUNS="${BENCH_RUNS:-5}"
 CDC_ROWS="${BENCH_CDC_ROWS:-1000000}"
 CDC_BIG="${BENCH_CDC_BIG:-1}"   # cdc: refresh scaling also at 10 x BENCH_CDC_ROWS
+CDC_WRITE_ONLY="${BENCH_CDC_WRITE_ONLY:-0}"   # cdc: only the write-path section
 ONLY="${BENCH_ONLY:-all}"   # all | micro | locality | cdc
 case "$ONLY" in
   all|micro|locality|cdc) ;;
@@ -87,7 +88,7 @@ if [ "$ONLY" = all ] || [ "$ONLY" = cdc ]; then
   # every refresh-scaling stream table (10M rows: about 1.1 GB) warm.
   new_cluster cdc "shared_buffers = 3GB" "max_wal_size = 4GB" "autovacuum = off"
   "$BIN" cdc --conn "$CONN" --rows "$CDC_ROWS" --changes "$CHANGES" --runs "$RUNS" \
-    --big-scale "$CDC_BIG"
+    --big-scale "$CDC_BIG" --write-only "$CDC_WRITE_ONLY"
   check_log_for_crash "$LOG"
 fi
 

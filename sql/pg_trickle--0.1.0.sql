@@ -144,6 +144,11 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'pgt_capture_row'
 LANGUAGE C;
 
+CREATE FUNCTION pgtrickle._capture_statement()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_capture_statement'
+LANGUAGE C;
+
 CREATE FUNCTION pgtrickle._capture_truncate()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'pgt_capture_truncate'

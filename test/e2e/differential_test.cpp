@@ -809,5 +809,66 @@ TEST_F(Differential, drop_table_of_last_consumer_removes_capture) {
     db->exec("INSERT INTO t VALUES (7, 'fay', 70)");
 }
 
+// The statement-level capture (the measured alternative, docs/benchmarks.md
+// §3) must write exactly what the row-level capture writes.
+TEST_F(Differential, statement_level_capture_writes_what_row_level_writes) {
+    const std::string cols = "(k int, v text, n numeric)";  // keyless: duplicates allowed
+    db->exec("CREATE TABLE r " + cols + "; CREATE TABLE st_src " + cols);
+    for (const char* src : {"r", "st_src"}) {
+        db->exec(std::string("INSERT INTO ") + src +
+                 " SELECT g % 5, repeat('v', g), g FROM generate_series(1, 40) g");
+        create(std::string(src) + "_view",
+               std::string("SELECT k, v, n * 2 AS n2 FROM ") + src + " WHERE n > 3");
+    }
+    const std::string args = db->scalar(
+        "SELECT substring(pg_get_triggerdef(oid), '_capture_row\\((.*)\\)$') FROM pg_trigger "
+        "WHERE tgrelid = 'st_src'::regclass AND tgname NOT LIKE '%truncate'");
+    const std::string trig = db->scalar(
+        "SELECT tgname FROM pg_trigger WHERE tgrelid = 'st_src'::regclass "
+        "AND tgname NOT LIKE '%truncate' AND NOT tgisinternal");
+    db->exec("DROP TRIGGER " + trig + " ON st_src");
+    for (const auto& [event, tables] : std::vector<std::pair<std::string, std::string>>{
+             {"INSERT", "NEW TABLE AS n"},
+             {"UPDATE", "OLD TABLE AS o NEW TABLE AS n"},
+             {"DELETE", "OLD TABLE AS o"}}) {
+        db->exec("CREATE TRIGGER cs_" + event + " AFTER " + event + " ON st_src REFERENCING " +
+                 tables + " FOR EACH STATEMENT EXECUTE FUNCTION pgtrickle._capture_statement(" +
+                 args + ")");
+    }
+    for (const char* src : {"r", "st_src"}) {
+        const std::string t = src;
+        db->exec("INSERT INTO " + t +
+                 " SELECT g % 3, repeat('w', 3000 + g), g FROM "
+                 "generate_series(1, 2500) g");  // > one batch, TOASTed values
+        db->exec("UPDATE " + t + " SET n = n + 1 WHERE k = 1");
+        db->exec("UPDATE " + t + " SET v = v WHERE k = 2");  // changes nothing: not captured
+        db->exec("BEGIN; DELETE FROM " + t + " WHERE n < 10; SAVEPOINT a; UPDATE " + t +
+                 " SET k = 9; ROLLBACK TO a; UPDATE " + t +
+                 " SET k = k + 10 WHERE n > 2000;"
+                 " COMMIT");
+        db->exec("INSERT INTO " + t + " VALUES (1, 'dup', 5), (1, 'dup', 5)");
+    }
+    const std::string image =
+        "SELECT action, o1, n1, o2, n2, o3, n3 FROM %s EXCEPT ALL SELECT action, o1, n1, o2, n2, "
+        "o3, n3 FROM %s";
+    const std::string rb = buffer_of("r"), sb = buffer_of("st_src");
+    auto diff = [&](const std::string& a, const std::string& b) {
+        std::string q = image;
+        q.replace(q.find("%s"), 2, a);
+        q.replace(q.find("%s"), 2, b);
+        return count(q);
+    };
+    EXPECT_GT(count("SELECT * FROM " + sb), 2500);
+    EXPECT_EQ(diff(rb, sb), 0);
+    EXPECT_EQ(diff(sb, rb), 0);
+    EXPECT_EQ(count("SELECT * FROM " + sb +
+                    " WHERE action = 'U' AND o2 = n2 AND o1 = n1 AND "
+                    "o3 = n3"),
+              0);
+    EXPECT_TRUE(refreshed_ok("r_view"));
+    EXPECT_TRUE(refreshed_ok("st_src_view"));
+    EXPECT_EQ(last_action("st_src_view"), "DIFFERENTIAL");
+}
+
 }  // namespace
 }  // namespace pgt::e2e

@@ -27,12 +27,16 @@ extern "C" {
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/tuplestore.h"
 #include "utils/xid8.h"
 
 PG_FUNCTION_INFO_V1(pgt_capture_row);
+PG_FUNCTION_INFO_V1(pgt_capture_statement);
 PG_FUNCTION_INFO_V1(pgt_capture_truncate);
 }
 
@@ -58,14 +62,14 @@ constexpr int kSeqPos = 0, kXidPos = 1, kActionPos = 2;
 
 std::unordered_map<Oid, CapturePlan> g_plans;
 
-TriggerData* trigger_data(FunctionCallInfo fcinfo, bool row_level) {
+TriggerData* trigger_data(FunctionCallInfo fcinfo, bool row_level, int nargs) {
     if (!CALLED_AS_TRIGGER(fcinfo)) {
         throw pgt::Error("39P01", "capture function called outside a trigger");
     }
     TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
     if (!TRIGGER_FIRED_AFTER(td->tg_event) ||
         (TRIGGER_FIRED_FOR_ROW(td->tg_event) != 0) != row_level ||
-        td->tg_trigger->tgnargs != (row_level ? 2 : 1)) {
+        td->tg_trigger->tgnargs != nargs) {
         throw pgt::Error("39P01",
                          "capture trigger defined with the wrong timing, level or arguments", "",
                          "pg_trickle installs its capture triggers itself.");
@@ -168,6 +172,16 @@ void fill_side(CapturePlan& cp, const std::vector<int>& pos, HeapTuple tup, Tupl
     }
 }
 
+// Same as fill_side, from a transition-table slot.
+void fill_side_slot(CapturePlan& cp, const std::vector<int>& pos, TupleTableSlot* slot) {
+    for (size_t i = 0; i < cp.attnums.size(); i++) {
+        bool isnull = true;
+        Datum v = slot ? slot_getattr(slot, cp.attnums[i], &isnull) : (Datum)0;
+        cp.values[pos[i]] = v;
+        cp.nulls[pos[i]] = isnull;
+    }
+}
+
 // Appends the prepared row to the buffer: no executor, no SPI. The buffer has
 // no index, trigger or constraint to maintain; heap_insert WAL-logs the row
 // and fetches any TOAST value of the source into the buffer's own storage.
@@ -183,7 +197,7 @@ void append_row(CapturePlan& cp) {
 }
 
 Datum capture_row(FunctionCallInfo fcinfo) {
-    TriggerData* td = trigger_data(fcinfo, true);
+    TriggerData* td = trigger_data(fcinfo, true, 2);
     CapturePlan& cp = plan_for(td);
     TupleDesc desc = RelationGetDescr(td->tg_relation);
     HeapTuple old_tup = nullptr, new_tup = nullptr;
@@ -211,8 +225,121 @@ Datum capture_row(FunctionCallInfo fcinfo) {
     return PointerGetDatum(nullptr);
 }
 
+// Statement-level variant (measured against capture_row, see
+// docs/benchmarks.md §3): reads the statement's transition tables and writes
+// the buffer rows in batches with heap_multi_insert. UPDATE pairs the i-th old
+// row with the i-th new row, the order in which PostgreSQL fills both tables.
+constexpr int kBatch = 1000;
+
+struct StatementCapture {
+    Relation rel = nullptr;
+    TupleDesc src = nullptr;
+    TupleTableSlot* old_slot = nullptr;
+    TupleTableSlot* new_slot = nullptr;
+    TupleTableSlot* batch[kBatch] = {};
+    int used = 0;
+    BulkInsertState bistate = nullptr;
+};
+
+int read_pointer(Tuplestorestate* ts) {
+    int ptr = tuplestore_alloc_read_pointer(ts, EXEC_FLAG_REWIND);
+    tuplestore_select_read_pointer(ts, ptr);
+    tuplestore_rescan(ts);
+    return ptr;
+}
+
+bool next_row(Tuplestorestate* ts, int ptr, TupleTableSlot* slot) {
+    if (ts == nullptr) {
+        return false;
+    }
+    tuplestore_select_read_pointer(ts, ptr);
+    return tuplestore_gettupleslot(ts, true, false, slot);
+}
+
+void flush_batch(StatementCapture& sc) {
+    if (sc.used > 0) {
+        heap_multi_insert(sc.rel, sc.batch, sc.used, GetCurrentCommandId(true), 0, sc.bistate);
+        for (int i = 0; i < sc.used; i++) {
+            ExecClearTuple(sc.batch[i]);
+        }
+        sc.used = 0;
+    }
+}
+
+// Copies the prepared row into the next batch slot (by-reference values are
+// copied: the transition slots are reused for the next row).
+void stage_row(CapturePlan& cp, StatementCapture& sc) {
+    if (sc.batch[sc.used] == nullptr) {
+        sc.batch[sc.used] = MakeSingleTupleTableSlot(RelationGetDescr(sc.rel), &TTSOpsVirtual);
+    }
+    TupleTableSlot* slot = sc.batch[sc.used++];
+    cp.values[kSeqPos] = Int64GetDatum(nextval_internal(cp.seq, false));
+    for (size_t i = 0; i < cp.values.size(); i++) {
+        slot->tts_values[i] = cp.values[i];
+        slot->tts_isnull[i] = cp.nulls[i];
+    }
+    ExecStoreVirtualTuple(slot);
+    ExecMaterializeSlot(slot);
+    if (sc.used == kBatch) {
+        flush_batch(sc);
+    }
+}
+
+void capture_transition_rows(TriggerData* td, CapturePlan& cp, char action) {
+    StatementCapture sc;
+    sc.rel = table_open(cp.buffer, RowExclusiveLock);
+    sc.src = RelationGetDescr(td->tg_relation);
+    sc.bistate = GetBulkInsertState();
+    sc.old_slot = MakeSingleTupleTableSlot(sc.src, &TTSOpsMinimalTuple);
+    sc.new_slot = MakeSingleTupleTableSlot(sc.src, &TTSOpsMinimalTuple);
+    Tuplestorestate* olds = action == 'I' ? nullptr : td->tg_oldtable;
+    Tuplestorestate* news = action == 'D' ? nullptr : td->tg_newtable;
+    int optr = olds ? read_pointer(olds) : -1, nptr = news ? read_pointer(news) : -1;
+    cp.values[kXidPos] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+    cp.values[kActionPos] = CharGetDatum(action);
+    cp.nulls[kSeqPos] = cp.nulls[kXidPos] = cp.nulls[kActionPos] = false;
+    for (;;) {
+        bool have_old = next_row(olds, optr, sc.old_slot);
+        bool have_new = next_row(news, nptr, sc.new_slot);
+        if (!have_old && !have_new) {
+            break;
+        }
+        fill_side_slot(cp, cp.old_pos, have_old ? sc.old_slot : nullptr);
+        fill_side_slot(cp, cp.new_pos, have_new ? sc.new_slot : nullptr);
+        if (action == 'U' && unchanged(cp)) {
+            continue;
+        }
+        stage_row(cp, sc);
+    }
+    flush_batch(sc);
+    for (TupleTableSlot* slot : sc.batch) {
+        if (slot != nullptr) {
+            ExecDropSingleTupleTableSlot(slot);
+        }
+    }
+    ExecDropSingleTupleTableSlot(sc.old_slot);
+    ExecDropSingleTupleTableSlot(sc.new_slot);
+    FreeBulkInsertState(sc.bistate);
+    table_close(sc.rel, NoLock);
+}
+
+Datum capture_statement(FunctionCallInfo fcinfo) {
+    TriggerData* td = trigger_data(fcinfo, false, 2);
+    CapturePlan& cp = plan_for(td);
+    char action = TRIGGER_FIRED_BY_INSERT(td->tg_event)   ? 'I'
+                  : TRIGGER_FIRED_BY_DELETE(td->tg_event) ? 'D'
+                                                          : 'U';
+    if ((action != 'I' && td->tg_oldtable == nullptr) ||
+        (action != 'D' && td->tg_newtable == nullptr)) {
+        throw pgt::Error("39P01", "capture trigger defined without its transition tables", "",
+                         "pg_trickle installs its capture triggers itself.");
+    }
+    pg_call([&] { capture_transition_rows(td, cp, action); });
+    return PointerGetDatum(nullptr);
+}
+
 Datum capture_truncate(FunctionCallInfo fcinfo) {
-    TriggerData* td = trigger_data(fcinfo, false);
+    TriggerData* td = trigger_data(fcinfo, false, 1);
     CapturePlan marker;  // no captured columns: every value column stays NULL
     locate_buffer(marker, td->tg_trigger->tgargs[0]);
     marker.values[kXidPos] = FullTransactionIdGetDatum(GetTopFullTransactionId());
@@ -227,6 +354,10 @@ Datum capture_truncate(FunctionCallInfo fcinfo) {
 
 Datum pgt_capture_row(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] { return pgt::pg::capture_row(fcinfo); });
+}
+
+Datum pgt_capture_statement(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] { return pgt::pg::capture_statement(fcinfo); });
 }
 
 Datum pgt_capture_truncate(PG_FUNCTION_ARGS) {

@@ -2,7 +2,7 @@
 CREATE EXTENSION pg_trickle;
 SELECT nspname FROM pg_namespace WHERE nspname LIKE 'pgtrickle%' ORDER BY 1;
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proparallel
-  FROM pg_proc p WHERE p.pronamespace = 'pgtrickle'::regnamespace ORDER BY p.proname;
+  FROM pg_proc p WHERE p.pronamespace = 'pgtrickle'::regnamespace ORDER BY p.oid::regprocedure::text COLLATE "C";
 SELECT c.relname FROM pg_class c
  WHERE c.relnamespace = 'pgtrickle'::regnamespace AND c.relkind = 'r' ORDER BY 1;
 SELECT has_schema_privilege('public', 'pgtrickle_changes', 'USAGE') AS public_uses_changes;
