@@ -154,6 +154,14 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'pgt_capture_truncate'
 LANGUAGE C;
 
+-- Change notifications (seed 004): usable on any table, installed on
+-- stream tables by create/alter_stream_table(notify => ...). See
+-- docs/notifications.md.
+CREATE FUNCTION pgtrickle.notify_changes()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_notify_changes'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- Refuses direct writes to stream-table storage (only refreshes write it).
 CREATE FUNCTION pgtrickle._guard_storage()
 RETURNS trigger

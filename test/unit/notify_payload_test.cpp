@@ -23,6 +23,7 @@ ChangeEvent docs_event(Op op, std::uint64_t seq) {
     ev.table = "docs";
     ev.op = op;
     ev.seq = seq;
+    ev.key_names = {"id"};
     ev.key_json = {"1"};
     return ev;
 }
@@ -41,12 +42,12 @@ std::string json_of(std::string_view s) {
 
 TEST(NotifyPayload, insert_has_table_op_seq_key_and_no_columns) {
     EXPECT_EQ(checked_build(docs_event(Op::kInsert, 1)),
-              R"({"table":"public.docs","op":"INSERT","seq":1,"key":[1]})");
+              R"({"table":"public.docs","op":"INSERT","seq":1,"key":{"id":1}})");
 }
 
 TEST(NotifyPayload, delete_has_key_and_no_columns) {
     EXPECT_EQ(checked_build(docs_event(Op::kDelete, 42)),
-              R"({"table":"public.docs","op":"DELETE","seq":42,"key":[1]})");
+              R"({"table":"public.docs","op":"DELETE","seq":42,"key":{"id":1}})");
 }
 
 TEST(NotifyPayload, update_lists_changed_column_names) {
@@ -54,7 +55,7 @@ TEST(NotifyPayload, update_lists_changed_column_names) {
     ev.changed_columns = {"doc", "Title"};
     EXPECT_EQ(
         checked_build(ev),
-        R"({"table":"public.docs","op":"UPDATE","seq":17,"key":[1],"columns":["doc","Title"]})");
+        R"({"table":"public.docs","op":"UPDATE","seq":17,"key":{"id":1},"columns":["doc","Title"]})");
 }
 
 TEST(NotifyPayload, update_with_no_changed_columns_has_empty_list) {
@@ -63,14 +64,16 @@ TEST(NotifyPayload, update_with_no_changed_columns_has_empty_list) {
     ev.old_key_json = {"2"};
     EXPECT_EQ(
         checked_build(ev),
-        R"({"table":"public.docs","op":"UPDATE","seq":3,"key":[1],"old_key":[2],"columns":[]})");
+        R"({"table":"public.docs","op":"UPDATE","seq":3,"key":{"id":1},"old_key":{"id":2},"columns":[]})");
 }
 
 TEST(NotifyPayload, key_mixes_numbers_strings_and_null_in_argument_order) {
     ChangeEvent ev = docs_event(Op::kInsert, 5);
+    ev.key_names = {"a", "b", "c", "d"};
     ev.key_json = {"12.50", R"("a\"b")", std::nullopt, "-3"};
-    EXPECT_EQ(checked_build(ev),
-              R"({"table":"public.docs","op":"INSERT","seq":5,"key":[12.50,"a\"b",null,-3]})");
+    EXPECT_EQ(
+        checked_build(ev),
+        R"({"table":"public.docs","op":"INSERT","seq":5,"key":{"a":12.50,"b":"a\"b","c":null,"d":-3}})");
 }
 
 TEST(NotifyPayload, old_key_only_when_update_changed_the_key) {
@@ -81,7 +84,7 @@ TEST(NotifyPayload, old_key_only_when_update_changed_the_key) {
     ev.key_changed = true;
     EXPECT_EQ(
         checked_build(ev),
-        R"({"table":"public.docs","op":"UPDATE","seq":9,"key":[1],"old_key":[7],"columns":["doc"]})");
+        R"({"table":"public.docs","op":"UPDATE","seq":9,"key":{"id":1},"old_key":{"id":7},"columns":["doc"]})");
 }
 
 TEST(NotifyPayload, key_changed_or_columns_on_insert_is_internal_error) {
@@ -93,6 +96,19 @@ TEST(NotifyPayload, key_changed_or_columns_on_insert_is_internal_error) {
     } catch (const pgt::Error& e) {
         EXPECT_EQ(e.sqlstate(), "XX000");
     }
+}
+
+TEST(NotifyPayload, key_names_arity_mismatch_is_internal_error) {
+    ChangeEvent ev = docs_event(Op::kInsert, 1);
+    ev.key_names = {"id", "extra"};
+    EXPECT_THROW(build_payload(ev), pgt::Error);
+}
+
+TEST(NotifyPayload, key_names_are_json_escaped) {
+    ChangeEvent ev = docs_event(Op::kDelete, 1);
+    ev.key_names = {"Odd \"Name\""};
+    EXPECT_EQ(checked_build(ev),
+              R"({"table":"public.docs","op":"DELETE","seq":1,"key":{"Odd \"Name\"":1}})");
 }
 
 TEST(NotifyPayload, old_key_arity_mismatch_is_internal_error) {
@@ -132,10 +148,11 @@ TEST(NotifyPayload, table_parts_are_quoted_then_json_escaped) {
     ev.schema = "My Schema";
     ev.table = R"(we"ird)";
     EXPECT_EQ(checked_build(ev),
-              R"({"table":"\"My Schema\".\"we\"\"ird\"","op":"DELETE","seq":1,"key":[1]})");
+              R"({"table":"\"My Schema\".\"we\"\"ird\"","op":"DELETE","seq":1,"key":{"id":1}})");
     ev.schema = "public";
     ev.table = "order";
-    EXPECT_EQ(checked_build(ev), R"({"table":"public.\"order\"","op":"DELETE","seq":1,"key":[1]})");
+    EXPECT_EQ(checked_build(ev),
+              R"({"table":"public.\"order\"","op":"DELETE","seq":1,"key":{"id":1}})");
 }
 
 TEST(NotifyPayload, pre_quoted_names_are_used_verbatim) {
@@ -144,13 +161,13 @@ TEST(NotifyPayload, pre_quoted_names_are_used_verbatim) {
     ev.table = R"("Odd Name")";
     ev.names_quoted = true;
     EXPECT_EQ(checked_build(ev),
-              R"({"table":"public.\"Odd Name\"","op":"DELETE","seq":1,"key":[1]})");
+              R"({"table":"public.\"Odd Name\"","op":"DELETE","seq":1,"key":{"id":1}})");
 }
 
 TEST(NotifyPayload, empty_schema_gives_unqualified_table) {
     ChangeEvent ev = docs_event(Op::kDelete, 1);
     ev.schema = "";
-    EXPECT_EQ(checked_build(ev), R"({"table":"docs","op":"DELETE","seq":1,"key":[1]})");
+    EXPECT_EQ(checked_build(ev), R"({"table":"docs","op":"DELETE","seq":1,"key":{"id":1}})");
 }
 
 TEST(JsonEscape, quotes_and_backslashes_are_escaped) {
@@ -176,7 +193,7 @@ TEST(NotifyPayload, column_names_are_json_escaped) {
     ev.changed_columns = {"a\"b", "c\\d", "e\nf", "ü"};
     EXPECT_EQ(
         checked_build(ev),
-        R"({"table":"public.docs","op":"UPDATE","seq":2,"key":[1],"columns":["a\"b","c\\d","e\u000af","ü"]})");
+        R"({"table":"public.docs","op":"UPDATE","seq":2,"key":{"id":1},"columns":["a\"b","c\\d","e\u000af","ü"]})");
 }
 
 TEST(NotifyTruncation, big_key_drops_columns_then_keys_and_keeps_seq) {
@@ -200,13 +217,14 @@ TEST(NotifyTruncation, key_that_fits_without_columns_keeps_key) {
     for (const auto& n : names) {
         ev.changed_columns.push_back(n);
     }
-    EXPECT_EQ(checked_build(ev), R"({"table":"public.docs","op":"UPDATE","seq":78,"key":[)" + big +
-                                     R"(],"old_key":[1],"truncated":true})");
+    EXPECT_EQ(checked_build(ev), R"({"table":"public.docs","op":"UPDATE","seq":78,"key":{"id":)" +
+                                     big + R"(},"old_key":{"id":1},"truncated":true})");
 }
 
 TEST(NotifyTruncation, big_insert_key_drops_key) {
     ChangeEvent ev = docs_event(Op::kInsert, 4);
     const std::string big = "\"" + std::string(9000, 'x') + "\"";
+    ev.key_names = {"id", "n"};
     ev.key_json = {big, "2"};
     EXPECT_EQ(checked_build(ev),
               R"({"table":"public.docs","op":"INSERT","seq":4,"truncated":true})");
@@ -222,7 +240,7 @@ TEST(NotifyTruncation, many_changed_columns_drop_only_columns) {
         ev.changed_columns.push_back(n);
     }
     EXPECT_EQ(checked_build(ev),
-              R"({"table":"public.docs","op":"UPDATE","seq":5,"key":[1],"truncated":true})");
+              R"({"table":"public.docs","op":"UPDATE","seq":5,"key":{"id":1},"truncated":true})");
 }
 
 TEST(NotifyTruncation, payload_of_exactly_limit_bytes_is_truncated) {
@@ -249,18 +267,18 @@ TEST(NotifyTruncation, limit_too_small_for_minimal_form_throws_54000) {
 TEST(NotifyPayload, distinct_seq_makes_identical_events_differ) {
     EXPECT_NE(checked_build(docs_event(Op::kInsert, 1)), checked_build(docs_event(Op::kInsert, 2)));
     EXPECT_EQ(checked_build(docs_event(Op::kInsert, 18446744073709551615ull)),
-              R"({"table":"public.docs","op":"INSERT","seq":18446744073709551615,"key":[1]})");
+              R"({"table":"public.docs","op":"INSERT","seq":18446744073709551615,"key":{"id":1}})");
 }
 
 TEST(NotifyPayload, append_reuses_buffer_and_restores_it_on_error) {
     std::string buf = "prefix|";
     pgt::notify::append_payload(buf, docs_event(Op::kInsert, 1));
-    EXPECT_EQ(buf, R"(prefix|{"table":"public.docs","op":"INSERT","seq":1,"key":[1]})");
+    EXPECT_EQ(buf, R"(prefix|{"table":"public.docs","op":"INSERT","seq":1,"key":{"id":1}})");
     buf.clear();
     pgt::notify::append_payload(buf, docs_event(Op::kDelete, 2));
-    EXPECT_EQ(buf, R"({"table":"public.docs","op":"DELETE","seq":2,"key":[1]})");
+    EXPECT_EQ(buf, R"({"table":"public.docs","op":"DELETE","seq":2,"key":{"id":1}})");
     EXPECT_THROW(pgt::notify::append_payload(buf, docs_event(Op::kInsert, 3), 10), pgt::Error);
-    EXPECT_EQ(buf, R"({"table":"public.docs","op":"DELETE","seq":2,"key":[1]})");
+    EXPECT_EQ(buf, R"({"table":"public.docs","op":"DELETE","seq":2,"key":{"id":1}})");
 }
 
 }  // namespace

@@ -6,21 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "core/diff/apply.hpp"
 #include "core/error.hpp"
 
 namespace pgt::diff {
 
 namespace {
-
-const std::string kEq = " OPERATOR(pg_catalog.=) ";
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-    std::string out;
-    for (size_t i = 0; i < parts.size(); i++) {
-        out += (i ? sep : "") + parts[i];
-    }
-    return out;
-}
 
 std::string action_is(const std::string& col, const char* a, const char* b = nullptr) {
     std::string s = col + kEq + "'" + a + "'";
@@ -66,85 +57,6 @@ std::string delta_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarg
            " AS __pgt_id FROM d)";
 }
 
-std::string id_match(const std::string& t, const std::string& src) {
-    return t + ".__pgt_row_probe" + kEq + "pgtrickle.row_probe_v1(" + src + ".__pgt_id) AND " + t +
-           ".__pgt_row_id" + kEq + src + ".__pgt_id";
-}
-
-std::string output_list(const ir::ScanFilterProject& scan, const std::string& prefix) {
-    std::vector<std::string> cols;
-    for (const ir::OutputColumn& o : scan.outputs) {
-        cols.push_back(prefix + o.name);
-    }
-    return join(cols, ", ");
-}
-
-std::string insert_columns(const ir::ScanFilterProject& scan) {
-    std::string outs = output_list(scan, "");
-    return "(" + outs + (outs.empty() ? "" : ", ") + "__pgt_row_id)";
-}
-
-std::string insert_values(const ir::ScanFilterProject& scan, const std::string& src) {
-    std::string outs = output_list(scan, src + ".");
-    return outs + (outs.empty() ? "" : ", ") + src + ".__pgt_id";
-}
-
-// Text form of the output row: exact as users see it (numeric scale, case of
-// a case-insensitive type, float signed zero), unlike equality operators.
-std::string image(const ir::ScanFilterProject& scan, const std::string& prefix) {
-    return "ROW(" + output_list(scan, prefix) + ")::pg_catalog.text";
-}
-
-std::string changed_values(const ir::ScanFilterProject& scan) {
-    return scan.outputs.empty() ? "false"
-                                : image(scan, "t.") + " IS DISTINCT FROM " + image(scan, "f.");
-}
-
-std::string keyed_apply(const ir::ScanFilterProject& scan, const ir::IdentityTarget& t) {
-    std::vector<std::string> sets;
-    for (const ir::OutputColumn& o : scan.outputs) {
-        sets.push_back(o.name + " = f." + o.name);
-    }
-    std::string upd = sets.empty()
-                          ? "SELECT 1 WHERE false"
-                          : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
-                                " FROM f WHERE f.__pgt_sign > 0 AND " + id_match("t", "f") +
-                                " AND " + changed_values(scan) + " RETURNING 1";
-    return ", f AS (SELECT DISTINCT ON (e.__pgt_id) e.* FROM e ORDER BY e.__pgt_id, "
-           "e.__pgt_seq DESC, e.__pgt_sign DESC), del AS (DELETE FROM " +
-           t.table + " t USING f WHERE f.__pgt_sign < 0 AND " + id_match("t", "f") +
-           " RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
-           insert_columns(scan) + " SELECT " + insert_values(scan, "f") +
-           " FROM f WHERE f.__pgt_sign > 0 AND NOT EXISTS (SELECT 1 FROM " + t.table + " t WHERE " +
-           id_match("t", "f") +
-           ") RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM ins), "
-           "(SELECT pg_catalog.count(*) FROM del), (SELECT pg_catalog.count(*) FROM upd)";
-}
-
-std::string counted_apply(const ir::ScanFilterProject& scan, const ir::IdentityTarget& t) {
-    // Rows equal as values can differ as shown (0 and 0.00 share an
-    // identity): counts are kept per identity *and* exact image.
-    std::string outs = output_list(scan, "e.");
-    std::string img = scan.outputs.empty() ? "''" : image(scan, "e.");
-    return ", ei AS (SELECT e.*, " + img +
-           " AS __pgt_img FROM e), n AS (SELECT DISTINCT ON "
-           "(e.__pgt_id, e.__pgt_img) " +
-           output_list(scan, "e.") + (outs.empty() ? "" : ", ") +
-           "e.__pgt_id, e.__pgt_img, pg_catalog.sum(e.__pgt_sign) OVER (PARTITION BY e.__pgt_id, "
-           "e.__pgt_img) AS __pgt_n FROM ei e ORDER BY e.__pgt_id, e.__pgt_img), del AS (DELETE "
-           "FROM " +
-           t.table +
-           " t WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT x.ctid FROM n CROSS JOIN "
-           "LATERAL (SELECT t2.ctid FROM " +
-           t.table + " t2 WHERE " + id_match("t2", "n") + " AND " +
-           (scan.outputs.empty() ? "true" : image(scan, "t2.") + kEq + "n.__pgt_img") +
-           " LIMIT (- n.__pgt_n)) x WHERE n.__pgt_n < 0)) RETURNING 1), ins AS (INSERT INTO " +
-           t.table + " " + insert_columns(scan) + " SELECT " + insert_values(scan, "n") +
-           " FROM n CROSS JOIN LATERAL pg_catalog.generate_series(1, n.__pgt_n) WHERE n.__pgt_n > 0"
-           " RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM ins), "
-           "(SELECT pg_catalog.count(*) FROM del), 0::pg_catalog.int8";
-}
-
 }  // namespace
 
 std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields) {
@@ -170,8 +82,11 @@ std::string window_predicate(const std::string& b) {
 }
 
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target) {
-    return delta_ctes(scan, target) +
-           (target.keyed ? keyed_apply(scan, target) : counted_apply(scan, target));
+    std::vector<std::string> outs;
+    for (const ir::OutputColumn& o : scan.outputs) {
+        outs.push_back(o.name);
+    }
+    return delta_ctes(scan, target) + apply_tail(outs, target);
 }
 
 std::string window_has_rows_sql(const std::string& buffer) {

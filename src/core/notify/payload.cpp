@@ -48,16 +48,20 @@ bool is_plain_identifier(std::string_view ident) noexcept {
     });
 }
 
-// Appends one JSON array of key values ("null" for a missing value).
-void append_key_array(std::string& out, const std::vector<std::optional<std::string_view>>& key) {
-    out += '[';
+// Appends one JSON object of key values, column name -> value, in argument
+// order ("null" for a missing value).
+void append_key_object(std::string& out, const std::vector<std::string_view>& names,
+                       const std::vector<std::optional<std::string_view>>& key) {
+    out += '{';
     for (std::size_t i = 0; i < key.size(); ++i) {
         if (i > 0) {
             out += ',';
         }
+        append_json_string(out, names[i]);
+        out += ':';
         out += key[i] ? *key[i] : std::string_view("null");
     }
-    out += ']';
+    out += '}';
 }
 
 void append_uint(std::string& out, std::uint64_t v) {
@@ -89,6 +93,10 @@ void check_event(const ChangeEvent& ev) {
     if (!update && (ev.key_changed || !ev.changed_columns.empty())) {
         throw Error(sqlstate::kInternalError,
                     "notify payload: key_changed/changed_columns are only valid for UPDATE");
+    }
+    if (ev.key_names.size() != ev.key_json.size()) {
+        throw Error(sqlstate::kInternalError,
+                    "notify payload: key names and values differ in arity");
     }
     if (update && ev.key_changed && ev.old_key_json.size() != ev.key_json.size()) {
         throw Error(sqlstate::kInternalError, "notify payload: old key and key differ in arity");
@@ -167,10 +175,10 @@ void append_payload(std::string& out, const ChangeEvent& ev, std::size_t limit) 
     append_uint(out, ev.seq);
     const std::size_t after_seq = out.size();
     out += ",\"key\":";
-    append_key_array(out, ev.key_json);
+    append_key_object(out, ev.key_names, ev.key_json);
     if (ev.op == Op::kUpdate && ev.key_changed) {
         out += ",\"old_key\":";
-        append_key_array(out, ev.old_key_json);
+        append_key_object(out, ev.key_names, ev.old_key_json);
     }
     const std::size_t after_keys = out.size();
     if (ev.op == Op::kUpdate) {

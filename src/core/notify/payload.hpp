@@ -29,7 +29,9 @@ struct ChangeEvent {
     bool names_quoted = false;  // schema/table already quoted as SQL identifiers: used verbatim
     Op op = Op::kInsert;
     std::uint64_t seq = 0;  // per-backend counter, makes equal events distinct
-    // Key values in trigger-argument order, each already rendered as JSON
+    // Key column names (raw, unquoted) in trigger-argument order.
+    std::vector<std::string_view> key_names;
+    // Key values in the same order, each already rendered as JSON
     // text (e.g. by to_json); std::nullopt renders as null.
     std::vector<std::optional<std::string_view>> key_json;
     // Old row's key (same arity as key_json); used only when op is UPDATE and

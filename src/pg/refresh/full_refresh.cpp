@@ -4,6 +4,7 @@
 // refresh snapshot; a DIFFERENTIAL refresh moves every frontier it read.
 #include "pg/refresh/full_refresh.hpp"
 
+#include "core/diff/apply.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
@@ -32,20 +33,24 @@ struct Window {
     Frontier frontier;
 };
 
+// Recomputes the defining query and writes only the difference to what the
+// stream table holds: unchanged rows keep their row version (no WAL, no
+// trigger, no notification); a keyed row whose values changed is updated in
+// place.
 RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs) {
-    std::string target = quoted_relation_name(st.relid);
-    std::string cols = output_column_list(st.relid);
+    std::vector<std::string> outs;
+    for (const OutputColumn& c : user_columns(st.relid)) {
+        outs.push_back(quote_ident(c.name));
+    }
+    std::string sql = diff::full_diff_sql(outs, identity_target(st), st.effective_query,
+                                          row_id_expression(st, "q"));
     RefreshResult r{"FULL"};
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
-        r.rows_deleted =
-            static_cast<int64_t>(spi.query_at(rs.snapshot, "DELETE FROM " + target).processed);
-        r.rows_inserted = static_cast<int64_t>(
-            spi.query_at(rs.snapshot, "INSERT INTO " + target + " (" + cols +
-                                          (cols.empty() ? "" : ", ") + kRowIdColumn +
-                                          ") SELECT q.*, " + row_id_expression(st, "q") +
-                                          " FROM (" + st.effective_query + ") q")
-                .processed);
+        SpiRows counts = spi.query_at(rs.snapshot, sql);
+        r.rows_inserted =
+            std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
+        r.rows_deleted = std::stoll(*counts.rows.at(0).at(1));
     });
     return r;
 }

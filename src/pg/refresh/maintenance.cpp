@@ -10,6 +10,7 @@
 #include "pg/catalog/relation_names.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/refresh/full_refresh.hpp"
+#include "pg/refresh/storage.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -31,17 +32,6 @@ ir::ScanFilterProject scan_ir(const AnalyzedQuery& q, const CaptureSource& src) 
         scan.outputs.push_back({q.scan.exprs.at(i), quote_ident(q.columns[i].name)});
     }
     return scan;
-}
-
-ir::IdentityTarget identity_target(const catalog::StreamTableRow& st) {
-    ir::IdentityTarget t;
-    t.table = quoted_relation_name(st.relid);
-    t.domain = st.identity_domain;
-    for (const std::string& c : st.identity_columns) {
-        t.columns.push_back(quote_ident(c));
-    }
-    t.keyed = st.identity_domain != "keyless_row";
-    return t;
 }
 
 // The stream table's owner reads the buffer in refreshes (delta statements

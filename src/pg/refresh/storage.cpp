@@ -45,6 +45,17 @@ std::string row_id_expression(const catalog::StreamTableRow& st, const std::stri
     return diff::row_id_expression(st.identity_domain, fields);
 }
 
+ir::IdentityTarget identity_target(const catalog::StreamTableRow& st) {
+    ir::IdentityTarget t;
+    t.table = quoted_relation_name(st.relid);
+    t.domain = st.identity_domain;
+    for (const std::string& c : st.identity_columns) {
+        t.columns.push_back(quote_ident(c));
+    }
+    t.keyed = st.identity_domain != "keyless_row";
+    return t;
+}
+
 std::vector<OutputColumn> user_columns(Oid relid) {
     std::vector<OutputColumn> cols;
     pg_call([&] {

@@ -5,6 +5,8 @@
 // bounded (probe == id) and not keyless; never an index over the full id.
 #pragma once
 
+#include "core/ir/scan.hpp"
+
 #include <string>
 #include <vector>
 
@@ -23,6 +25,10 @@ void add_identity_storage(Spi& spi, const std::string& quoted_table, const Analy
 
 // SQL expression computing __pgt_row_id of one output row of `alias`.
 std::string row_id_expression(const catalog::StreamTableRow& st, const std::string& alias);
+
+// The storage table as the apply statements see it: quoted name, identity
+// domain and columns, keyed (at most one row per identity) or counted.
+ir::IdentityTarget identity_target(const catalog::StreamTableRow& st);
 
 // User-visible columns of a storage table (no __pgt_* columns), in order.
 std::vector<OutputColumn> user_columns(Oid relid);

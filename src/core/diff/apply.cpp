@@ -1,0 +1,116 @@
+// Keyed and counted apply of signed events, shared by DIFFERENTIAL (scan
+// delta) and the FULL refresh that writes only what changed.
+// Invariant: rows are matched on (__pgt_row_probe, __pgt_row_id), so each
+// lookup uses the probe index; unchanged rows are never rewritten.
+#include "core/diff/apply.hpp"
+
+#include <string>
+#include <vector>
+
+namespace pgt::diff {
+
+namespace {
+
+std::string id_match(const std::string& t, const std::string& src) {
+    return t + ".__pgt_row_probe" + kEq + "pgtrickle.row_probe_v1(" + src + ".__pgt_id) AND " + t +
+           ".__pgt_row_id" + kEq + src + ".__pgt_id";
+}
+
+std::string output_list(const std::vector<std::string>& outs, const std::string& prefix) {
+    std::vector<std::string> cols;
+    for (const std::string& o : outs) {
+        cols.push_back(prefix + o);
+    }
+    return join(cols, ", ");
+}
+
+std::string insert_columns(const std::vector<std::string>& outs) {
+    std::string cols = output_list(outs, "");
+    return "(" + cols + (cols.empty() ? "" : ", ") + "__pgt_row_id)";
+}
+
+std::string insert_values(const std::vector<std::string>& outs, const std::string& src) {
+    std::string cols = output_list(outs, src + ".");
+    return cols + (cols.empty() ? "" : ", ") + src + ".__pgt_id";
+}
+
+// Text form of the output row: exact as users see it (numeric scale, case of
+// a case-insensitive type, float signed zero), unlike equality operators.
+std::string image(const std::vector<std::string>& outs, const std::string& prefix) {
+    return "ROW(" + output_list(outs, prefix) + ")::pg_catalog.text";
+}
+
+std::string changed_values(const std::vector<std::string>& outs) {
+    return outs.empty() ? "false" : image(outs, "t.") + " IS DISTINCT FROM " + image(outs, "f.");
+}
+
+std::string keyed_apply(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    std::vector<std::string> sets;
+    for (const std::string& o : outs) {
+        sets.push_back(o + " = f." + o);
+    }
+    std::string upd = sets.empty()
+                          ? "SELECT 1 WHERE false"
+                          : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
+                                " FROM f WHERE f.__pgt_sign > 0 AND " + id_match("t", "f") +
+                                " AND " + changed_values(outs) + " RETURNING 1";
+    return ", f AS (SELECT DISTINCT ON (e.__pgt_id) e.* FROM e ORDER BY e.__pgt_id, "
+           "e.__pgt_seq DESC, e.__pgt_sign DESC), del AS (DELETE FROM " +
+           t.table + " t USING f WHERE f.__pgt_sign < 0 AND " + id_match("t", "f") +
+           " RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
+           insert_columns(outs) + " SELECT " + insert_values(outs, "f") +
+           " FROM f WHERE f.__pgt_sign > 0 AND NOT EXISTS (SELECT 1 FROM " + t.table + " t WHERE " +
+           id_match("t", "f") +
+           ") RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM ins), "
+           "(SELECT pg_catalog.count(*) FROM del), (SELECT pg_catalog.count(*) FROM upd)";
+}
+
+std::string counted_apply(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    // Rows equal as values can differ as shown (0 and 0.00 share an
+    // identity): counts are kept per identity *and* exact image.
+    std::string cols = output_list(outs, "e.");
+    std::string img = outs.empty() ? "''" : image(outs, "e.");
+    return ", ei AS (SELECT e.*, " + img +
+           " AS __pgt_img FROM e), n AS (SELECT DISTINCT ON "
+           "(e.__pgt_id, e.__pgt_img) " +
+           cols + (cols.empty() ? "" : ", ") +
+           "e.__pgt_id, e.__pgt_img, pg_catalog.sum(e.__pgt_sign) OVER (PARTITION BY e.__pgt_id, "
+           "e.__pgt_img) AS __pgt_n FROM ei e ORDER BY e.__pgt_id, e.__pgt_img), del AS (DELETE "
+           "FROM " +
+           t.table +
+           " t WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT x.ctid FROM n CROSS JOIN "
+           "LATERAL (SELECT t2.ctid FROM " +
+           t.table + " t2 WHERE " + id_match("t2", "n") + " AND " +
+           (outs.empty() ? "true" : image(outs, "t2.") + kEq + "n.__pgt_img") +
+           " LIMIT (- n.__pgt_n)) x WHERE n.__pgt_n < 0)) RETURNING 1), ins AS (INSERT INTO " +
+           t.table + " " + insert_columns(outs) + " SELECT " + insert_values(outs, "n") +
+           " FROM n CROSS JOIN LATERAL pg_catalog.generate_series(1, n.__pgt_n) WHERE n.__pgt_n > 0"
+           " RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM ins), "
+           "(SELECT pg_catalog.count(*) FROM del), 0::pg_catalog.int8";
+}
+
+}  // namespace
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); i++) {
+        out += (i ? sep : "") + parts[i];
+    }
+    return out;
+}
+
+std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& target) {
+    return target.keyed ? keyed_apply(outs, target) : counted_apply(outs, target);
+}
+
+std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
+                          const std::string& query, const std::string& row_id) {
+    std::string cols = output_list(outs, "q.");
+    std::string old_cols = output_list(outs, "t.");
+    std::string sep = cols.empty() ? "" : ", ";
+    return "WITH e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign" + sep + cols + ", " + row_id +
+           " AS __pgt_id FROM (" + query + ") q UNION ALL SELECT 0, -1" + sep + old_cols +
+           ", t.__pgt_row_id FROM " + target.table + " t)" + apply_tail(outs, target);
+}
+
+}  // namespace pgt::diff

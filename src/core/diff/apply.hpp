@@ -1,0 +1,36 @@
+// The apply half of every delta statement: given a CTE `e` of signed row
+// events, write them to the stream table (keyed or counted), and the FULL
+// refresh expressed as such a delta (new contents minus current contents).
+// Invariant: a row whose values did not change is never written: no new row
+// version, no WAL, no trigger or notification for it.
+#pragma once
+#include "core/core.hpp"
+
+#include <string>
+#include <vector>
+
+#include "core/ir/scan.hpp"
+
+namespace pgt::diff {
+
+// The SQL operator every generated equality uses.
+inline const std::string kEq = " OPERATOR(pg_catalog.=) ";
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep);
+
+// Continues a WITH list that defines `e` (columns __pgt_seq, __pgt_sign,
+// the quoted output columns `outs`, __pgt_id) and ends with one row
+// (rows_inserted, rows_deleted, rows_updated).
+//   keyed:   the last event per id decides: +1 upserts (only if the text
+//            image differs), -1 deletes;
+//   counted: Σ sign per (id, exact image) copies are inserted or deleted.
+std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& target);
+
+// FULL refresh as a delta: e = (+1, every row of `query`) ∪ (−1, every row
+// of the stream table), then apply_tail. Rows present with the same values
+// on both sides are left untouched. `row_id` is the identity expression over
+// alias q (the query's output row). Same result row as apply_tail.
+std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
+                          const std::string& query, const std::string& row_id);
+
+}  // namespace pgt::diff
