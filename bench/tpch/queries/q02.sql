@@ -1,0 +1,19 @@
+-- TPC-H Q2, minimum cost supplier (size 15, type %BRASS, region EUROPE).
+-- Adapted: final ORDER BY s_acctbal DESC, n_name, s_name, p_partkey and LIMIT 100 dropped.
+SELECT s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment
+FROM tpch.part, tpch.supplier, tpch.partsupp, tpch.nation, tpch.region
+WHERE p_partkey = ps_partkey
+  AND s_suppkey = ps_suppkey
+  AND p_size = 15
+  AND p_type LIKE '%BRASS'
+  AND s_nationkey = n_nationkey
+  AND n_regionkey = r_regionkey
+  AND r_name = 'EUROPE'
+  AND ps_supplycost = (
+        SELECT min(ps_supplycost)
+        FROM tpch.partsupp, tpch.supplier, tpch.nation, tpch.region
+        WHERE p_partkey = ps_partkey
+          AND s_suppkey = ps_suppkey
+          AND s_nationkey = n_nationkey
+          AND n_regionkey = r_regionkey
+          AND r_name = 'EUROPE')

@@ -1,0 +1,10 @@
+-- TPC-H Q17, small-quantity-order revenue (Brand#23, MED BOX).
+-- Adapted: nothing dropped (scalar aggregate, one row).
+SELECT sum(l_extendedprice) / 7.0 AS avg_yearly
+FROM tpch.lineitem, tpch.part
+WHERE p_partkey = l_partkey
+  AND p_brand = 'Brand#23'
+  AND p_container = 'MED BOX'
+  AND l_quantity < (SELECT 0.2 * avg(l_quantity)
+                    FROM tpch.lineitem
+                    WHERE l_partkey = p_partkey)
