@@ -89,6 +89,35 @@ std::string counted_apply(const std::vector<std::string>& outs, const ir::Identi
            "(SELECT pg_catalog.count(*) FROM del), 0::pg_catalog.int8";
 }
 
+// Keyed FULL: one hash full join of the new contents with the stored rows on
+// the identity; stored rows are then deleted or updated by ctid, so nothing
+// is looked up row by row.
+std::string keyed_full_diff(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                            const std::string& query, const std::string& row_id) {
+    std::string sep = outs.empty() ? "" : ", ";
+    std::vector<std::string> sets;
+    for (const std::string& o : outs) {
+        sets.push_back(o + " = j." + o);
+    }
+    std::string upd = sets.empty() ? "SELECT 1 WHERE false"
+                                   : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
+                                         " FROM j WHERE j.__pgt_id IS NOT NULL AND j.__pgt_tid IS "
+                                         "NOT NULL AND j.__pgt_changed AND t.ctid" +
+                                         kEq + "j.__pgt_tid RETURNING 1";
+    return "WITH j AS MATERIALIZED (SELECT t.ctid AS __pgt_tid, n.*, " +
+           (outs.empty() ? std::string("false")
+                         : image(outs, "t.") + " IS DISTINCT FROM " + image(outs, "n.")) +
+           " AS __pgt_changed FROM (SELECT " + output_list(outs, "q.") + sep + row_id +
+           " AS __pgt_id FROM (" + query + ") q) n FULL JOIN " + t.table + " t ON t.__pgt_row_id" +
+           kEq + "n.__pgt_id), del AS (DELETE FROM " + t.table + " t WHERE t.ctid" + kEq +
+           "ANY (ARRAY(SELECT j.__pgt_tid FROM j WHERE j.__pgt_id IS NULL)) RETURNING 1), upd AS "
+           "(" +
+           upd + "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) + " SELECT " +
+           insert_values(outs, "j") +
+           " FROM j WHERE j.__pgt_tid IS NULL RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM "
+           "ins), (SELECT pg_catalog.count(*) FROM del), (SELECT pg_catalog.count(*) FROM upd)";
+}
+
 }  // namespace
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -105,6 +134,9 @@ std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityT
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
                           const std::string& query, const std::string& row_id) {
+    if (target.keyed) {
+        return keyed_full_diff(outs, target, query, row_id);
+    }
     std::string cols = output_list(outs, "q.");
     std::string old_cols = output_list(outs, "t.");
     std::string sep = cols.empty() ? "" : ", ";
