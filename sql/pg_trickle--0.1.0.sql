@@ -38,7 +38,11 @@ CREATE TABLE pgtrickle.pgt_stream_tables (
     row_identity_version integer NOT NULL,
     row_probe_version    integer NOT NULL,
     -- DIFFERENTIAL: the one statement a refresh runs (explain_st shows it).
-    delta_sql            text
+    delta_sql            text,
+    -- Channel of the change-notification trigger on the storage
+    -- (docs/notifications.md), NULL when none.
+    notify_channel       text
+        CHECK (octet_length(notify_channel) BETWEEN 1 AND 63)
 );
 COMMENT ON TABLE pgtrickle.pgt_stream_tables IS 'pg_trickle: one row per stream table';
 
@@ -112,7 +116,8 @@ CREATE FUNCTION pgtrickle.create_stream_table(
     name text, query text,
     schedule text DEFAULT 'calculated',
     refresh_mode text DEFAULT 'AUTO',
-    initialize boolean DEFAULT true)
+    initialize boolean DEFAULT true,
+    notify text DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_create_stream_table'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -122,7 +127,8 @@ CREATE FUNCTION pgtrickle.alter_stream_table(
     query text DEFAULT NULL,
     schedule text DEFAULT NULL,
     refresh_mode text DEFAULT NULL,
-    status text DEFAULT NULL)
+    status text DEFAULT NULL,
+    notify text DEFAULT '')
 RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_alter_stream_table'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;

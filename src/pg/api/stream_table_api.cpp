@@ -20,6 +20,7 @@
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/cdc/frontier.hpp"
+#include "pg/notify/stream_notify.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/storage.hpp"
 
@@ -119,6 +120,10 @@ void create_stream_table(const Args& a) {
     std::string schedule = sched::parse_schedule(a.text_or(2, "calculated")).canonical;
     std::string mode_text = a.text_or(3, "AUTO");
     bool initialize = a.bool_or(4, true);
+    std::optional<std::string> notify = a.optional_text(5);
+    if (notify) {
+        check_notify_channel(*notify);
+    }
 
     NewRelationName target = resolve_new_relation_name(name);
     AnalyzedQuery q = analyze_defining_query(query);
@@ -138,12 +143,14 @@ void create_stream_table(const Args& a) {
     row.refresh_mode = mode.effective;
     row.status = "ACTIVE";
     set_identity(row, q);
+    row.notify_channel = notify;
     row.pgt_id = catalog::insert_stream_table(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
     prepare_maintenance(spi, row, q);
     if (initialize) {
         full_refresh(spi, row, "CREATE", "initial population");
     }
+    sync_notify_trigger(spi, row);  // after the initial population: no INSERT per row
     spi.close();
 }
 
@@ -184,6 +191,12 @@ void alter_stream_table(const Args& a) {
     std::optional<std::string> schedule = a.optional_text(2);
     std::optional<std::string> mode_text = a.optional_text(3);
     std::optional<std::string> status = a.optional_text(4);
+    // notify: omitted ('') leaves it unchanged, NULL removes it.
+    std::optional<std::string> notify = a.optional_text(5);
+    bool notify_given = !notify || !notify->empty();
+    if (notify_given && notify) {
+        check_notify_channel(*notify);
+    }
 
     Spi spi = Spi::connect();
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
@@ -193,8 +206,12 @@ void alter_stream_table(const Args& a) {
     if (status) {
         row.status = parse_status(*status);
     }
+    if (notify_given) {
+        row.notify_channel = notify;
+    }
     if (!query && !mode_text) {
         catalog::update_definition(spi, row);
+        sync_notify_trigger(spi, row);
         spi.close();
         return;
     }
@@ -211,6 +228,7 @@ void alter_stream_table(const Args& a) {
     row.refresh_mode = mode.effective;
     prepare_maintenance(spi, row, *q);
     full_refresh(spi, row, "ALTER", query ? "defining query replaced" : "refresh mode changed");
+    sync_notify_trigger(spi, row);  // also after a rebuilt storage (its trigger went with it)
     spi.close();
 }
 

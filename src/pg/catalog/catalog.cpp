@@ -56,7 +56,7 @@ namespace {
 const char* kSelectColumns =
     "pgt_id, pgt_relid, pgt_schema, pgt_name, defining_query, effective_query, schedule, "
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
-    "row_identity_version, row_probe_version, delta_sql";
+    "row_identity_version, row_probe_version, delta_sql, notify_channel";
 
 // A text[] literal with every element quoted ({"a","b\"c"}).
 std::string text_array_literal(const std::vector<std::string>& items) {
@@ -91,6 +91,7 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     row.row_identity_version = std::stoi(*r[12]);
     row.row_probe_version = std::stoi(*r[13]);
     row.delta_sql = r[14];
+    row.notify_channel = r[15];
     return row;
 }
 
@@ -126,7 +127,7 @@ bool is_stream_table(Spi& spi, Oid relid) {
     return find_by_relid(spi, relid).has_value();
 }
 
-// Parameters shared by insert and update: $2..$16 in this order.
+// Parameters shared by insert and update: $2..$17 in this order.
 std::vector<SpiParam> definition_params(const StreamTableRow& row) {
     return {oid_param(row.relid),
             text_param(row.schema),
@@ -142,7 +143,8 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             text_param(text_array_literal(row.identity_columns)),
             int8_param(row.row_identity_version),
             int8_param(row.row_probe_version),
-            text_param(row.delta_sql)};
+            text_param(row.delta_sql),
+            text_param(row.notify_channel)};
 }
 
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
@@ -154,8 +156,8 @@ int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
             " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
             " schedule, requested_mode, refresh_mode, status, is_populated,"
             " row_identity_domain, row_identity_columns, row_identity_version,"
-            " row_probe_version, delta_sql) VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-            " $12, $13::pg_catalog.text[], $14, $15, $16)",
+            " row_probe_version, delta_sql, notify_channel) VALUES ($2, $3, $4, $5, $6, $7, $8,"
+            " $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15, $16, $17)",
         params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
@@ -169,7 +171,8 @@ void update_definition(Spi& spi, const StreamTableRow& row) {
                       " effective_query = $6, schedule = $7, requested_mode = $8,"
                       " refresh_mode = $9, status = $10, is_populated = $11,"
                       " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
-                      " row_identity_version = $14, row_probe_version = $15, delta_sql = $16"
+                      " row_identity_version = $14, row_probe_version = $15, delta_sql = $16,"
+                      " notify_channel = $17"
                       " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
                   params);
 }

@@ -34,6 +34,7 @@ struct StreamTableRow {
     int row_identity_version = 0;                 // format of the stored __pgt_row_id
     int row_probe_version = 0;                    // format of the stored __pgt_row_probe
     std::optional<std::string> delta_sql;         // DIFFERENTIAL: the apply statement
+    std::optional<std::string> notify_channel;    // change notifications on the storage
 };
 
 struct Dependency {

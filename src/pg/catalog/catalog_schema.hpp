@@ -37,6 +37,7 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {18, "row_identity_version", "integer"},
     {19, "row_probe_version", "integer"},
     {20, "delta_sql", "text"},
+    {21, "notify_channel", "text"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";
