@@ -3,6 +3,7 @@
 //   pgt_bench locality --conn CONNINFO --restart-cmd CMD [--rows N] [--changes C] [--runs R]
 //   pgt_bench cdc      --conn CONNINFO [--rows N] [--changes C] [--runs R] [--big-scale 0|1]
 //                      [--write-only 0|1]
+//   pgt_bench notify   --conn CONNINFO [--rows N] [--runs R]
 // Invariant: it only prints; no exit status depends on a timing.
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include "bench.hpp"
 #include "cdc.hpp"
+#include "notify.hpp"
 
 #ifndef PGT_BENCH_BASELINE_SO
 #error "PGT_BENCH_BASELINE_SO must name the built baseline module"
@@ -86,7 +88,8 @@ int usage() {
                  "       pgt_bench locality --conn CONNINFO --restart-cmd CMD [--rows N]"
                  " [--changes C] [--runs R]\n"
                  "       pgt_bench cdc --conn CONNINFO [--rows N] [--changes C] [--runs R]"
-                 " [--big-scale 0|1] [--write-only 0|1]\n");
+                 " [--big-scale 0|1] [--write-only 0|1]\n"
+                 "       pgt_bench notify --conn CONNINFO [--rows N] [--runs R]\n");
     return 2;
 }
 
@@ -98,7 +101,7 @@ int main(int argc, char** argv) {
     }
     const std::string mode = argv[1];
     pgt::bench::Options opt;
-    opt.rows = mode == "micro" || mode == "cdc" ? 1000000 : 5000000;
+    opt.rows = mode == "micro" || mode == "cdc" || mode == "notify" ? 1000000 : 5000000;
     bool big_scale = false;   // cdc: refresh scaling also at 10 x rows
     bool write_only = false;  // cdc: section 1 only
     for (int i = 2; i + 1 < argc; i += 2) {
@@ -124,7 +127,8 @@ int main(int argc, char** argv) {
     if (argc % 2 != 0 || opt.conninfo.empty() || opt.runs < 1 || opt.rows < 1 ||
         (mode == "locality" && (opt.restart_cmd.empty() || opt.changes < 1 ||
                                 opt.changes * static_cast<long long>(opt.runs) > opt.rows)) ||
-        (mode == "cdc" && (opt.rows < 1000 || opt.changes < 1 || opt.changes > opt.rows / 2))) {
+        (mode == "cdc" && (opt.rows < 1000 || opt.changes < 1 || opt.changes > opt.rows / 2)) ||
+        (mode == "notify" && opt.rows < 1000)) {
         return usage();
     }
     try {
@@ -134,6 +138,8 @@ int main(int argc, char** argv) {
             pgt::bench::run_locality(opt);
         } else if (mode == "cdc") {
             pgt::bench::run_cdc(opt, big_scale, write_only);
+        } else if (mode == "notify") {
+            pgt::bench::run_notify(opt);
         } else {
             return usage();
         }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: builds nothing itself; runs bench/pgt_bench from BUILD (arg 1)
 # against private PostgreSQL 15 clusters: encoding throughput, then locality
-# with shared_buffers = 32MB, then capture and refresh (cdc). Prints tables only.
+# with shared_buffers = 32MB, then capture and refresh (cdc), then change
+# notifications (notify). Prints tables only.
 # Invariant: only clusters this script created are started, restarted or
 # stopped, always as the `postgres` OS user when run as root.
 set -euo pipefail
@@ -25,10 +26,11 @@ RUNS="${BENCH_RUNS:-5}"
 CDC_ROWS="${BENCH_CDC_ROWS:-1000000}"
 CDC_BIG="${BENCH_CDC_BIG:-1}"   # cdc: refresh scaling also at 10 x BENCH_CDC_ROWS
 CDC_WRITE_ONLY="${BENCH_CDC_WRITE_ONLY:-0}"   # cdc: only the write-path section
-ONLY="${BENCH_ONLY:-all}"   # all | micro | locality | cdc
+NOTIFY_ROWS="${BENCH_NOTIFY_ROWS:-1000000}"   # notify: rows in each of the three tables
+ONLY="${BENCH_ONLY:-all}"   # all | micro | locality | cdc | notify
 case "$ONLY" in
-  all|micro|locality|cdc) ;;
-  *) echo "BENCH_ONLY must be all, micro, locality or cdc (got '$ONLY')" >&2; exit 2 ;;
+  all|micro|locality|cdc|notify) ;;
+  *) echo "BENCH_ONLY must be all, micro, locality, cdc or notify (got '$ONLY')" >&2; exit 2 ;;
 esac
 [ -x "$BIN" ] || { echo "missing $BIN: run make bench (or make build) first" >&2; exit 1; }
 
@@ -89,6 +91,14 @@ if [ "$ONLY" = all ] || [ "$ONLY" = cdc ]; then
   new_cluster cdc "shared_buffers = 3GB" "max_wal_size = 4GB" "autovacuum = off"
   "$BIN" cdc --conn "$CONN" --rows "$CDC_ROWS" --changes "$CHANGES" --runs "$RUNS" \
     --big-scale "$CDC_BIG" --write-only "$CDC_WRITE_ONLY"
+  check_log_for_crash "$LOG"
+  echo
+fi
+
+if [ "$ONLY" = all ] || [ "$ONLY" = notify ]; then
+  # autovacuum off: the driver vacuums the three tables between rounds.
+  new_cluster notify "shared_buffers = 1GB" "max_wal_size = 4GB" "autovacuum = off"
+  "$BIN" notify --conn "$CONN" --rows "$NOTIFY_ROWS" --runs "$RUNS"
   check_log_for_crash "$LOG"
 fi
 

@@ -21,7 +21,7 @@ done
 
 rm -rf "$OUT"
 prepare_dir "$OUT"
-echo "shared_preload_libraries = 'pg_trickle'" > "$OUT/temp.conf"
+printf '%s\n' "shared_preload_libraries = 'pg_trickle'" "pg_trickle.enabled = off" > "$OUT/temp.conf"
 chmod a+r "$OUT/temp.conf"
 port=$(free_port)
 set +e

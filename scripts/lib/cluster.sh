@@ -44,7 +44,9 @@ free_port() {
   return 1
 }
 
-# cluster_init DATADIR PORT SOCKDIR: initdb plus our settings.
+# cluster_init DATADIR PORT SOCKDIR: initdb plus our settings. The background
+# scheduler is off unless PGT_SCHEDULER=on (tests and benchmarks refresh
+# explicitly; the demo turns it on).
 cluster_init() {
   local data="$1" port="$2" sock="$3"
   as_pg "$PG_BINDIR/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
@@ -53,6 +55,7 @@ port = $port
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$sock'
 shared_preload_libraries = 'pg_trickle'
+pg_trickle.enabled = ${PGT_SCHEDULER:-off}
 fsync = off
 synchronous_commit = off
 full_page_writes = off

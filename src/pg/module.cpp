@@ -1,17 +1,67 @@
 // Module entry: PG_MODULE_MAGIC and _PG_init (settings, hooks, workers).
 // Invariant: _PG_init only registers; it runs no SQL and allocates nothing
-// that outlives a failed load.
+// that outlives a failed load. Workers, shared memory and the utility hook
+// exist only when pg_trickle is in shared_preload_libraries.
 #include "pg/boundary/boundary.hpp"
+#include "pg/scheduler/hooks.hpp"
+#include "pg/scheduler/settings.hpp"
+#include "pg/scheduler/shared_state.hpp"
 
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
 
 PG_MODULE_MAGIC;
 
 PGDLLEXPORT void _PG_init(void);
 }
 
+namespace {
+
+shmem_request_hook_type g_prev_shmem_request = nullptr;
+shmem_startup_hook_type g_prev_shmem_startup = nullptr;
+
+void shmem_request() {
+    if (g_prev_shmem_request != nullptr) {
+        g_prev_shmem_request();
+    }
+    pgt::pg::request_scheduler_shmem();
+}
+
+void shmem_startup() {
+    if (g_prev_shmem_startup != nullptr) {
+        g_prev_shmem_startup();
+    }
+    pgt::pg::init_scheduler_shmem();
+}
+
+void register_launcher_worker() {
+    BackgroundWorker w;
+    memset(&w, 0, sizeof(w));
+    w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+    w.bgw_restart_time = 5;
+    snprintf(w.bgw_library_name, BGW_MAXLEN, "pg_trickle");
+    snprintf(w.bgw_function_name, BGW_MAXLEN, "pgt_launcher_main");
+    snprintf(w.bgw_name, BGW_MAXLEN, "pg_trickle launcher");
+    snprintf(w.bgw_type, BGW_MAXLEN, "pg_trickle launcher");
+    RegisterBackgroundWorker(&w);
+}
+
+}  // namespace
+
 void _PG_init(void) {
-    pgt::pg::pgt_entry([] {});
+    pgt::pg::define_scheduler_settings();
+    if (!process_shared_preload_libraries_in_progress) {
+        return;  // EC-36: everything but automatic scheduling works
+    }
+    g_prev_shmem_request = shmem_request_hook;
+    shmem_request_hook = shmem_request;
+    g_prev_shmem_startup = shmem_startup_hook;
+    shmem_startup_hook = shmem_startup;
+    pgt::pg::install_scheduler_hooks();
+    register_launcher_worker();
 }

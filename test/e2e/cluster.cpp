@@ -61,7 +61,7 @@ void make_reachable(const std::string& dir) {
 
 }  // namespace
 
-void Cluster::start(const std::string& workdir) {
+void Cluster::start(const std::string& workdir, bool scheduler) {
     workdir_ = workdir;
     datadir_ = workdir + "/data";
     logfile_ = workdir + "/server.log";
@@ -83,6 +83,8 @@ void Cluster::start(const std::string& workdir) {
          << "listen_addresses = ''\n"
          << "unix_socket_directories = '" << sockdir_ << "'\n"
          << "shared_preload_libraries = 'pg_trickle'\n"
+         << "pg_trickle.enabled = " << (scheduler ? "on" : "off") << "\n"
+         << "pg_trickle.scheduler_interval_ms = 200\n"
          << "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
          << "max_connections = 50\n";
     conf.close();

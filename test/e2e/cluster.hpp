@@ -11,8 +11,9 @@ namespace pgt::e2e {
 
 class Cluster {
 public:
-    // Starts a fresh cluster under workdir; throws std::runtime_error.
-    void start(const std::string& workdir);
+    // Starts a fresh cluster under workdir; throws std::runtime_error. The
+    // background scheduler runs only when `scheduler` is set.
+    void start(const std::string& workdir, bool scheduler = false);
     void stop();
     // Lines of the server log that show a backend crash ("" if none).
     std::string crash_lines() const;

@@ -2,6 +2,8 @@
 // Invariant: PGresult objects never outlive the call that produced them.
 #include "pg_conn.hpp"
 
+#include <poll.h>
+
 #include "cluster.hpp"
 
 namespace pgt::e2e {
@@ -82,6 +84,27 @@ SqlError Conn::error_of(const std::string& sql) {
 
 int Conn::backend_pid() {
     return PQbackendPID(conn_);
+}
+
+std::vector<Notification> Conn::notifications(int wait_ms) {
+    std::vector<Notification> out;
+    auto collect = [&] {
+        if (PQconsumeInput(conn_) == 0) {
+            throw std::runtime_error(PQerrorMessage(conn_));
+        }
+        while (PGnotify* n = PQnotifies(conn_)) {
+            out.push_back({n->relname, n->extra, n->be_pid});
+            PQfreemem(n);
+        }
+    };
+    collect();
+    if (out.empty() && wait_ms > 0) {
+        pollfd fd{PQsocket(conn_), POLLIN, 0};
+        if (poll(&fd, 1, wait_ms) > 0) {
+            collect();
+        }
+    }
+    return out;
 }
 
 Conn connect(const std::string& dbname) {

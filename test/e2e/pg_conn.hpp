@@ -1,5 +1,5 @@
 // A small libpq client for the e2e tests: run SQL, get rows as text, catch
-// errors with their SQLSTATE, collect NOTICEs.
+// errors with their SQLSTATE, collect NOTICEs and NOTIFY messages.
 // Invariant: every failure carries the server's SQLSTATE, message, detail
 // and hint, so tests assert on exactly what a user would see.
 #pragma once
@@ -25,6 +25,12 @@ struct SqlError : std::runtime_error {
 
 using Row = std::vector<std::optional<std::string>>;
 
+// One NOTIFY message received by a LISTENing connection.
+struct Notification {
+    std::string channel, payload;
+    int sender_pid = 0;
+};
+
 struct Result {
     std::vector<Row> rows;
     size_t size() const { return rows.size(); }
@@ -43,6 +49,9 @@ public:
     // Runs sql expecting an error; returns it (throws std::logic_error if none).
     SqlError error_of(const std::string& sql);
     int backend_pid();
+    // NOTIFY messages received so far (after LISTEN); when none is pending,
+    // waits up to wait_ms for the server to send some.
+    std::vector<Notification> notifications(int wait_ms = 0);
 
     std::vector<std::string> notices;
 

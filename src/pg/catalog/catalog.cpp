@@ -214,6 +214,27 @@ void record_history(Spi& spi, const HistoryRow& h) {
                    text_param(h.start_time), text_param(h.reason)});
 }
 
+void record_failed_refresh(Spi& spi, int64_t pgt_id, const std::string& action,
+                           const std::string& initiated_by, const std::string& start_time,
+                           const std::string& error) {
+    exec_as_owner(spi,
+                  "INSERT INTO " + kHist +
+                      " (pgt_id, action, status, initiated_by, start_time, end_time,"
+                      " error_message) VALUES ($1, $2, 'FAILED', $3, $4::pg_catalog.timestamptz,"
+                      " pg_catalog.clock_timestamp(), $5)",
+                  {int8_param(pgt_id), text_param(action), text_param(initiated_by),
+                   text_param(start_time), text_param(error)});
+}
+
+void set_health(Spi& spi, int64_t pgt_id, const std::string& status, int consecutive_errors) {
+    exec_as_owner(spi,
+                  "UPDATE " + kSt +
+                      " SET status = $2, consecutive_errors = $3 WHERE pgt_id "
+                      "OPERATOR(pg_catalog.=) $1 AND (status, consecutive_errors) IS DISTINCT "
+                      "FROM ($2, $3)",
+                  {int8_param(pgt_id), text_param(status), int8_param(consecutive_errors)});
+}
+
 std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid) {
     SpiRows rows = spi.query(std::string("SELECT ") + kSelectColumns + " FROM " + kSt +
                                  " WHERE pgt_id IN (SELECT pgt_id FROM " + kDep +

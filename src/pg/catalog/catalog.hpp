@@ -71,6 +71,12 @@ void mark_refreshed(Spi& spi, int64_t pgt_id);
 void delete_stream_table(Spi& spi, int64_t pgt_id);
 void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency>& deps);
 void record_history(Spi& spi, const HistoryRow& h);
+// A refresh that failed (status FAILED, the error text as error_message).
+void record_failed_refresh(Spi& spi, int64_t pgt_id, const std::string& action,
+                           const std::string& initiated_by, const std::string& start_time,
+                           const std::string& error);
+// Stores status and consecutive_errors (no write when both are unchanged).
+void set_health(Spi& spi, int64_t pgt_id, const std::string& status, int consecutive_errors);
 
 // Stream tables whose defining query reads relid (directly).
 std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid);

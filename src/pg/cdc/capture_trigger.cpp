@@ -12,6 +12,8 @@
 
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
+#include "pg/boundary/datum_equal.hpp"
+#include "pg/scheduler/hooks.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -156,7 +158,7 @@ bool unchanged(const CapturePlan& cp) {
         int o = cp.old_pos[i], n = cp.new_pos[i];
         if (cp.nulls[o] != cp.nulls[n] ||
             (!cp.nulls[o] &&
-             !datumIsEqual(cp.values[o], cp.values[n], cp.byval[i], cp.typlen[i]))) {
+             !stored_datums_equal(cp.values[o], cp.values[n], cp.byval[i], cp.typlen[i]))) {
             return false;
         }
     }
@@ -222,6 +224,7 @@ Datum capture_row(FunctionCallInfo fcinfo) {
     cp.values[kActionPos] = CharGetDatum(action);
     cp.nulls[kSeqPos] = cp.nulls[kXidPos] = cp.nulls[kActionPos] = false;
     append_row(cp);
+    mark_source_written();
     return PointerGetDatum(nullptr);
 }
 
@@ -335,6 +338,7 @@ Datum capture_statement(FunctionCallInfo fcinfo) {
                          "pg_trickle installs its capture triggers itself.");
     }
     pg_call([&] { capture_transition_rows(td, cp, action); });
+    mark_source_written();
     return PointerGetDatum(nullptr);
 }
 
@@ -346,6 +350,7 @@ Datum capture_truncate(FunctionCallInfo fcinfo) {
     marker.values[kActionPos] = CharGetDatum('T');
     marker.nulls[kSeqPos] = marker.nulls[kXidPos] = marker.nulls[kActionPos] = false;
     append_row(marker);
+    mark_source_written();
     return PointerGetDatum(nullptr);
 }
 

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/notify/payload.hpp"
 #include "pg/boundary/boundary.hpp"
+#include "pg/boundary/datum_equal.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -134,10 +135,16 @@ KeyColumn resolve_key(TriggerData* td, const char* name, MemoryContext mcxt) {
             return k;
         }
     }
-    throw pgt::Error("42703",
-                     "key column \"" + k.name + "\" of notify_changes() does not exist in table " +
-                         RelationGetRelationName(td->tg_relation),
-                     "", "Name columns of the table the trigger is on.");
+    std::string table;
+    pg_call([&] {
+        table =
+            quote_qualified_identifier(get_namespace_name(RelationGetNamespace(td->tg_relation)),
+                                       RelationGetRelationName(td->tg_relation));
+    });
+    throw pgt::Error(
+        "42703",
+        "key column \"" + k.name + "\" of notify_changes() does not exist in table " + table, "",
+        trigger_hint(td));
 }
 
 void build_plan(TriggerData* td, NotifyPlan& plan) {
@@ -192,7 +199,7 @@ bool same_datum(TupleTableSlot* a, TupleTableSlot* b, int i, Form_pg_attribute a
     }
     // Compares the stored bytes (an unchanged TOAST pointer compares equal
     // without being fetched); equal values stored differently count as changed.
-    return datumIsEqual(a->tts_values[i], b->tts_values[i], att->attbyval, att->attlen);
+    return stored_datums_equal(a->tts_values[i], b->tts_values[i], att->attbyval, att->attlen);
 }
 
 // Names of the columns whose stored datums differ; key_changed is set when a

@@ -1,0 +1,120 @@
+// Hooks that keep the launcher informed from ordinary backends:
+//  - CREATE EXTENSION pg_trickle, CREATE DATABASE: at commit, ask the
+//    launcher to look at the database (start its scheduler);
+//  - DROP DATABASE: ask that database's worker to leave and wait for it
+//    (up to 5 s), so the drop is not refused for a connected worker;
+//  - a transaction that wrote a captured source: at commit, set the
+//    database scheduler's latch (mark_source_written).
+// Invariant: nothing here fails a user's statement; the hooks only signal.
+#include <vector>
+
+#include "pg/scheduler/hooks.hpp"
+#include "pg/scheduler/shared_state.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/xact.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "storage/latch.h"
+#include "tcop/utility.h"
+#include "utils/wait_event.h"
+}
+
+namespace pgt::pg {
+
+namespace {
+
+ProcessUtility_hook_type g_prev_utility = nullptr;
+bool g_callback_registered = false;
+bool g_wake_at_commit = false;
+std::vector<Oid>* g_probe_at_commit = nullptr;  // TopMemoryContext-free: plain heap
+
+void xact_callback(XactEvent event, void*) {
+    if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) {
+        if (g_wake_at_commit) {
+            wake_scheduler(MyDatabaseId);
+        }
+        if (g_probe_at_commit != nullptr) {
+            for (Oid db : *g_probe_at_commit) {
+                request_probe(db);
+            }
+        }
+    }
+    if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+        event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
+        g_wake_at_commit = false;
+        if (g_probe_at_commit != nullptr) {
+            g_probe_at_commit->clear();
+        }
+    }
+}
+
+void ensure_callback() {
+    if (!g_callback_registered) {
+        RegisterXactCallback(xact_callback, nullptr);
+        g_callback_registered = true;
+    }
+}
+
+void probe_at_commit(Oid db) {
+    ensure_callback();
+    if (g_probe_at_commit == nullptr) {
+        g_probe_at_commit = new std::vector<Oid>();
+    }
+    g_probe_at_commit->push_back(db);
+}
+
+// Waits (up to 5 s, like DROP DATABASE's own wait) for dboid's worker to go.
+void stop_worker_before_drop(const char* dbname) {
+    Oid dboid = get_database_oid(dbname, true);
+    if (!OidIsValid(dboid) || stop_worker_for_drop(dboid) == 0) {
+        return;
+    }
+    for (int i = 0; i < 50 && worker_running(dboid); i++) {
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    }
+}
+
+void utility_hook(PlannedStmt* pstmt, const char* query, bool read_only_tree,
+                  ProcessUtilityContext context, ParamListInfo params, QueryEnvironment* env,
+                  DestReceiver* dest, QueryCompletion* qc) {
+    Node* stmt = pstmt->utilityStmt;
+    if (IsA(stmt, DropdbStmt)) {
+        stop_worker_before_drop(castNode(DropdbStmt, stmt)->dbname);
+    }
+    if (g_prev_utility != nullptr) {
+        g_prev_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+    } else {
+        standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+    }
+    if (IsA(stmt, CreateExtensionStmt) &&
+        strcmp(castNode(CreateExtensionStmt, stmt)->extname, "pg_trickle") == 0) {
+        probe_at_commit(MyDatabaseId);
+    } else if (IsA(stmt, CreatedbStmt)) {
+        Oid db = get_database_oid(castNode(CreatedbStmt, stmt)->dbname, true);
+        if (OidIsValid(db)) {
+            probe_at_commit(db);
+        }
+    }
+}
+
+}  // namespace
+
+void install_scheduler_hooks() {
+    g_prev_utility = ProcessUtility_hook;
+    ProcessUtility_hook = utility_hook;
+}
+
+void mark_source_written() {
+    if (!g_wake_at_commit && scheduler_preloaded()) {
+        ensure_callback();
+        g_wake_at_commit = true;
+    }
+}
+
+}  // namespace pgt::pg

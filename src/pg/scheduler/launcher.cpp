@@ -1,0 +1,212 @@
+// The launcher background worker: starts one scheduler worker per database
+// that has pg_trickle, restarts a worker that failed, and forgets a database
+// whose worker left because the extension is gone or the database is dropped.
+//
+//   start ─► probe every database ─┐
+//   CREATE EXTENSION / DATABASE ───┼─► queue ─► launcher ─► worker(db)
+//   worker failed (exit ≠ clean) ──┘                            │ leaves: no extension,
+//                                                               ▼ dropping, recovery
+// Invariant: the launcher never connects to a database; it reads only the
+// shared catalog pg_database, so it never blocks DROP DATABASE.
+#include <map>
+#include <set>
+#include <vector>
+
+#include "pg/scheduler/settings.hpp"
+#include "pg/scheduler/shared_state.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+PGDLLEXPORT void pgt_launcher_main(Datum arg);
+}
+
+namespace pgt::pg {
+
+namespace {
+
+constexpr long kRescanMs = 10000;       // look at failed/dropping slots this often
+constexpr long kRestartDelayMs = 2000;  // after a worker failed
+
+struct Worker {
+    BackgroundWorkerHandle* handle = nullptr;
+    TimestampTz retry_at = 0;  // failed: restart not before
+};
+
+std::map<Oid, Worker> g_workers;
+std::set<Oid> g_no_extension;  // probed, no pg_trickle: not probed again until asked
+
+// Databases a scheduler may run in (connectable, not templates).
+std::vector<Oid> list_databases() {
+    std::vector<Oid> out;
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    Relation rel = table_open(DatabaseRelationId, AccessShareLock);
+    TableScanDesc scan = table_beginscan_catalog(rel, 0, nullptr);
+    HeapTuple tup;
+    while ((tup = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+        Form_pg_database db = reinterpret_cast<Form_pg_database>(GETSTRUCT(tup));
+        if (db->datallowconn && !db->datistemplate) {
+            out.push_back(db->oid);
+        }
+    }
+    table_endscan(scan);
+    table_close(rel, AccessShareLock);
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    return out;
+}
+
+bool database_exists(Oid dboid) {
+    for (Oid db : list_databases()) {
+        if (db == dboid) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool start_worker(Oid dboid) {
+    if (!claim_slot(dboid)) {
+        return false;
+    }
+    BackgroundWorker w;
+    memset(&w, 0, sizeof(w));
+    w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+    w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+    w.bgw_restart_time = BGW_NEVER_RESTART;
+    snprintf(w.bgw_library_name, BGW_MAXLEN, "pg_trickle");
+    snprintf(w.bgw_function_name, BGW_MAXLEN, "pgt_scheduler_main");
+    snprintf(w.bgw_name, BGW_MAXLEN, "pg_trickle scheduler %u", dboid);
+    snprintf(w.bgw_type, BGW_MAXLEN, "pg_trickle scheduler");
+    w.bgw_main_arg = ObjectIdGetDatum(dboid);
+    w.bgw_notify_pid = MyProcPid;
+    BackgroundWorkerHandle* handle = nullptr;
+    if (!RegisterDynamicBackgroundWorker(&w, &handle)) {
+        free_slot(dboid);
+        ereport(WARNING, (errmsg("pg_trickle could not start a scheduler for database %u", dboid),
+                          errhint("Raise max_worker_processes.")));
+        g_workers[dboid].retry_at = GetCurrentTimestamp() + kRestartDelayMs * 1000;
+        return false;
+    }
+    g_workers[dboid] = Worker{handle, 0};
+    return true;
+}
+
+// Looks at each known worker: gone with a clean reason → forget the
+// database; gone otherwise (crash, error) → restart after a delay.
+void reap_workers() {
+    TimestampTz now = GetCurrentTimestamp();
+    for (auto it = g_workers.begin(); it != g_workers.end();) {
+        Oid dboid = it->first;
+        Worker& w = it->second;
+        pid_t pid = 0;
+        bool gone = w.handle == nullptr || GetBackgroundWorkerPid(w.handle, &pid) == BGWH_STOPPED;
+        if (!gone) {
+            ++it;
+            continue;
+        }
+        std::optional<SlotState> st = slot_state(dboid);
+        bool clean = st == SlotState::kNoExtension || st == SlotState::kDropping ||
+                     st == SlotState::kRecovery;
+        if (clean) {
+            if (st == SlotState::kNoExtension) {
+                g_no_extension.insert(dboid);
+            }
+            free_slot(dboid);
+            it = g_workers.erase(it);
+            continue;
+        }
+        if (w.handle != nullptr && !database_exists(dboid)) {  // dropped meanwhile
+            free_slot(dboid);
+            it = g_workers.erase(it);
+            continue;
+        }
+        if (w.handle != nullptr) {  // failed: wait, then start again
+            free_slot(dboid);
+            w.handle = nullptr;
+            w.retry_at = now + kRestartDelayMs * 1000;
+        }
+        if (now >= w.retry_at) {
+            start_worker(dboid);
+        }
+        ++it;
+    }
+}
+
+volatile sig_atomic_t g_got_sigterm = false;
+
+void launcher_sigterm(SIGNAL_ARGS) {
+    int save_errno = errno;
+    g_got_sigterm = true;
+    SetLatch(MyLatch);
+    errno = save_errno;
+}
+
+void launcher_loop() {
+    TimestampTz last_rescan = 0;  // rescan at once when enabled
+    while (!g_got_sigterm) {
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+        if (!g_scheduler_enabled) {
+            (void)take_probe_requests();  // looked at again when enabled
+            g_no_extension.clear();
+            last_rescan = 0;
+            continue;  // running workers see the setting too and idle
+        }
+        for (Oid db : take_probe_requests()) {
+            g_no_extension.erase(db);
+            start_worker(db);
+        }
+        reap_workers();
+        // A database whose worker left for DROP DATABASE may still exist
+        // (the drop failed), and a database created from a template that
+        // has pg_trickle sends no request: look again now and then.
+        if (TimestampDifferenceExceeds(last_rescan, GetCurrentTimestamp(), kRescanMs)) {
+            last_rescan = GetCurrentTimestamp();
+            for (Oid db : list_databases()) {
+                if (g_workers.count(db) == 0 && g_no_extension.count(db) == 0) {
+                    start_worker(db);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+}  // namespace pgt::pg
+
+void pgt_launcher_main(Datum) {
+    pqsignal(SIGTERM, pgt::pg::launcher_sigterm);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+    pgstat_report_appname("pg_trickle launcher");
+    pgt::pg::register_launcher();
+    pgt::pg::launcher_loop();
+    proc_exit(0);
+}

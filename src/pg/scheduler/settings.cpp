@@ -1,0 +1,63 @@
+// Definitions of the scheduler's settings (pg_trickle.*).
+// Invariant: every setting has a documented default and range; settings a
+// running worker re-reads on SIGHUP are PGC_SIGHUP.
+#include "pg/scheduler/settings.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "utils/guc.h"
+}
+
+namespace pgt::pg {
+
+bool g_scheduler_enabled = true;
+int g_scheduler_interval_ms = 1000;
+int g_default_schedule_seconds = 1;
+int g_min_schedule_seconds = 1;
+int g_max_consecutive_errors = 3;
+bool g_diamond_atomic = true;
+
+namespace {
+
+int g_diamond_consistency = 0;  // index into kDiamondOptions
+
+const struct config_enum_entry kDiamondOptions[] = {
+    {"atomic", 0, false}, {"none", 1, false}, {nullptr, 0, false}};
+
+void diamond_assign(int value, void*) {
+    g_diamond_atomic = value == 0;
+}
+
+}  // namespace
+
+void define_scheduler_settings() {
+    DefineCustomBoolVariable("pg_trickle.enabled",
+                             "Whether the background scheduler refreshes stream tables.",
+                             "Manual refreshes work either way.", &g_scheduler_enabled, true,
+                             PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_trickle.scheduler_interval_ms",
+        "Longest time a scheduler waits between two looks at its stream tables.", nullptr,
+        &g_scheduler_interval_ms, 1000, 10, 60000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
+        nullptr);
+    DefineCustomIntVariable("pg_trickle.default_schedule_seconds",
+                            "Interval of a 'calculated' stream table that no stream table reads.",
+                            nullptr, &g_default_schedule_seconds, 1, 1, 86400, PGC_SIGHUP,
+                            GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pg_trickle.min_schedule_seconds",
+                            "Shortest interval the scheduler refreshes any stream table at.",
+                            "Cron schedules are not raised to it.", &g_min_schedule_seconds, 1, 0,
+                            86400, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pg_trickle.max_consecutive_errors",
+                            "Failed scheduled refreshes in a row after which a stream table is "
+                            "suspended.",
+                            nullptr, &g_max_consecutive_errors, 3, 1, 1000, PGC_SIGHUP, 0, nullptr,
+                            nullptr, nullptr);
+    DefineCustomEnumVariable("pg_trickle.diamond_consistency",
+                             "Whether stream tables of a diamond refresh all or none in a tick.",
+                             nullptr, &g_diamond_consistency, 0, kDiamondOptions, PGC_SIGHUP, 0,
+                             nullptr, diamond_assign, nullptr);
+    MarkGUCPrefixReserved("pg_trickle");
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,17 @@
+// pg_trickle.* settings of the scheduler, defined once in _PG_init.
+// Invariant: values are read through these variables only; defaults and
+// ranges are documented in docs/scheduler.md.
+#pragma once
+
+namespace pgt::pg {
+
+extern bool g_scheduler_enabled;        // pg_trickle.enabled
+extern int g_scheduler_interval_ms;     // pg_trickle.scheduler_interval_ms
+extern int g_default_schedule_seconds;  // pg_trickle.default_schedule_seconds
+extern int g_min_schedule_seconds;      // pg_trickle.min_schedule_seconds
+extern int g_max_consecutive_errors;    // pg_trickle.max_consecutive_errors
+extern bool g_diamond_atomic;           // pg_trickle.diamond_consistency = 'atomic'
+
+void define_scheduler_settings();
+
+}  // namespace pgt::pg

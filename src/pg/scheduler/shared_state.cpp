@@ -1,0 +1,227 @@
+// Shared memory of the scheduler (see shared_state.hpp).
+// Invariant: the spinlock guards every field; latches are set after it is
+// released (SetLatch may signal another process).
+#include "pg/scheduler/shared_state.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+}
+
+namespace pgt::pg {
+
+namespace {
+
+constexpr int kSlots = 64;
+constexpr int kQueue = 64;
+
+struct DbSlot {
+    Oid dboid;
+    SlotState state;
+    pid_t pid;
+    Latch* latch;
+    bool stop;
+};
+
+struct SchedulerShared {
+    slock_t mutex;
+    Latch* launcher_latch;
+    int nqueued;
+    Oid queue[kQueue];
+    DbSlot slots[kSlots];
+};
+
+SchedulerShared* g_shared = nullptr;
+bool g_requested = false;
+
+DbSlot* find_slot(Oid dboid) {
+    for (DbSlot& s : g_shared->slots) {
+        if (s.state != SlotState::kFree && s.dboid == dboid) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+bool live(const DbSlot* s) {
+    return s != nullptr && (s->state == SlotState::kStarting || s->state == SlotState::kRunning);
+}
+
+}  // namespace
+
+bool scheduler_preloaded() {
+    return g_requested;
+}
+
+void request_scheduler_shmem() {
+    RequestAddinShmemSpace(MAXALIGN(sizeof(SchedulerShared)));
+    g_requested = true;
+}
+
+void init_scheduler_shmem() {
+    bool found = false;
+    g_shared = static_cast<SchedulerShared*>(
+        ShmemInitStruct("pg_trickle scheduler", sizeof(SchedulerShared), &found));
+    if (!found) {
+        memset(g_shared, 0, sizeof(SchedulerShared));
+        SpinLockInit(&g_shared->mutex);
+    }
+}
+
+void register_launcher() {
+    SpinLockAcquire(&g_shared->mutex);
+    g_shared->launcher_latch = MyLatch;
+    SpinLockRelease(&g_shared->mutex);
+}
+
+std::vector<Oid> take_probe_requests() {
+    Oid copy[kQueue];
+    SpinLockAcquire(&g_shared->mutex);
+    int n = g_shared->nqueued;
+    memcpy(copy, g_shared->queue, sizeof(Oid) * n);
+    g_shared->nqueued = 0;
+    SpinLockRelease(&g_shared->mutex);
+    return std::vector<Oid>(copy, copy + n);
+}
+
+bool claim_slot(Oid dboid) {
+    bool claimed = false;
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    if (!live(s)) {
+        if (s == nullptr) {
+            for (DbSlot& f : g_shared->slots) {
+                if (f.state == SlotState::kFree) {
+                    s = &f;
+                    break;
+                }
+            }
+        }
+        if (s != nullptr) {
+            *s = DbSlot{dboid, SlotState::kStarting, 0, nullptr, false};
+            claimed = true;
+        }
+    }
+    SpinLockRelease(&g_shared->mutex);
+    return claimed;
+}
+
+std::optional<SlotState> slot_state(Oid dboid) {
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    std::optional<SlotState> st = s ? std::optional(s->state) : std::nullopt;
+    SpinLockRelease(&g_shared->mutex);
+    return st;
+}
+
+void free_slot(Oid dboid) {
+    SpinLockAcquire(&g_shared->mutex);
+    if (DbSlot* s = find_slot(dboid)) {
+        *s = DbSlot{};
+    }
+    SpinLockRelease(&g_shared->mutex);
+}
+
+void attach_worker(Oid dboid) {
+    SpinLockAcquire(&g_shared->mutex);
+    if (DbSlot* s = find_slot(dboid)) {
+        s->state = SlotState::kRunning;
+        s->pid = MyProcPid;
+        s->latch = MyLatch;
+    }
+    SpinLockRelease(&g_shared->mutex);
+}
+
+void leave_worker(Oid dboid, SlotState why) {
+    Latch* launcher = nullptr;
+    SpinLockAcquire(&g_shared->mutex);
+    if (DbSlot* s = find_slot(dboid)) {
+        if (s->pid == MyProcPid) {
+            s->state = s->stop ? SlotState::kDropping : why;
+            s->pid = 0;
+            s->latch = nullptr;
+        }
+    }
+    launcher = g_shared->launcher_latch;
+    SpinLockRelease(&g_shared->mutex);
+    if (launcher != nullptr) {
+        SetLatch(launcher);
+    }
+}
+
+bool worker_stop_requested(Oid dboid) {
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    bool stop = s != nullptr && s->stop;
+    SpinLockRelease(&g_shared->mutex);
+    return stop;
+}
+
+void request_probe(Oid dboid) {
+    if (g_shared == nullptr) {
+        return;
+    }
+    SpinLockAcquire(&g_shared->mutex);
+    bool queued = false;
+    for (int i = 0; i < g_shared->nqueued; i++) {
+        queued = queued || g_shared->queue[i] == dboid;
+    }
+    if (!queued && g_shared->nqueued < kQueue) {
+        g_shared->queue[g_shared->nqueued++] = dboid;
+    }
+    Latch* launcher = g_shared->launcher_latch;
+    SpinLockRelease(&g_shared->mutex);
+    if (launcher != nullptr) {
+        SetLatch(launcher);
+    }
+}
+
+void wake_scheduler(Oid dboid) {
+    if (g_shared == nullptr) {
+        return;
+    }
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    Latch* latch = s != nullptr && s->state == SlotState::kRunning ? s->latch : nullptr;
+    SpinLockRelease(&g_shared->mutex);
+    if (latch != nullptr) {
+        SetLatch(latch);
+    }
+}
+
+int stop_worker_for_drop(Oid dboid) {
+    if (g_shared == nullptr) {
+        return 0;
+    }
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    int pid = 0;
+    Latch* latch = nullptr;
+    if (live(s)) {
+        s->stop = true;
+        pid = s->pid;
+        latch = s->latch;
+    }
+    SpinLockRelease(&g_shared->mutex);
+    if (latch != nullptr) {
+        SetLatch(latch);
+    }
+    return pid;
+}
+
+bool worker_running(Oid dboid) {
+    if (g_shared == nullptr) {
+        return false;
+    }
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    bool running = s != nullptr && s->state == SlotState::kRunning && s->pid != 0;
+    SpinLockRelease(&g_shared->mutex);
+    return running;
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,364 @@
+// One scheduler tick (see tick.hpp).
+//
+//   read catalog (1 xact) ─► effective schedules ─► due set ─► plan units
+//        └─ per unit: xact ─► subxact ─► refresh each member as its owner
+//                                 ├─ ok: release, health reset
+//                                 └─ error: roll back, FAILED history,
+//                                           status machine, alert
+// Invariant: refreshes run as the stream table's owner inside a
+// security-restricted operation, never as the worker's superuser.
+#include "pg/scheduler/tick.hpp"
+
+#include <chrono>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/dag/calculated.hpp"
+#include "core/dag/diamond.hpp"
+#include "core/dag/graph.hpp"
+#include "core/error.hpp"
+#include "core/sched/alert.hpp"
+#include "core/sched/schedule.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/boundary/spi.hpp"
+#include "pg/catalog/catalog.hpp"
+#include "pg/catalog/relation_names.hpp"
+#include "pg/refresh/full_refresh.hpp"
+#include "pg/scheduler/settings.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/xact.h"
+#include "commands/async.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+}
+
+namespace pgt::pg {
+
+namespace {
+
+struct TableInfo {
+    int64_t pgt_id = 0;
+    Oid relid = InvalidOid;
+    std::string display;  // schema-qualified, quoted as needed
+    sched::Schedule schedule;
+    sched::Status status = sched::Status::Active;
+    std::string refresh_mode;
+    int consecutive_errors = 0;
+    std::optional<int64_t> last_refresh_us;
+    int64_t created_us = 0;
+    bool pending = false;
+};
+
+struct TickState {
+    std::map<int64_t, TableInfo> tables;
+    dag::Graph graph;
+};
+
+int64_t now_us() {
+    // TimestampTz counts microseconds since 2000-01-01; shift to the Unix epoch.
+    return GetCurrentTimestamp() +
+           (int64_t(POSTGRES_EPOCH_JDATE) - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC;
+}
+
+sched::Status status_of(const std::string& s) {
+    return s == "SUSPENDED" ? sched::Status::Suspended
+           : s == "ERROR"   ? sched::Status::Error
+                            : sched::Status::Active;
+}
+
+std::optional<int64_t> micros(const std::optional<std::string>& v) {
+    return v ? std::optional(std::stoll(*v)) : std::nullopt;
+}
+
+void load_tables(Spi& spi, TickState& ts) {
+    SpiRows rows = spi.query(
+        "SELECT pgt_id, pgt_relid, pg_catalog.quote_ident(pgt_schema) || '.' || "
+        "pg_catalog.quote_ident(pgt_name), schedule, status, refresh_mode, consecutive_errors, "
+        "(pg_catalog.date_part('epoch', last_refresh_at) * 1000000)::pg_catalog.int8, "
+        "(pg_catalog.date_part('epoch', created_at) * 1000000)::pg_catalog.int8, is_populated "
+        "FROM pgtrickle.pgt_stream_tables");
+    for (const auto& r : rows.rows) {
+        TableInfo t;
+        t.pgt_id = std::stoll(*r[0]);
+        t.relid = static_cast<Oid>(std::stoul(*r[1]));
+        t.display = *r[2];
+        t.schedule = sched::parse_schedule(*r[3]);
+        t.status = status_of(*r[4]);
+        t.refresh_mode = *r[5];
+        t.consecutive_errors = std::stoi(*r[6]);
+        t.last_refresh_us = micros(r[7]);
+        t.created_us = std::stoll(*r[8]);
+        // FULL tables have no change buffer: every due time counts as pending.
+        t.pending = *r[9] != "t" || t.refresh_mode != "DIFFERENTIAL";
+        ts.graph.add_node(t.pgt_id);
+        ts.tables[t.pgt_id] = t;
+    }
+    SpiRows edges = spi.query(
+        "SELECT s.pgt_id, d.pgt_id FROM pgtrickle.pgt_dependencies d "
+        "JOIN pgtrickle.pgt_stream_tables s ON s.pgt_relid OPERATOR(pg_catalog.=) d.source_relid");
+    for (const auto& e : edges.rows) {
+        ts.graph.add_edge(std::stoll(*e[0]), std::stoll(*e[1]));
+    }
+}
+
+// DIFFERENTIAL tables: pending when a buffer holds a committed row past the
+// table's frontier for that source.
+void load_pending(Spi& spi, TickState& ts) {
+    SpiRows fr = spi.query(
+        "SELECT f.pgt_id, s.buffer_name, f.frontier::pg_catalog.text FROM "
+        "pgtrickle.pgt_frontiers f JOIN pgtrickle.pgt_sources s USING (source_id)");
+    for (const auto& r : fr.rows) {
+        auto it = ts.tables.find(std::stoll(*r[0]));
+        if (it == ts.tables.end() || it->second.pending) {
+            continue;
+        }
+        it->second.pending =
+            spi.scalar("SELECT EXISTS (SELECT 1 FROM " + *r[1] +
+                           " b WHERE pg_catalog.pg_visible_in_snapshot(b.xid, "
+                           "pg_catalog.pg_current_snapshot()) AND NOT "
+                           "pg_catalog.pg_visible_in_snapshot(b.xid, $1::pg_catalog.pg_snapshot))",
+                       {text_param(*r[2])}) == "t";
+    }
+}
+
+// Reads everything the decisions need, in one short transaction. Returns
+// false when the extension is gone.
+bool read_state(TickState& ts) {
+    bool present = false;
+    pg_call([&] {
+        SetCurrentStatementStartTimestamp();
+        StartTransactionCommand();
+        PushActiveSnapshot(GetTransactionSnapshot());
+    });
+    present = pg_call([] { return OidIsValid(get_extension_oid("pg_trickle", true)); });
+    if (present) {
+        Spi spi = Spi::connect();
+        load_tables(spi, ts);
+        load_pending(spi, ts);
+        spi.close();
+    }
+    pg_call([] {
+        PopActiveSnapshot();
+        CommitTransactionCommand();
+    });
+    return present;
+}
+
+std::set<int64_t> due_tables(const TickState& ts, const SchedulerMemory& mem,
+                             const std::map<dag::NodeId, sched::EffectiveSchedule>& eff) {
+    std::set<int64_t> due;
+    std::vector<dag::NodeId> order = dag::topological_order(ts.graph);
+    int64_t now = now_us();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {  // consumers first
+        const TableInfo& t = ts.tables.at(*it);
+        sched::DueInput in;
+        in.status = t.status;
+        in.now_us = now;
+        in.last_refresh_us = t.last_refresh_us;
+        in.created_us = t.created_us;
+        in.has_pending_changes = t.pending;
+        for (dag::NodeId d : ts.graph.downstreams(*it)) {
+            in.consumer_due = in.consumer_due || due.count(d) != 0;
+        }
+        auto m = mem.tables.find(t.pgt_id);
+        in.retry_not_before_us = m == mem.tables.end() ? 0 : m->second.retry_not_before_us;
+        if (sched::is_due(eff.at(*it), in)) {
+            due.insert(*it);
+        }
+    }
+    return due;
+}
+
+double next_random(SchedulerMemory& mem) {
+    mem.random_state ^= mem.random_state << 13;
+    mem.random_state ^= mem.random_state >> 7;
+    mem.random_state ^= mem.random_state << 17;
+    return double(mem.random_state >> 11) / double(uint64_t(1) << 53);
+}
+
+void send_alert(const std::string& payload) {
+    const std::string channel(sched::kAlertChannel);
+    pg_call([&] { Async_Notify(channel.c_str(), payload.c_str()); });
+}
+
+struct Failure {
+    int64_t pgt_id = 0;
+    std::string sqlstate, message;
+};
+
+// Refreshes one table as its owner, in a security-restricted operation (as
+// REFRESH MATERIALIZED VIEW does): the defining query never runs with the
+// worker's superuser rights.
+void refresh_as_owner(Spi& spi, const TableInfo& t) {
+    std::optional<catalog::StreamTableRow> row = catalog::find_by_relid(spi, t.relid);
+    if (!row) {
+        return;  // dropped since the state was read
+    }
+    Oid owner = relation_owner(t.relid);
+    Oid saved_user = InvalidOid;
+    int saved_ctx = 0;
+    GetUserIdAndSecContext(&saved_user, &saved_ctx);
+    SetUserIdAndSecContext(
+        owner, saved_ctx | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+    try {
+        refresh(spi, *row, "SCHEDULER", "");
+    } catch (...) {
+        SetUserIdAndSecContext(saved_user, saved_ctx);
+        throw;
+    }
+    SetUserIdAndSecContext(saved_user, saved_ctx);
+}
+
+struct UnitRun {
+    const dag::RefreshUnit& unit;
+    TickState& ts;
+    SchedulerMemory& mem;
+    const std::map<dag::NodeId, sched::EffectiveSchedule>& eff;
+};
+
+void record_failure(Spi& spi, UnitRun& u, const Failure& f, const std::string& start) {
+    TableInfo& t = u.ts.tables.at(f.pgt_id);
+    TableMemory& m = u.mem.tables[f.pgt_id];
+    sched::FailureOutcome out = sched::on_failure(
+        {t.status, t.consecutive_errors, m.failed_attempts}, f.sqlstate, g_max_consecutive_errors);
+    m.failed_attempts = out.health.failed_attempts;
+    m.retry_not_before_us =
+        now_us() + sched::retry_delay_us({}, m.failed_attempts, next_random(u.mem));
+    catalog::record_failed_refresh(spi, f.pgt_id, t.refresh_mode, "SCHEDULER", start,
+                                   f.sqlstate + ": " + f.message);
+    catalog::set_health(spi, f.pgt_id, std::string(sched::status_name(out.health.status)),
+                        out.health.consecutive_errors);
+    send_alert(sched::refresh_failed_alert(t.display, f.sqlstate, out.retryable,
+                                           out.health.consecutive_errors, f.message));
+    if (out.auto_suspended) {
+        send_alert(sched::auto_suspended_alert(t.display, f.sqlstate, out.health.consecutive_errors,
+                                               f.message));
+    }
+    if (u.unit.atomic) {
+        std::vector<std::string> names;
+        for (int64_t id : u.unit.members) {
+            names.push_back(u.ts.tables.at(id).display);
+        }
+        send_alert(sched::diamond_partial_failure_alert(names, t.display, f.sqlstate, f.message));
+    }
+    pg_call([&] {
+        ereport(LOG, (errmsg("pg_trickle: scheduled refresh of %s failed: %s", t.display.c_str(),
+                             f.message.c_str())));
+    });
+}
+
+void record_success(Spi& spi, UnitRun& u, const std::map<int64_t, int64_t>& durations) {
+    for (const auto& [id, duration] : durations) {
+        TableInfo& t = u.ts.tables.at(id);
+        TableMemory& m = u.mem.tables[id];
+        sched::Health h = sched::on_success({t.status, t.consecutive_errors, m.failed_attempts});
+        m.failed_attempts = 0;
+        m.retry_not_before_us = 0;
+        catalog::set_health(spi, id, std::string(sched::status_name(h.status)),
+                            h.consecutive_errors);
+        const sched::EffectiveSchedule& e = u.eff.at(id);
+        if (e.timing != sched::Timing::Interval) {
+            continue;
+        }
+        int64_t interval_us = int64_t(e.interval.count()) * sched::kMicrosPerSecond;
+        sched::LagVerdict v = sched::observe_refresh(m.lag, duration, interval_us);
+        if (v.alert) {
+            send_alert(sched::falling_behind_alert(t.display, v.mean_duration_us / 1000,
+                                                   interval_us / 1000, sched::LagParams{}.cycles));
+        }
+    }
+}
+
+// One unit in its own transaction; its members inside one subtransaction, so
+// an atomic group applies all or none.
+void run_unit(UnitRun& u) {
+    pg_call([] {
+        SetCurrentStatementStartTimestamp();
+        StartTransactionCommand();
+        PushActiveSnapshot(GetTransactionSnapshot());
+    });
+    Spi spi = Spi::connect();
+    std::string start = catalog::clock_now(spi);
+    pg_call([] { BeginInternalSubTransaction(nullptr); });
+    std::optional<Failure> failure;
+    std::map<int64_t, int64_t> durations;
+    for (int64_t id : u.unit.members) {
+        int64_t t0 = now_us();
+        try {
+            refresh_as_owner(spi, u.ts.tables.at(id));
+        } catch (const pgt::Error& e) {
+            failure = Failure{id, e.sqlstate(), e.message()};
+            break;
+        }
+        durations[id] = now_us() - t0;
+    }
+    if (failure) {
+        pg_call([] { RollbackAndReleaseCurrentSubTransaction(); });
+        record_failure(spi, u, *failure, start);
+    } else {
+        pg_call([] { ReleaseCurrentSubTransaction(); });
+        record_success(spi, u, durations);
+    }
+    spi.close();
+    pg_call([] {
+        PopActiveSnapshot();
+        CommitTransactionCommand();
+    });
+}
+
+std::vector<dag::RefreshUnit> units_to_run(const TickState& ts, const std::set<int64_t>& due) {
+    std::set<int64_t> suspended;
+    for (const auto& [id, t] : ts.tables) {
+        if (t.status == sched::Status::Suspended) {
+            suspended.insert(id);
+        }
+    }
+    std::vector<dag::RefreshUnit> units =
+        dag::select_due(dag::refresh_plan(ts.graph), due, suspended);
+    if (g_diamond_atomic) {
+        return units;
+    }
+    std::vector<dag::RefreshUnit> singles;  // diamond_consistency = 'none'
+    for (const dag::RefreshUnit& u : units) {
+        for (int64_t id : u.members) {
+            if (due.count(id) != 0 && suspended.count(id) == 0) {
+                singles.push_back({{id}, false});
+            }
+        }
+    }
+    return singles;
+}
+
+}  // namespace
+
+bool run_tick(SchedulerMemory& memory) {
+    TickState ts;
+    if (!read_state(ts)) {
+        return false;
+    }
+    if (ts.tables.empty()) {
+        return true;
+    }
+    std::map<int64_t, sched::Schedule> schedules;
+    for (const auto& [id, t] : ts.tables) {
+        schedules[id] = t.schedule;
+    }
+    auto eff = dag::effective_schedules(ts.graph, schedules,
+                                        std::chrono::seconds(g_default_schedule_seconds),
+                                        std::chrono::seconds(g_min_schedule_seconds));
+    std::set<int64_t> due = due_tables(ts, memory, eff);
+    for (const dag::RefreshUnit& unit : units_to_run(ts, due)) {
+        UnitRun u{unit, ts, memory, eff};
+        run_unit(u);
+    }
+    return true;
+}
+
+}  // namespace pgt::pg

@@ -1,0 +1,32 @@
+// One scheduler tick in one database: read the stream tables, decide which
+// are due (src/core/sched, src/core/dag), refresh them in dependency order,
+// one transaction per unit, diamonds all-or-none, and record what happened.
+// Invariant: a failed refresh leaves its stream table (or its whole atomic
+// group) exactly as it was; the failure itself is recorded and alerted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "core/sched/policy.hpp"
+
+namespace pgt::pg {
+
+// What the worker remembers between ticks (lost on restart, which only
+// shortens a back-off or restarts a falling-behind streak).
+struct TableMemory {
+    int failed_attempts = 0;
+    int64_t retry_not_before_us = 0;
+    sched::LagTracker lag;
+};
+
+struct SchedulerMemory {
+    std::map<int64_t, TableMemory> tables;  // by pgt_id
+    uint64_t random_state = 0x9e3779b97f4a7c15ULL;
+};
+
+// Runs one tick. Returns false when the database no longer has pg_trickle.
+// Must be called outside a transaction.
+bool run_tick(SchedulerMemory& memory);
+
+}  // namespace pgt::pg

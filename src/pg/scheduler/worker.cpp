@@ -1,0 +1,84 @@
+// The per-database scheduler worker: waits on its latch (set by writers'
+// commits and by the launcher) or pg_trickle.scheduler_interval_ms, then
+// runs a tick. Leaves cleanly when the extension is gone, the database is
+// being dropped, or the server is in recovery.
+// Invariant: between ticks no transaction is open and no lock is held.
+#include "core/error.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/scheduler/settings.hpp"
+#include "pg/scheduler/shared_state.hpp"
+#include "pg/scheduler/tick.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+
+PGDLLEXPORT void pgt_scheduler_main(Datum arg);
+}
+
+namespace pgt::pg {
+
+namespace {
+
+Oid g_dboid = InvalidOid;
+
+void on_exit_leave(int, Datum) {
+    // Reached on any exit: a clean leave set its own reason first, so this
+    // only records a failure (the launcher restarts the worker).
+    leave_worker(g_dboid, SlotState::kRunning);
+}
+
+[[noreturn]] void leave(SlotState why) {
+    leave_worker(g_dboid, why);
+    proc_exit(0);
+}
+
+void worker_loop() {
+    SchedulerMemory memory;
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
+        if (worker_stop_requested(g_dboid)) {
+            leave(SlotState::kDropping);
+        }
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+        if (RecoveryInProgress()) {
+            leave(SlotState::kRecovery);
+        }
+        if (g_scheduler_enabled) {
+            bool present = pgt_entry([&] { return run_tick(memory); });
+            if (!present) {
+                leave(SlotState::kNoExtension);
+            }
+        }
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                        g_scheduler_interval_ms, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+    }
+}
+
+}  // namespace
+
+}  // namespace pgt::pg
+
+void pgt_scheduler_main(Datum arg) {
+    pgt::pg::g_dboid = DatumGetObjectId(arg);
+    pqsignal(SIGTERM, die);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    BackgroundWorkerUnblockSignals();
+    pgt::pg::attach_worker(pgt::pg::g_dboid);
+    before_shmem_exit(pgt::pg::on_exit_leave, 0);
+    BackgroundWorkerInitializeConnectionByOid(pgt::pg::g_dboid, InvalidOid, 0);
+    pgstat_report_appname("pg_trickle scheduler");
+    pgt::pg::worker_loop();
+}
