@@ -160,6 +160,48 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'pgt_capture_truncate'
 LANGUAGE C;
 
+-- Health ----------------------------------------------------------------
+
+CREATE FUNCTION pgtrickle._scheduler_state()
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgt_scheduler_state'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+-- One row per check; ok = false says what needs attention and how.
+CREATE FUNCTION pgtrickle.health_check()
+RETURNS TABLE (check_name text, ok boolean, detail text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'scheduler', st = 'running',
+           CASE st
+             WHEN 'running' THEN 'a scheduler worker refreshes this database''s stream tables'
+             WHEN 'not_preloaded' THEN 'scheduling is off: pg_trickle is not in '
+                  'shared_preload_libraries, so stream tables refresh only when '
+                  'pgtrickle.refresh_stream_table() is called (from cron or the application)'
+             WHEN 'disabled' THEN 'scheduling is off: pg_trickle.enabled = off; stream tables '
+                  'refresh only when pgtrickle.refresh_stream_table() is called'
+             ELSE 'no scheduler worker runs for this database yet (it starts within seconds '
+                  'of CREATE EXTENSION; see the server log if it does not)'
+           END
+      FROM (SELECT pgtrickle._scheduler_state() AS st) s
+    UNION ALL
+    SELECT 'suspended_stream_tables', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'none'
+                ELSE string_agg(format('%I.%I', pgt_schema, pgt_name), ', ' ORDER BY pgt_id)
+                     || ': resume with pgtrickle.alter_stream_table(name, status => ''ACTIVE'')'
+           END
+      FROM pgtrickle.pgt_stream_tables WHERE status = 'SUSPENDED'
+    UNION ALL
+    SELECT 'failing_stream_tables', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'none'
+                ELSE string_agg(format('%I.%I (%s errors in a row)', pgt_schema, pgt_name,
+                                       consecutive_errors), ', ' ORDER BY pgt_id)
+                     || ': see pgtrickle.pgt_refresh_history.error_message'
+           END
+      FROM pgtrickle.pgt_stream_tables WHERE status = 'ERROR'
+$$;
+
 -- Change notifications (seed 004): usable on any table, installed on
 -- stream tables by create/alter_stream_table(notify => ...). See
 -- docs/notifications.md.

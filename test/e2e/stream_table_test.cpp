@@ -618,5 +618,25 @@ TEST_F(Identity, row_constructor_is_rewritten_and_gives_the_same_bytes) {
     EXPECT_EQ(count("SELECT 1 FROM orders"), 4);
 }
 
+TEST_F(StreamTable, alter_that_would_form_a_cycle_is_refused_with_the_path) {
+    db->exec("SELECT pgtrickle.create_stream_table('a', 'SELECT id, amount FROM orders')");
+    db->exec("SELECT pgtrickle.create_stream_table('b', 'SELECT id, amount FROM a')");
+    db->exec("SELECT pgtrickle.create_stream_table('c', 'SELECT id, amount FROM b')");
+    SqlError e = db->error_of(
+        "SELECT pgtrickle.alter_stream_table('a', query => 'SELECT id, amount FROM c')");
+    EXPECT_EQ(e.sqlstate, "3F000");
+    EXPECT_EQ(e.message, "stream table cycle detected");
+    EXPECT_NE(e.detail.find("public.a -> public.b -> public.c -> public.a"), std::string::npos)
+        << e.detail;
+    SqlError self = db->error_of(
+        "SELECT pgtrickle.alter_stream_table('b', query => 'SELECT id, amount FROM b')");
+    EXPECT_EQ(self.sqlstate, "3F000");
+    EXPECT_MATCHES_QUERY(*db, "a");  // unchanged: still reads orders
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_dependencies d JOIN "
+                         "pgtrickle.pgt_stream_tables s USING (pgt_id) WHERE s.pgt_name = 'a' AND "
+                         "d.source_relid = 'orders'::regclass"),
+              "1");
+}
+
 }  // namespace
 }  // namespace pgt::e2e

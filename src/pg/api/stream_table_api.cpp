@@ -2,10 +2,12 @@
 // Invariant: every argument and the defining query are validated before
 // anything is created; all changes happen in the caller's transaction, so
 // an error leaves no storage table, trigger or catalog row behind.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/dag/graph.hpp"
 #include "core/error.hpp"
 #include "core/refresh_mode.hpp"
 #include "core/rowid/format.hpp"
@@ -154,6 +156,39 @@ void create_stream_table(const Args& a) {
     spi.close();
 }
 
+// Refuses a new query of `row` that would make stream tables read each other
+// in a cycle (3F000 naming the path). Edges: stream table -> stream tables
+// whose recorded sources include it.
+void check_no_cycle(Spi& spi, const catalog::StreamTableRow& row, const AnalyzedQuery& q) {
+    SpiRows st = spi.query(
+        "SELECT pgt_id, pgt_relid, pg_catalog.quote_ident(pgt_schema) || '.' "
+        "|| pg_catalog.quote_ident(pgt_name) FROM pgtrickle.pgt_stream_tables");
+    dag::Graph graph;
+    std::map<Oid, int64_t> by_relid;
+    std::map<int64_t, std::string> names;
+    for (const auto& r : st.rows) {
+        int64_t id = std::stoll(*r[0]);
+        graph.add_node(id);
+        by_relid[static_cast<Oid>(std::stoul(*r[1]))] = id;
+        names[id] = *r[2];
+    }
+    SpiRows deps = spi.query("SELECT pgt_id, source_relid FROM pgtrickle.pgt_dependencies");
+    for (const auto& d : deps.rows) {
+        auto up = by_relid.find(static_cast<Oid>(std::stoul(*d[1])));
+        if (up != by_relid.end()) {
+            graph.add_edge(up->second, std::stoll(*d[0]));
+        }
+    }
+    std::vector<int64_t> upstreams;
+    for (const SourceRelation& s : q.sources) {
+        auto up = by_relid.find(s.relid);
+        if (up != by_relid.end()) {
+            upstreams.push_back(up->second);
+        }
+    }
+    dag::check_no_cycle(graph, row.pgt_id, upstreams, [&](int64_t id) { return names.at(id); });
+}
+
 // Replaces the defining query; keeps the storage table when the output
 // columns are unchanged, otherwise rebuilds it (dependent views block this
 // with PostgreSQL's own error).
@@ -168,6 +203,7 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
                              "A stream table cannot depend on its own contents.", "");
         }
     }
+    check_no_cycle(spi, row, q);
     bool same_identity = row.identity_domain == q.identity.domain;
     set_identity(row, q);
     if (!storage_matches(row.relid, q.columns) || !same_identity) {
