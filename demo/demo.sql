@@ -52,7 +52,7 @@ DELETE FROM orders WHERE customer_id = 3;
 SELECT region, orders, revenue FROM revenue_by_region ORDER BY region;
 
 \echo
-\echo '== 4. Refresh (no scheduler yet: refresh_stream_table() brings each table up to date) =='
+\echo '== 4. Refresh now (refresh_stream_table(); the scheduler would do it on each schedule) =='
 \o /dev/null
 SELECT pgtrickle.refresh_stream_table('revenue_by_region');
 SELECT pgtrickle.refresh_stream_table('top_products');
@@ -99,3 +99,32 @@ SELECT pgtrickle.create_stream_table('sample', 'SELECT * FROM orders TABLESAMPLE
 SELECT pgtrickle.create_stream_table('later', 'SELECT id FROM orders', schedule => '10 parsecs');
 \set ON_ERROR_STOP 1
 SELECT count(*) AS stream_tables FROM pgtrickle.pgt_stream_tables;
+
+\echo
+\echo '== 9. The background scheduler refreshes on its own =='
+\echo 'big_orders has the default schedule (calculated: 1 s when nothing reads it).'
+SELECT check_name, ok, detail FROM pgtrickle.health_check() WHERE check_name = 'scheduler';
+INSERT INTO orders VALUES (43, 1, 1, 9);
+SELECT count(*) AS order_43_in_big_orders FROM big_orders WHERE id = 43;
+SELECT pg_sleep(2.5) \g /dev/null
+SELECT count(*) AS order_43_in_big_orders_after_2_5s FROM big_orders WHERE id = 43;
+SELECT h.action, h.initiated_by, h.rows_inserted
+  FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id)
+ WHERE s.pgt_name = 'big_orders' ORDER BY h.refresh_id DESC LIMIT 1;
+
+\echo
+\echo '== 10. Change notifications: one NOTIFY per row a refresh changes =='
+\o /dev/null
+SELECT pgtrickle.create_stream_table(
+    'north_orders',
+    $$SELECT o.id, o.quantity FROM orders o WHERE o.customer_id IN (1, 4)$$,
+    schedule => '1h', notify => 'north_orders_changed');
+\o
+LISTEN north_orders_changed;
+UPDATE orders SET quantity = quantity + 1 WHERE id IN (4, 12);
+DELETE FROM orders WHERE id = 8;
+\echo 'A refresh that applies three row changes sends three notifications (shown by psql):'
+SELECT pgtrickle.refresh_stream_table('north_orders') \g /dev/null
+\echo 'A refresh with nothing to apply sends none:'
+SELECT pgtrickle.refresh_stream_table('north_orders') \g /dev/null
+UNLISTEN *;

@@ -11,7 +11,7 @@ cluster_stop "$DEMO/data" 2>/dev/null || true
 rm -rf "$DEMO"
 prepare_dir "$DEMO"
 port=$(free_port)
-cluster_init "$DEMO/data" "$port" "$DEMO"
+PGT_SCHEDULER=on cluster_init "$DEMO/data" "$port" "$DEMO"
 cluster_start "$DEMO/data" "$DEMO/server.log"
 if [ "${KEEP:-0}" != "1" ]; then
   trap 'cluster_stop "$DEMO/data"' EXIT
