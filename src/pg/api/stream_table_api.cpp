@@ -245,6 +245,9 @@ void alter_stream_table(const Args& a) {
     if (notify_given) {
         row.notify_channel = notify;
     }
+    if (status) {  // resuming (or suspending) by hand starts the error count again
+        catalog::set_health(spi, row.pgt_id, row.status, 0);
+    }
     if (!query && !mode_text) {
         catalog::update_definition(spi, row);
         sync_notify_trigger(spi, row);
