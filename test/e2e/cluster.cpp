@@ -61,7 +61,7 @@ void make_reachable(const std::string& dir) {
 
 }  // namespace
 
-void Cluster::start(const std::string& workdir, bool scheduler) {
+void Cluster::start(const std::string& workdir, bool scheduler, bool preload) {
     workdir_ = workdir;
     datadir_ = workdir + "/data";
     logfile_ = workdir + "/server.log";
@@ -82,7 +82,7 @@ void Cluster::start(const std::string& workdir, bool scheduler) {
     conf << "port = " << port_ << "\n"
          << "listen_addresses = ''\n"
          << "unix_socket_directories = '" << sockdir_ << "'\n"
-         << "shared_preload_libraries = 'pg_trickle'\n"
+         << "shared_preload_libraries = '" << (preload ? "pg_trickle" : "") << "'\n"
          << "pg_trickle.enabled = " << (scheduler ? "on" : "off") << "\n"
          << "pg_trickle.scheduler_interval_ms = 200\n"
          << "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"

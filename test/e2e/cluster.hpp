@@ -12,8 +12,10 @@ namespace pgt::e2e {
 class Cluster {
 public:
     // Starts a fresh cluster under workdir; throws std::runtime_error. The
-    // background scheduler runs only when `scheduler` is set.
-    void start(const std::string& workdir, bool scheduler = false);
+    // background scheduler runs only when `scheduler` is set; without
+    // `preload`, pg_trickle is not in shared_preload_libraries (it is then
+    // loaded on first use, and no scheduler can start).
+    void start(const std::string& workdir, bool scheduler = false, bool preload = true);
     void stop();
     // Lines of the server log that show a backend crash ("" if none).
     std::string crash_lines() const;

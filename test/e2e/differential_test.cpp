@@ -847,6 +847,30 @@ TEST_F(Differential, full_refresh_rewrites_only_changed_rows) {
     EXPECT_EQ(last("bag_st"), "FULL/0/6");
 }
 
+// Output expressions run only on source states that were committed at a
+// frontier (or are current), never on a transient row or an intermediate
+// version: 100 / d must not fail for a d = 0 that no refresh could see.
+TEST_F(Differential, transient_rows_are_netted_out_before_expressions_run) {
+    db->exec(
+        "CREATE TABLE dv (id int PRIMARY KEY, d int);"
+        "INSERT INTO dv SELECT g, g FROM generate_series(1, 5) g");
+    create("q", "SELECT id, 100 / d AS q FROM dv");
+    db->exec("BEGIN; INSERT INTO dv VALUES (7, 0); DELETE FROM dv WHERE id = 7; COMMIT");
+    db->exec("BEGIN; UPDATE dv SET d = 0 WHERE id = 1; UPDATE dv SET d = 4 WHERE id = 1; COMMIT");
+    EXPECT_TRUE(refreshed_ok("q"));
+    EXPECT_EQ(last("q"), "DIFFERENTIAL/1/0");      // only id 1 changed (100/1 -> 100/4)
+    db->exec("UPDATE dv SET d = 0 WHERE id = 2");  // a real, committed d = 0
+    SqlError e = db->error_of("SELECT pgtrickle.refresh_stream_table('q')");
+    EXPECT_EQ(e.sqlstate, "22012");  // as the query itself would fail
+    db->exec("UPDATE dv SET d = 5 WHERE id = 2");
+    EXPECT_TRUE(refreshed_ok("q")) << "recovers once the data is fixed";
+    db->exec(
+        "INSERT INTO dv VALUES (8, 8), (9, 9); UPDATE dv SET d = d WHERE id = 8;"
+        " DELETE FROM dv WHERE id = 9");
+    EXPECT_TRUE(refreshed_ok("q"));
+    EXPECT_EQ(last("q"), "DIFFERENTIAL/1/0");
+}
+
 // The statement-level capture (the measured alternative, docs/benchmarks.md
 // §3) must write exactly what the row-level capture writes.
 TEST_F(Differential, statement_level_capture_writes_what_row_level_writes) {

@@ -18,25 +18,51 @@ std::string action_is(const std::string& col, const char* a, const char* b = nul
     return b ? "(" + s + " OR " + col + kEq + "'" + b + "')" : s;
 }
 
-// One side (old or new images) of the source, as the expressions expect it.
-std::string image_cte(const ir::ScanFilterProject& scan, char prefix, const std::string& where) {
-    std::vector<std::string> cols{"w.seq AS __pgt_seq"};
+// One side (old or new images) of the source rows in the window, signed.
+std::string image_side(const ir::ScanFilterProject& scan, char prefix, const char* sign,
+                       const std::string& where) {
+    std::vector<std::string> cols{"w.seq AS __pgt_seq", std::string(sign) + " AS __pgt_sign"};
     for (const ir::SourceColumn& c : scan.columns) {
         cols.push_back("w." + std::string(1, prefix) + std::to_string(c.attnum) + " AS " + c.name);
     }
     return "SELECT " + join(cols, ", ") + " FROM w WHERE " + where;
 }
 
-std::string signed_select(const ir::ScanFilterProject& scan, const char* sign, const char* from) {
-    std::vector<std::string> cols{scan.alias + ".__pgt_seq", std::string(sign) + " AS __pgt_sign"};
+// Source images netted over the window: every exact source row image with
+// the sum of its signs (its weight) and its latest sequence number; images
+// whose weight is 0 (a row inserted and deleted again, an intermediate
+// version of an updated row) are gone before any output expression or
+// predicate is evaluated, so only states that were really committed (or are
+// this transaction's own current state) are ever computed on.
+std::string netted_sources(const ir::ScanFilterProject& scan) {
+    std::vector<std::string> cols;
+    for (const ir::SourceColumn& c : scan.columns) {
+        cols.push_back("v." + c.name);
+    }
+    std::string img = "ROW(" + join(cols, ", ") + ")::pg_catalog.text";
+    return "ev AS (" + image_side(scan, 'o', "-1", action_is("w.action", "U", "D")) +
+           " UNION ALL " + image_side(scan, 'n', "1", action_is("w.action", "I", "U")) +
+           "), evi AS (SELECT v.*, " + img +
+           " AS __pgt_src_img FROM ev v), net AS (SELECT v.__pgt_src_img, "
+           "pg_catalog.sum(v.__pgt_sign) AS __pgt_n, pg_catalog.max(v.__pgt_seq) AS __pgt_last "
+           "FROM evi v GROUP BY v.__pgt_src_img), src AS (SELECT DISTINCT ON (v.__pgt_src_img) "
+           "n.__pgt_last AS __pgt_seq, n.__pgt_n AS __pgt_sign" +
+           (cols.empty() ? "" : ", " + join(cols, ", ")) +
+           " FROM evi v JOIN net n USING (__pgt_src_img) WHERE n.__pgt_n OPERATOR(pg_catalog.<>) "
+           "0 ORDER BY v.__pgt_src_img)";
+}
+
+std::string signed_outputs(const ir::ScanFilterProject& scan) {
+    std::vector<std::string> cols{scan.alias + ".__pgt_seq", scan.alias + ".__pgt_sign"};
     for (const ir::OutputColumn& o : scan.outputs) {
         cols.push_back(o.expr + " AS " + o.name);
     }
-    return "SELECT " + join(cols, ", ") + " FROM " + from + " " + scan.alias +
+    return "SELECT " + join(cols, ", ") + " FROM src " + scan.alias +
            (scan.predicate.empty() ? "" : " WHERE " + scan.predicate);
 }
 
-// The CTEs shared by both apply shapes: w (window), src_old, src_new, d, e.
+// The CTEs shared by both apply shapes: w (window), netted source images,
+// d (signed outputs; the sign is the weight), e (d with its identity).
 std::string delta_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target) {
     std::vector<std::string> w_cols{"b.seq", "b.action"};
     for (const ir::SourceColumn& c : scan.columns) {
@@ -49,12 +75,9 @@ std::string delta_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarg
     }
     std::string id_expr = row_id_expression(target.domain, id_fields);
     return "WITH w AS (SELECT " + join(w_cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
-           window_predicate("b") + " AND b.action OPERATOR(pg_catalog.<>) 'T'), " + "src_old AS (" +
-           image_cte(scan, 'o', action_is("w.action", "U", "D")) + "), " + "src_new AS (" +
-           image_cte(scan, 'n', action_is("w.action", "I", "U")) + "), " + "d AS (" +
-           signed_select(scan, "-1", "src_old") + " UNION ALL " +
-           signed_select(scan, "1", "src_new") + "), " + "e AS (SELECT d.*, " + id_expr +
-           " AS __pgt_id FROM d)";
+           window_predicate("b") + " AND b.action OPERATOR(pg_catalog.<>) 'T'), " +
+           netted_sources(scan) + ", d AS (" + signed_outputs(scan) + "), e AS (SELECT d.*, " +
+           id_expr + " AS __pgt_id FROM d)";
 }
 
 }  // namespace

@@ -2,11 +2,15 @@
 // apply of the resulting delta to the stream table, as one SQL statement.
 //
 //   buffer rows in the frontier window ($1..$5)
-//     ├─ old images (U, D) passing the filter ─► sign -1 ┐
-//     └─ new images (I, U) passing the filter ─► sign +1 ┴─► d(seq, sign, outputs, id)
+//     ├─ old images (U, D) ─► sign -1 ┐
+//     └─ new images (I, U) ─► sign +1 ┴─► netted per exact source image (Σ sign ≠ 0 only)
+//                                           └─► filter + project ─► d(seq, weight, outputs, id)
 //   keyed:   last event per id decides: +1 → upsert (only if values differ), -1 → delete
-//   counted: Σ sign per id (the id encodes the whole row) → delete/insert that many copies
+//   counted: Σ weight per (id, image) → delete/insert that many copies
 //
+// Netting first means expressions run only on source states that existed
+// at the previous frontier or exist now, never on a row inserted and
+// deleted again in between (100 / d with a transient d = 0 must not fail).
 // Invariant: the statement reads nothing but the buffer window and the
 // stream table rows of the affected identities; its cost follows the change.
 #pragma once

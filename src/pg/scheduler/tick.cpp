@@ -313,10 +313,17 @@ void run_unit(UnitRun& u) {
     });
 }
 
-std::vector<dag::RefreshUnit> units_to_run(const TickState& ts, const std::set<int64_t>& due) {
+// Units of this tick. A table that is suspended, or waiting out the back-off
+// after a failure, holds back its whole group: refreshing the rest would
+// split the group, and running the group would retry the failed member early.
+std::vector<dag::RefreshUnit> units_to_run(const TickState& ts, const SchedulerMemory& mem,
+                                           const std::set<int64_t>& due) {
     std::set<int64_t> suspended;
+    int64_t now = now_us();
     for (const auto& [id, t] : ts.tables) {
-        if (t.status == sched::Status::Suspended) {
+        auto m = mem.tables.find(id);
+        bool backing_off = m != mem.tables.end() && m->second.retry_not_before_us > now;
+        if (t.status == sched::Status::Suspended || backing_off) {
             suspended.insert(id);
         }
     }
@@ -354,7 +361,7 @@ bool run_tick(SchedulerMemory& memory) {
                                         std::chrono::seconds(g_default_schedule_seconds),
                                         std::chrono::seconds(g_min_schedule_seconds));
     std::set<int64_t> due = due_tables(ts, memory, eff);
-    for (const dag::RefreshUnit& unit : units_to_run(ts, due)) {
+    for (const dag::RefreshUnit& unit : units_to_run(ts, memory, due)) {
         UnitRun u{unit, ts, memory, eff};
         run_unit(u);
     }
