@@ -223,7 +223,87 @@ std::string projection(Rng& r, const Column& c, const std::vector<Column>& cols)
     return x;
 }
 
+// A grouping key whose value is deterministic per group: numerics are
+// rounded to a fixed scale (GROUP BY treats 1.5 and 1.50 as one group and
+// would show either).
+std::string group_key(Rng& r, const Column& c, const std::vector<Column>& cols) {
+    const std::string& x = c.name;
+    switch (c.kind) {
+        case Kind::Numeric:
+            return r.pick(
+                std::vector<std::string>{"round(" + x + ", 0)", x + "::text", "(" + x + " > 10)"});
+        case Kind::Ts:
+            return r.pick(std::vector<std::string>{x, "(" + x + " > '2026-03-01 00:00:00+00')"});
+        default:
+            return r.chance(50) ? x : projection(r, c, cols);
+    }
+}
+
+// An aggregate whose result is deterministic (no float, no tie-dependent
+// pick among equal-but-different numerics, ORDER BY inside order-sensitive
+// aggregates).
+std::string aggregate(Rng& r, const Column& c, const std::vector<Column>& cols) {
+    const std::string& x = c.name;
+    std::vector<std::string> any = {"count(*)", "count(" + x + ")", "count(DISTINCT " + x + ")",
+                                    "bool_and(" + predicate(r, cols, 0) + ")",
+                                    "count(*) FILTER (WHERE " + predicate(r, cols, 0) + ")"};
+    switch (c.kind) {
+        case Kind::Int:
+            any.insert(any.end(),
+                       {"sum(" + x + ")", "avg(" + x + ")", "min(" + x + ")", "max(" + x + ")",
+                        "sum(DISTINCT " + x + ")", "array_agg(" + x + " ORDER BY " + x + ")"});
+            break;
+        case Kind::Text:
+            any.insert(any.end(), {"min(" + x + ")", "max(" + x + ")",
+                                   "string_agg(" + x + ", ',' ORDER BY " + x + ")"});
+            break;
+        case Kind::Numeric:
+            any.insert(any.end(), {"sum(" + x + ")", "avg(" + x + ")", "max(round(" + x + ", 2))",
+                                   "min(round(" + x + ", 2))"});
+            break;
+        case Kind::Ts:
+            any.insert(any.end(), {"min(" + x + ")", "max(" + x + ")"});
+            break;
+    }
+    return r.pick(any);
+}
+
+// SELECT keys, aggregates FROM t [WHERE p] GROUP BY keys [HAVING h].
+std::string random_grouped_query(Rng& r, const std::string& table,
+                                 const std::vector<Column>& cols) {
+    std::vector<std::string> items, ordinals;
+    int keys = r.range(1, 2);
+    for (int i = 0; i < keys; i++) {
+        items.push_back(group_key(r, r.pick(cols), cols) + " AS k" + std::to_string(i));
+        ordinals.push_back(std::to_string(i + 1));
+    }
+    for (int i = r.range(1, 3); i > 0; i--) {
+        items.push_back(aggregate(r, r.pick(cols), cols) + " AS a" + std::to_string(i));
+    }
+    std::string q = "SELECT ";
+    for (size_t i = 0; i < items.size(); i++) {
+        q += (i ? ", " : "") + items[i];
+    }
+    q += " FROM " + table;
+    if (r.chance(60)) {
+        q += " WHERE " + predicate(r, cols, r.range(0, 1));
+    }
+    q += " GROUP BY ";
+    for (size_t i = 0; i < ordinals.size(); i++) {
+        q += (i ? ", " : "") + ordinals[i];
+    }
+    if (r.chance(35)) {
+        q += r.pick(std::vector<std::string>{
+            " HAVING count(*) > 1", " HAVING count(*) < 3",
+            " HAVING " + aggregate(r, r.pick(cols), cols) + " IS NOT NULL"});
+    }
+    return q;
+}
+
 std::string random_query(Rng& r, const std::string& table, const std::vector<Column>& cols) {
+    if (r.chance(35)) {
+        return random_grouped_query(r, table, cols);
+    }
     std::vector<std::string> items;
     std::set<std::string> plain;
     int n = r.range(1, 4);

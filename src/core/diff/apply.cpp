@@ -132,6 +132,24 @@ std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityT
     return target.keyed ? keyed_apply(outs, target) : counted_apply(outs, target);
 }
 
+std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    std::vector<std::string> sets;
+    for (const std::string& o : outs) {
+        sets.push_back(o + " = f." + o);
+    }
+    std::string upd = sets.empty() ? "SELECT 1 WHERE false"
+                                   : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
+                                         " FROM f WHERE " + id_match("t", "f") + " AND " +
+                                         changed_values(outs) + " RETURNING 1";
+    return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
+           " AND NOT EXISTS (SELECT 1 FROM f WHERE f.__pgt_id" + kEq +
+           "g.__pgt_id) RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
+           insert_columns(outs) + " SELECT " + insert_values(outs, "f") +
+           " FROM f WHERE NOT EXISTS (SELECT 1 FROM " + t.table + " t WHERE " + id_match("t", "f") +
+           ") RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM ins), "
+           "(SELECT pg_catalog.count(*) FROM del), (SELECT pg_catalog.count(*) FROM upd)";
+}
+
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
                           const std::string& query, const std::string& row_id) {
     if (target.keyed) {

@@ -26,6 +26,13 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep);
 //   counted: Σ sign per (id, exact image) copies are inserted or deleted.
 std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& target);
 
+// Continues a WITH list that defines `f` (fresh rows: the quoted output
+// columns `outs` and __pgt_id) and `g` (__pgt_id of every identity whose
+// rows were recomputed): stored rows of g without a fresh row are deleted,
+// stored rows whose values differ are updated, fresh rows not stored are
+// inserted. Same result row as apply_tail.
+std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
+
 // FULL refresh as a delta: e = (+1, every row of `query`) ∪ (−1, every row
 // of the stream table), then apply_tail. Rows present with the same values
 // on both sides are left untouched. `row_id` is the identity expression over

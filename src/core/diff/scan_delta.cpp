@@ -61,26 +61,30 @@ std::string signed_outputs(const ir::ScanFilterProject& scan) {
            (scan.predicate.empty() ? "" : " WHERE " + scan.predicate);
 }
 
-// The CTEs shared by both apply shapes: w (window), netted source images,
-// d (signed outputs; the sign is the weight), e (d with its identity).
+// The CTEs shared by both apply shapes: the netted window (src), d (signed
+// outputs; the sign is the weight), e (d with its identity).
 std::string delta_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target) {
-    std::vector<std::string> w_cols{"b.seq", "b.action"};
-    for (const ir::SourceColumn& c : scan.columns) {
-        w_cols.push_back("b.o" + std::to_string(c.attnum));
-        w_cols.push_back("b.n" + std::to_string(c.attnum));
-    }
     std::vector<std::string> id_fields;
     for (const std::string& c : target.columns) {
         id_fields.push_back("d." + c);
     }
     std::string id_expr = row_id_expression(target.domain, id_fields);
-    return "WITH w AS (SELECT " + join(w_cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
-           window_predicate("b") + " AND b.action OPERATOR(pg_catalog.<>) 'T'), " +
-           netted_sources(scan) + ", d AS (" + signed_outputs(scan) + "), e AS (SELECT d.*, " +
+    return window_source_ctes(scan) + ", d AS (" + signed_outputs(scan) + "), e AS (SELECT d.*, " +
            id_expr + " AS __pgt_id FROM d)";
 }
 
 }  // namespace
+
+std::string window_source_ctes(const ir::ScanFilterProject& scan) {
+    std::vector<std::string> w_cols{"b.seq", "b.action"};
+    for (const ir::SourceColumn& c : scan.columns) {
+        w_cols.push_back("b.o" + std::to_string(c.attnum));
+        w_cols.push_back("b.n" + std::to_string(c.attnum));
+    }
+    return "WITH w AS (SELECT " + join(w_cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
+           window_predicate("b") + " AND b.action OPERATOR(pg_catalog.<>) 'T'), " +
+           netted_sources(scan);
+}
 
 std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields) {
     if (domain == "synthetic") {

@@ -38,6 +38,11 @@ std::string window_predicate(const std::string& b);
 // field expressions. The one place generated SQL computes __pgt_row_id.
 std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields);
 
+// "WITH w AS (...), ..., src AS (...)": the window's source images netted
+// (columns __pgt_seq, __pgt_sign = weight, then every source column by
+// name). Parameters as in window_predicate.
+std::string window_source_ctes(const ir::ScanFilterProject& scan);
+
 // One statement applying the delta; returns one row (rows_inserted,
 // rows_deleted, rows_updated). Parameters as in window_predicate.
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target);

@@ -29,6 +29,17 @@ struct ScanFilterProject {
 };
 
 // How the stream table's rows are identified (docs/row-identity-v2.md).
+// SELECT <keys and aggregates> FROM <one table> [WHERE p] GROUP BY <keys>
+// [HAVING h], maintained by recomputing the groups a change touches. `scan`
+// holds the source, its columns, the WHERE predicate and the outputs (the
+// aggregate expressions deparsed as written).
+struct GroupRescan {
+    ScanFilterProject scan;
+    std::string source_table;        // quoted, schema-qualified source table
+    std::vector<int> group_outputs;  // output positions of the grouping keys, in GROUP BY order
+    std::string having;              // deparsed HAVING, empty when none
+};
+
 struct IdentityTarget {
     std::string table;                 // quoted, schema-qualified storage table
     std::string domain;                // scan_key | group_key | synthetic | keyless_row

@@ -40,6 +40,11 @@ struct ScanShape {
     std::string predicate;                      // deparsed WHERE, "" when none
     std::vector<std::string> stable_functions;  // STABLE functions used (a WARNING)
     std::vector<int> referenced_attnums;        // source columns the query reads, ascending
+    // GROUP BY over the one table (maintained by recomputing the groups a
+    // change touches): the grouping keys are the identity's key columns
+    // (output positions, group clause order); HAVING deparsed, "" if none.
+    bool grouped = false;
+    std::string having;
 };
 inline constexpr const char* kScanAlias = "__pgt_src";
 

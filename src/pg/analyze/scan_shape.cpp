@@ -38,11 +38,9 @@ constexpr BlockRule kBlockers[] = {
     {[](const Query* q) { return q->cteList != NIL; }, "WITH queries"},
     {[](const Query* q) { return list_length(q->rtable) != 1; },
      "a join or more than one FROM item"},
-    {[](const Query* q) {
-         return q->hasAggs || q->groupClause != NIL || q->groupingSets != NIL ||
-                q->havingQual != nullptr;
-     },
-     "aggregates or GROUP BY"},
+    {[](const Query* q) { return q->groupingSets != NIL; }, "GROUPING SETS, CUBE or ROLLUP"},
+    {[](const Query* q) { return q->groupClause == NIL && (q->hasAggs || q->havingQual); },
+     "aggregates without GROUP BY"},
     {[](const Query* q) { return q->hasWindowFuncs; }, "window functions"},
     {[](const Query* q) { return q->distinctClause != NIL; }, "DISTINCT"},
     {[](const Query* q) { return q->hasTargetSRFs; }, "set-returning functions in the select list"},
@@ -109,6 +107,7 @@ std::vector<int> referenced_attnums(Query* q, const RangeTblEntry* rte) {
         Bitmapset* cols = nullptr;
         pull_varattnos((Node*)q->targetList, 1, &cols);
         pull_varattnos(q->jointree->quals, 1, &cols);
+        pull_varattnos(q->havingQual, 1, &cols);
         bool whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols);
         Relation rel = relation_open(rte->relid, AccessShareLock);
         TupleDesc desc = RelationGetDescr(rel);
@@ -126,6 +125,7 @@ std::vector<int> referenced_attnums(Query* q, const RangeTblEntry* rte) {
 void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     std::vector<char*> exprs;
     char* pred = nullptr;
+    char* having = nullptr;
     with_pinned_search_path([&] {
         pg_call([&] {
             List* ctx = deparse_context_for(kScanAlias, rte->relid);
@@ -139,11 +139,16 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
             if (q->jointree->quals != nullptr) {
                 pred = deparse_expression(q->jointree->quals, ctx, true, false);
             }
+            if (q->havingQual != nullptr) {
+                having = deparse_expression(q->havingQual, ctx, true, false);
+            }
         });
     });
     out.scan.source_relid = rte->relid;
     out.scan.exprs.assign(exprs.begin(), exprs.end());
     out.scan.predicate = pred ? pred : "";
+    out.scan.grouped = q->groupClause != NIL;
+    out.scan.having = having ? having : "";
 }
 
 }  // namespace
@@ -164,10 +169,15 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     pg_call([&] {
         (void)function_walker((Node*)q->targetList, &funcs);
         (void)function_walker(q->jointree->quals, &funcs);
+        (void)function_walker(q->havingQual, &funcs);
     });
     if (funcs.volatile_names != NIL) {
         out.differential_blocker =
             "the volatile function " + names_of(funcs.volatile_names).front() + "()";
+        return;
+    }
+    if (q->groupClause != NIL && out.identity.domain != "group_key") {
+        out.differential_blocker = "a GROUP BY expression that is not in the select list";
         return;
     }
     out.scan.stable_functions = names_of(funcs.stable_names);

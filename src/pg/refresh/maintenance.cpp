@@ -2,6 +2,7 @@
 // capture, its frontier and the delta statement built once from the IR.
 // Invariant: a stream table has frontiers and a delta statement exactly when
 // its refresh mode is DIFFERENTIAL.
+#include "core/diff/group_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/scan.hpp"
 #include "pg/api/names.hpp"
@@ -60,7 +61,14 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
         grant_buffer_read(spi, st.relid, src);
-        st.delta_sql = diff::apply_sql(scan_ir(q, src), identity_target(st));
+        ir::ScanFilterProject scan = scan_ir(q, src);
+        if (q.scan.grouped) {
+            ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid),
+                              q.identity.key_columns, q.scan.having};
+            st.delta_sql = diff::group_rescan_sql(g, identity_target(st));
+        } else {
+            st.delta_sql = diff::apply_sql(scan, identity_target(st));
+        }
     }
     catalog::update_definition(spi, st);
 }

@@ -1,0 +1,104 @@
+// Group-rescan delta SQL (see group_rescan.hpp for the picture).
+// Invariant: touched keys are matched with the type's equality (`=` via IN
+// for keys without NULLs, IS NOT DISTINCT FROM for keys with a NULL), the
+// same equality GROUP BY uses, so a touched group is recomputed whole.
+#include "core/diff/group_rescan.hpp"
+
+#include <string>
+#include <vector>
+
+#include "core/diff/apply.hpp"
+#include "core/diff/scan_delta.hpp"
+#include "core/error.hpp"
+
+namespace pgt::diff {
+
+namespace {
+
+std::string key_name(std::size_t j) {
+    return "__pgt_k" + std::to_string(j + 1);
+}
+
+std::string group_expr(const ir::GroupRescan& g, std::size_t j) {
+    return g.scan.outputs.at(static_cast<std::size_t>(g.group_outputs.at(j))).expr;
+}
+
+// keys: the grouping values of every netted image (old or new) that passes
+// WHERE, i.e. of every group whose contents may have changed.
+std::string keys_cte(const ir::GroupRescan& g) {
+    std::vector<std::string> cols;
+    for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
+        cols.push_back(group_expr(g, j) + " AS " + key_name(j));
+    }
+    return "keys AS (SELECT DISTINCT " + join(cols, ", ") + " FROM src " + g.scan.alias +
+           (g.scan.predicate.empty() ? "" : " WHERE " + g.scan.predicate) + ")";
+}
+
+// Source rows of the touched groups: keys without NULLs through IN (an
+// index on the grouping columns serves it), keys with a NULL through
+// IS NOT DISTINCT FROM, a branch skipped whole when no such key exists.
+std::string rows_cte(const ir::GroupRescan& g) {
+    std::vector<std::string> exprs, keys, not_null, any_null, same;
+    for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
+        exprs.push_back(group_expr(g, j));
+        keys.push_back("k." + key_name(j));
+        not_null.push_back("k." + key_name(j) + " IS NOT NULL");
+        any_null.push_back("k." + key_name(j) + " IS NULL");
+        same.push_back("k." + key_name(j) + " IS NOT DISTINCT FROM " + group_expr(g, j));
+    }
+    const std::string& a = g.scan.alias;
+    std::string null_keys = "SELECT 1 FROM keys k WHERE (" + join(any_null, " OR ") + ")";
+    return "rows AS (SELECT " + a + ".* FROM " + g.source_table + " " + a + " WHERE (" +
+           join(exprs, ", ") + ") IN (SELECT " + join(keys, ", ") + " FROM keys k WHERE " +
+           join(not_null, " AND ") + ") UNION ALL SELECT " + a + ".* FROM " + g.source_table + " " +
+           a + " WHERE (SELECT EXISTS (" + null_keys + ")) AND EXISTS (" + null_keys + " AND " +
+           join(same, " AND ") + "))";
+}
+
+// fresh: the defining query over the touched groups' rows, with identities.
+std::string fresh_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
+    std::vector<std::string> cols, groups, id_fields;
+    for (const ir::OutputColumn& o : g.scan.outputs) {
+        cols.push_back(o.expr + " AS " + o.name);
+    }
+    for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
+        groups.push_back(group_expr(g, j));
+    }
+    for (const std::string& c : t.columns) {
+        id_fields.push_back("r." + c);
+    }
+    const std::string& a = g.scan.alias;
+    return "fresh AS (SELECT " + join(cols, ", ") + " FROM rows " + a +
+           (g.scan.predicate.empty() ? "" : " WHERE " + g.scan.predicate) + " GROUP BY " +
+           join(groups, ", ") + (g.having.empty() ? "" : " HAVING " + g.having) +
+           "), f AS (SELECT r.*, " + row_id_expression(t.domain, id_fields) +
+           " AS __pgt_id FROM fresh r)";
+}
+
+// g: identities of the touched groups (the key values in identity order).
+std::string touched_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
+    std::vector<std::string> fields;
+    for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
+        fields.push_back("k." + key_name(j));
+    }
+    return "g AS (SELECT DISTINCT " + row_id_expression(t.domain, fields) +
+           " AS __pgt_id FROM keys k)";
+}
+
+}  // namespace
+
+std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget& target) {
+    if (target.domain != "group_key" || g.group_outputs.empty() ||
+        target.columns.size() != g.group_outputs.size()) {
+        throw Error(sqlstate::kInternalError,
+                    "group rescan needs a group_key identity over the grouping keys");
+    }
+    std::vector<std::string> outs;
+    for (const ir::OutputColumn& o : g.scan.outputs) {
+        outs.push_back(o.name);
+    }
+    return window_source_ctes(g.scan) + ", " + keys_cte(g) + ", " + rows_cte(g) + ", " +
+           fresh_cte(g, target) + ", " + touched_cte(g, target) + rescan_apply_tail(outs, target);
+}
+
+}  // namespace pgt::diff

@@ -1,0 +1,25 @@
+// DIFFERENTIAL refresh of GROUP BY over one table by recomputing only the
+// groups a change touches.
+//
+//   netted window images (old and new) passing WHERE ─► keys of touched groups
+//   source rows of those keys ─► WHERE ─► GROUP BY ─► HAVING ─► fresh rows
+//   stream table rows of touched groups: deleted if no fresh row, updated if
+//   their values differ, fresh rows without a stored row inserted
+//
+// Invariant: a group no change touched is neither read nor written; the
+// source is read only for the touched keys (an index on the grouping
+// columns makes that a lookup), so the cost follows the change.
+#pragma once
+#include "core/core.hpp"
+
+#include <string>
+
+#include "core/ir/scan.hpp"
+
+namespace pgt::diff {
+
+// One statement; parameters as in window_predicate; returns one row
+// (rows_inserted, rows_deleted, rows_updated).
+std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget& target);
+
+}  // namespace pgt::diff
