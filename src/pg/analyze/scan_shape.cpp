@@ -122,6 +122,30 @@ std::vector<int> referenced_attnums(Query* q, const RangeTblEntry* rte) {
     return out;
 }
 
+// Fills group_columns/group_attnums when every grouping key is a plain column.
+void plain_group_columns(Query* q, const RangeTblEntry* rte, ScanShape& scan) {
+    std::vector<int> attnums;
+    std::vector<std::string> names;
+    bool plain = pg_call([&] {
+        ListCell* lc;
+        foreach (lc, q->groupClause) {
+            SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
+            TargetEntry* te = get_sortgroupclause_tle(sgc, q->targetList);
+            if (!IsA(te->expr, Var) || castNode(Var, te->expr)->varattno < 1) {
+                return false;
+            }
+            AttrNumber a = castNode(Var, te->expr)->varattno;
+            attnums.push_back(a);
+            names.emplace_back(get_attname(rte->relid, a, false));
+        }
+        return true;
+    });
+    if (plain) {
+        scan.group_attnums = attnums;
+        scan.group_columns = names;
+    }
+}
+
 void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     std::vector<char*> exprs;
     char* pred = nullptr;
@@ -149,6 +173,7 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     out.scan.predicate = pred ? pred : "";
     out.scan.grouped = q->groupClause != NIL;
     out.scan.having = having ? having : "";
+    plain_group_columns(q, rte, out.scan);
 }
 
 }  // namespace

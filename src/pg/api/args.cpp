@@ -41,6 +41,14 @@ void notice(const std::string& message) {
     }
 }
 
+void notice_with_hint(const std::string& message, const std::string& detail,
+                      const std::string& hint) {
+    pg_call([&] {
+        ereport(NOTICE, (errmsg_internal("%s", message.c_str()),
+                         errdetail_internal("%s", detail.c_str()), errhint("%s", hint.c_str())));
+    });
+}
+
 void warning(const std::string& message, const std::string& detail) {
     pg_call([&] {
         ereport(WARNING,

@@ -30,6 +30,10 @@ private:
 // Sends a NOTICE to the client; does nothing for an empty message.
 void notice(const std::string& message);
 
+// Sends a NOTICE with a detail and a hint.
+void notice_with_hint(const std::string& message, const std::string& detail,
+                      const std::string& hint);
+
 // Sends a WARNING with a detail.
 void warning(const std::string& message, const std::string& detail);
 

@@ -2,6 +2,7 @@
 // Invariant: every argument and the defining query are validated before
 // anything is created; all changes happen in the caller's transaction, so
 // an error leaves no storage table, trigger or catalog row behind.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include "pg/boundary/guc.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
+#include "pg/catalog/relation_names.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/notify/stream_notify.hpp"
 #include "pg/refresh/full_refresh.hpp"
@@ -105,6 +107,45 @@ ResolvedMode resolve_mode(const std::string& text, const AnalyzedQuery& q) {
     return mode;
 }
 
+// GROUP BY under DIFFERENTIAL reads the touched groups through their keys:
+// without an index whose leading columns are exactly the grouping columns
+// that is a scan of the whole source per refresh. Says so, with the index
+// to create (never created on a user's table silently).
+void advise_group_index(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
+    if (mode != "DIFFERENTIAL" || !q.scan.grouped || q.scan.group_attnums.empty()) {
+        return;
+    }
+    std::vector<int> sorted = q.scan.group_attnums;
+    std::sort(sorted.begin(), sorted.end());
+    std::string arr = "{";
+    for (size_t i = 0; i < sorted.size(); i++) {
+        arr += (i ? "," : "") + std::to_string(sorted[i]);
+    }
+    arr += "}";
+    bool served =
+        spi.scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid "
+            "OPERATOR(pg_catalog.=) $1 AND i.indpred IS NULL AND i.indisvalid AND (SELECT "
+            "pg_catalog.array_agg(a ORDER BY a) FROM pg_catalog.unnest(((i.indkey::pg_catalog."
+            "int2[])[0:$3 - 1])) a) OPERATOR(pg_catalog.=) $2::pg_catalog.int2[])",
+            {oid_param(q.scan.source_relid), text_param(arr),
+             int8_param(static_cast<int64_t>(sorted.size()))}) == "t";
+    if (served) {
+        return;
+    }
+    std::string cols;
+    for (const std::string& c : q.scan.group_columns) {
+        cols += (cols.empty() ? "" : ", ") + quote_ident(c);
+    }
+    std::string table = quoted_relation_name(q.scan.source_relid);
+    notice_with_hint("no index on " + table + " serves the grouping columns (" + cols + ")",
+                     "Each DIFFERENTIAL refresh recomputes the groups it touches by reading " +
+                         table +
+                         " through these columns; without an index that reads the "
+                         "whole table.",
+                     "CREATE INDEX ON " + table + " (" + cols + ");");
+}
+
 // Records q's row identity shape in row (domain, columns, format versions).
 void set_identity(catalog::StreamTableRow& row, const AnalyzedQuery& q) {
     row.identity_domain = q.identity.domain;
@@ -133,6 +174,7 @@ void create_stream_table(const Args& a) {
     ResolvedMode mode = resolve_mode(mode_text, q);
 
     Spi spi = Spi::connect();
+    advise_group_index(spi, q, mode.effective);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
     catalog::StreamTableRow row;
     row.relid = create_storage(spi, target, q);
@@ -265,6 +307,7 @@ void alter_stream_table(const Args& a) {
     ResolvedMode mode = resolve_mode(mode_text.value_or(row.requested_mode), *q);
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
+    advise_group_index(spi, *q, mode.effective);
     prepare_maintenance(spi, row, *q);
     full_refresh(spi, row, "ALTER", query ? "defining query replaced" : "refresh mode changed");
     sync_notify_trigger(spi, row);  // also after a rebuilt storage (its trigger went with it)

@@ -30,4 +30,18 @@ SELECT count(*) AS buffered FROM pgtrickle_changes.changes_1;
 SELECT pgtrickle.drop_stream_table('in_stock');
 SELECT count(*) AS sources FROM pgtrickle.pgt_sources;
 SELECT count(*) AS capture_triggers FROM pg_trigger WHERE tgname LIKE 'pgt_capture%';
+-- GROUP BY: touched groups are recomputed; advice when no index serves the keys
+CREATE TABLE stock (id int PRIMARY KEY, shelf text, qty int);
+INSERT INTO stock VALUES (1, 'a', 5), (2, 'a', 7), (3, 'b', 1), (4, NULL, 2);
+SELECT pgtrickle.create_stream_table('per_shelf',
+  'SELECT shelf, count(*) AS n, sum(qty) AS total FROM stock GROUP BY shelf HAVING sum(qty) > 1',
+  refresh_mode => 'DIFFERENTIAL');
+SELECT shelf, n, total FROM per_shelf ORDER BY shelf;
+UPDATE stock SET shelf = 'b' WHERE id = 2;
+INSERT INTO stock VALUES (5, NULL, 9);
+SELECT pgtrickle.refresh_stream_table('per_shelf');
+SELECT shelf, n, total FROM per_shelf ORDER BY shelf;
+CREATE INDEX ON stock (shelf);
+SELECT pgtrickle.alter_stream_table('per_shelf', refresh_mode => 'DIFFERENTIAL');
+SELECT pgtrickle.drop_stream_table('per_shelf');
 DROP EXTENSION pg_trickle;
