@@ -866,6 +866,16 @@ TEST_F(Differential, transient_rows_are_netted_out_before_expressions_run) {
         " DELETE FROM dv WHERE id = 9");
     EXPECT_TRUE(refreshed_ok("q"));
     EXPECT_EQ(last("q"), "DIFFERENTIAL/1/0");
+
+    // Keyless: two inserts and one delete of one image net to +1, the
+    // survivor's representative is an insert even though a delete came last.
+    db->exec("CREATE TABLE dup (v int); INSERT INTO dup VALUES (1)");
+    create("dq", "SELECT 10 / v AS r FROM dup");
+    db->exec(
+        "INSERT INTO dup VALUES (2), (2); DELETE FROM dup WHERE ctid = (SELECT min(ctid) "
+        "FROM dup WHERE v = 2); INSERT INTO dup VALUES (0); DELETE FROM dup WHERE v = 0");
+    EXPECT_TRUE(refreshed_ok("dq"));
+    EXPECT_EQ(last("dq"), "DIFFERENTIAL/1/0");
 }
 
 // --- GROUP BY over one table: touched groups are recomputed -----------------

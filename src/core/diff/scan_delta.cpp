@@ -44,12 +44,18 @@ std::string netted_sources(const ir::ScanFilterProject& scan) {
            " UNION ALL " + image_side(scan, 'n', "1", action_is("w.action", "I", "U")) +
            "), evi AS (SELECT v.*, " + img +
            " AS __pgt_src_img FROM ev v), net AS (SELECT v.__pgt_src_img, "
-           "pg_catalog.sum(v.__pgt_sign) AS __pgt_n, pg_catalog.max(v.__pgt_seq) AS __pgt_last "
-           "FROM evi v GROUP BY v.__pgt_src_img), src AS (SELECT DISTINCT ON (v.__pgt_src_img) "
-           "n.__pgt_last AS __pgt_seq, n.__pgt_n AS __pgt_sign" +
+           "pg_catalog.sum(v.__pgt_sign) AS __pgt_n, pg_catalog.max(v.__pgt_seq) FILTER (WHERE "
+           "v.__pgt_sign > 0) AS __pgt_lp, pg_catalog.max(v.__pgt_seq) FILTER (WHERE "
+           "v.__pgt_sign < 0) AS __pgt_ln FROM evi v GROUP BY v.__pgt_src_img), "
+           // One representative per surviving image: its latest event with the
+           // net's sign ((image, seq, sign) is unique: a buffer row gives one
+           // old and one new image). A hash join, no sort of the images.
+           "src AS (SELECT v.__pgt_seq, n.__pgt_n AS __pgt_sign" +
            (cols.empty() ? "" : ", " + join(cols, ", ")) +
-           " FROM evi v JOIN net n USING (__pgt_src_img) WHERE n.__pgt_n OPERATOR(pg_catalog.<>) "
-           "0 ORDER BY v.__pgt_src_img)";
+           " FROM evi v JOIN net n ON n.__pgt_src_img OPERATOR(pg_catalog.=) v.__pgt_src_img "
+           "WHERE n.__pgt_n OPERATOR(pg_catalog.<>) 0 AND v.__pgt_seq OPERATOR(pg_catalog.=) "
+           "CASE WHEN n.__pgt_n > 0 THEN n.__pgt_lp ELSE n.__pgt_ln END AND (v.__pgt_sign > 0) "
+           "OPERATOR(pg_catalog.=) (n.__pgt_n > 0))";
 }
 
 std::string signed_outputs(const ir::ScanFilterProject& scan) {
