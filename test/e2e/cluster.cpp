@@ -61,7 +61,7 @@ void make_reachable(const std::string& dir) {
 
 }  // namespace
 
-void Cluster::start(const std::string& workdir, bool scheduler, bool preload) {
+void Cluster::prepare(const std::string& workdir) {
     workdir_ = workdir;
     datadir_ = workdir + "/data";
     logfile_ = workdir + "/server.log";
@@ -76,6 +76,16 @@ void Cluster::start(const std::string& workdir, bool scheduler, bool preload) {
         make_reachable(workdir);
         sh("chown postgres:postgres '" + workdir + "' '" + sockdir_ + "'");
     }
+}
+
+void Cluster::launch() {
+    sh(run_prefix() + PGT_PG_BINDIR "/pg_ctl -D '" + datadir_ + "' -l '" + logfile_ +
+       "' -w -t 60 start > /dev/null");
+    running_ = true;
+}
+
+void Cluster::start(const std::string& workdir, bool scheduler, bool preload) {
+    prepare(workdir);
     sh(run_prefix() + PGT_PG_BINDIR "/initdb -D '" + datadir_ +
        "' -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 > '" + workdir + "/initdb.log' 2>&1");
     std::ofstream conf(datadir_ + "/postgresql.conf", std::ios::app);
@@ -88,9 +98,22 @@ void Cluster::start(const std::string& workdir, bool scheduler, bool preload) {
          << "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
          << "max_connections = 50\n";
     conf.close();
-    sh(run_prefix() + PGT_PG_BINDIR "/pg_ctl -D '" + datadir_ + "' -l '" + logfile_ +
-       "' -w -t 60 start > /dev/null");
-    running_ = true;
+    launch();
+}
+
+// initdb --auth=trust allows local replication connections, and PG 15's
+// defaults (wal_level = replica, max_wal_senders = 10) allow streaming.
+void Cluster::start_standby(const std::string& workdir, const Cluster& primary) {
+    prepare(workdir);
+    sh(run_prefix() + PGT_PG_BINDIR "/pg_basebackup -D '" + datadir_ +
+       "' -R -X stream -c fast --no-sync -h '" + primary.sockdir_ + "' -p " +
+       std::to_string(primary.port_) + " -U postgres > '" + workdir + "/basebackup.log' 2>&1");
+    // The copied postgresql.conf is the primary's: later lines win.
+    std::ofstream conf(datadir_ + "/postgresql.conf", std::ios::app);
+    conf << "port = " << port_ << "\n"
+         << "unix_socket_directories = '" << sockdir_ << "'\n";
+    conf.close();
+    launch();
 }
 
 void Cluster::stop() {

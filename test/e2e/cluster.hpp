@@ -16,6 +16,10 @@ public:
     // `preload`, pg_trickle is not in shared_preload_libraries (it is then
     // loaded on first use, and no scheduler can start).
     void start(const std::string& workdir, bool scheduler = false, bool preload = true);
+    // Starts a streaming hot standby of the running `primary` under workdir
+    // (pg_basebackup -R: the primary's settings, its own port and socket);
+    // throws std::runtime_error. Promote it with SELECT pg_promote().
+    void start_standby(const std::string& workdir, const Cluster& primary);
     void stop();
     // Lines of the server log that show a backend crash ("" if none).
     std::string crash_lines() const;
@@ -24,6 +28,10 @@ public:
     int port() const { return port_; }
 
 private:
+    // Fresh workdir and socket dir, a free port (nothing started yet).
+    void prepare(const std::string& workdir);
+    void launch();  // pg_ctl start of datadir_
+
     std::string workdir_;
     std::string sockdir_;  // short path under /tmp (unix socket paths are limited)
     std::string datadir_;

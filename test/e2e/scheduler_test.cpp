@@ -2,8 +2,9 @@
 // pg_trickle.enabled = on (the shared cluster keeps manual refreshes):
 // schedules (duration, calculated chains, cron), diamond groups that fail
 // whole, suspension and resume, alerts, worker crash and restart, the
-// launcher following CREATE/DROP DATABASE and DROP EXTENSION, and EC-36
-// (no shared_preload_libraries: nothing is scheduled).
+// launcher following CREATE/DROP DATABASE and DROP EXTENSION, EC-36
+// (no shared_preload_libraries: nothing is scheduled) and issue 6 (nothing
+// is scheduled on a standby until it is promoted).
 // Invariant: waits are polling loops with generous deadlines; the only
 // wall-clock assertions are the bounds the issue states (an insert shows in
 // a 1 s table within 2 s; nothing is scheduled within 3 s without preload).
@@ -658,6 +659,114 @@ TEST(SchedulerWithoutPreload, without_preload_nothing_is_scheduled) {
     db.exec("SELECT pgtrickle.refresh_stream_table('st')");
     EXPECT_TRUE(matches_query(db, "st"));
     EXPECT_EQ(c.crash_lines(), "");
+}
+
+// --- Issue 6: nothing is scheduled on a standby ---------------------------------
+
+// A primary with the scheduler on and a streaming hot standby of it (each
+// with pg_trickle preloaded and pg_trickle.enabled = on). Both are stopped
+// whatever happens, and a crash in either log fails the test.
+class SchedulerStandby : public ::testing::Test {
+protected:
+    void TearDown() override {
+        for (auto [c, name] : {std::pair<Cluster*, const char*>{&standby, "standby"},
+                               std::pair<Cluster*, const char*>{&primary, "primary"}}) {
+            try {
+                c->stop();
+            } catch (const std::exception& e) {
+                ADD_FAILURE() << "stopping the " << name << ": " << e.what();
+            }
+            std::string crashes = c->crash_lines();
+            if (!crashes.empty()) {
+                ADD_FAILURE() << "the " << name << "'s server log shows a crash:\n" << crashes;
+            }
+        }
+    }
+
+    // pg_trickle background workers on a node ("launcher" rows first).
+    static std::string workers(Conn& conn) {
+        return conn.scalar(
+            "SELECT coalesce(string_agg(backend_type || ' ' || coalesce(datname, '-'), ', ' "
+            "ORDER BY backend_type, datname), '') FROM pg_stat_activity "
+            "WHERE backend_type IN ('pg_trickle launcher', 'pg_trickle scheduler')");
+    }
+    // The node's refresh history as one comparable string.
+    static std::string history(Conn& conn) {
+        return conn.scalar(
+            "SELECT coalesce(string_agg(refresh_id || ':' || initiated_by || ':' || status || ':' "
+            "|| action, ' ' ORDER BY refresh_id), '') FROM pgtrickle.pgt_refresh_history");
+    }
+
+    Cluster primary, standby;
+};
+
+TEST_F(SchedulerStandby, nothing_is_scheduled_on_a_standby_until_promotion) {
+    primary.start(PGT_E2E_WORKDIR "/standby_primary", /*scheduler=*/true);
+    {
+        Conn admin(primary.conninfo());
+        admin.exec("CREATE DATABASE d");
+    }
+    Conn p(primary.conninfo("d"));
+    p.exec("CREATE EXTENSION pg_trickle");
+    p.exec("CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 10)");
+    p.exec("SELECT pgtrickle.create_stream_table('st', 'SELECT id, v FROM src', '1s')");
+    ASSERT_TRUE(
+        eventually([&] { return workers(p).find("pg_trickle scheduler d") != std::string::npos; },
+                   "a scheduler worker for d on the primary"));
+
+    standby.start_standby(PGT_E2E_WORKDIR "/standby_standby", primary);
+    std::unique_ptr<Conn> s;
+    ASSERT_TRUE(eventually(
+        [&] {
+            s = std::make_unique<Conn>(standby.conninfo("d"));
+            return s->scalar("SELECT pg_is_in_recovery()") == "t" &&
+                   s->scalar("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trickle'") ==
+                       "1";
+        },
+        "the standby to accept connections to d with pg_trickle replayed"));
+    EXPECT_EQ(s->scalar("SHOW shared_preload_libraries"), "pg_trickle");
+    EXPECT_EQ(s->scalar("SHOW pg_trickle.enabled"), "on");
+
+    // The primary schedules...
+    p.exec("INSERT INTO src VALUES (2, 20)");
+    ASSERT_TRUE(eventually([&] { return bool(matches_query(p, "st")); },
+                           "the primary's st to show the inserted row"));
+    // ... the standby does not: no worker for 3 s, and all the history it
+    // has is the primary's (replayed), and health_check() says so.
+    for (int i = 0; i < 6; i++) {
+        EXPECT_EQ(workers(*s), "") << "after " << i * 500 << " ms";
+        std::this_thread::sleep_for(500ms);
+    }
+    EXPECT_TRUE(eventually([&] { return history(*s) == history(p); },
+                           "the standby's refresh history to equal the primary's"))
+        << "standby: " << history(*s) << "\nprimary: " << history(p);
+    EXPECT_TRUE(matches_query(*s, "st")) << "the replayed st";
+    EXPECT_EQ(s->scalar("SELECT ok FROM pgtrickle.health_check() WHERE check_name = 'scheduler'"),
+              "f");
+
+    // Promoted: the launcher starts, and a scheduler for d that refreshes.
+    ASSERT_EQ(s->scalar("SELECT pg_promote()"), "t");
+    ASSERT_EQ(s->scalar("SELECT pg_is_in_recovery()"), "f");
+    ASSERT_TRUE(eventually(
+        [&] {
+            const std::string w = workers(*s);
+            return w.find("pg_trickle launcher") != std::string::npos &&
+                   w.find("pg_trickle scheduler d") != std::string::npos;
+        },
+        "a launcher and a scheduler for d on the promoted node"))
+        << workers(*s);
+    const std::string marker =
+        s->scalar("SELECT coalesce(max(refresh_id), 0) FROM pgtrickle.pgt_refresh_history");
+    s->exec("INSERT INTO src VALUES (3, 30)");
+    ASSERT_TRUE(eventually([&] { return bool(matches_query(*s, "st")); },
+                           "the promoted node's st to show the inserted row"));
+    EXPECT_GE(std::stol(s->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history "
+                                  "WHERE refresh_id > $1 AND initiated_by = 'SCHEDULER' "
+                                  "AND status = 'SUCCESS'",
+                                  {marker})),
+              1);
+    EXPECT_EQ(s->scalar("SELECT ok FROM pgtrickle.health_check() WHERE check_name = 'scheduler'"),
+              "t");
 }
 
 }  // namespace

@@ -1,0 +1,189 @@
+// The TPC-H-derived workload (bench/tpch) end to end: the 22 queries as
+// AUTO stream tables over SF 0.01 data, then three refresh cycles
+// (RF1 new orders, RF2 deleted orders, RF3 updated lineitems/customers).
+// Invariant: after creation and after every cycle's refresh each stream table
+// equals its query (the oracle), and each refresh is recorded with the mode
+// the stream table was given (DIFFERENTIAL ones never fall back to FULL).
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fixture.hpp"
+
+namespace pgt::e2e {
+namespace {
+
+constexpr int kQueries = 22;
+constexpr int kCycles = 3;
+
+std::string tpch_dir() {
+    return std::string(PGT_SOURCE_DIR) + "/bench/tpch";
+}
+
+std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+// The SELECT of a query file: `--` comment lines dropped (they only head the
+// files), trailing semicolons and whitespace removed.
+std::string query_of(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        throw std::runtime_error("cannot read " + path);
+    }
+    std::string line, q;
+    while (std::getline(in, line)) {
+        size_t first = line.find_first_not_of(" \t");
+        if (first != std::string::npos && line.compare(first, 2, "--") == 0) {
+            continue;
+        }
+        q += line + "\n";
+    }
+    while (!q.empty() && (q.back() == ';' || isspace(static_cast<unsigned char>(q.back())))) {
+        q.pop_back();
+    }
+    return q;
+}
+
+std::string st_name(int i) {
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "q%02d", i);
+    return buf;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class Tpch : public DbTest {
+protected:
+    // Runs psql on this test's database with `args` (already shell-quoted);
+    // throws with psql's output when it fails.
+    void psql(const std::string& args) {
+        std::string cmd = std::string(PGT_PG_BINDIR) + "/psql -X -q -v ON_ERROR_STOP=1 -h " +
+                          shell_quote(cluster().socket_dir()) + " -p " +
+                          std::to_string(cluster().port()) + " -U postgres -d " +
+                          shell_quote(dbname_) + " " + args + " 2>&1";
+        FILE* p = popen(cmd.c_str(), "r");
+        if (p == nullptr) {
+            throw std::runtime_error("popen failed: " + cmd);
+        }
+        std::string out;
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
+            out.append(buf, n);
+        }
+        int rc = pclose(p);
+        if (rc != 0) {
+            throw std::runtime_error("psql failed (" + std::to_string(rc) + "): " + cmd + "\n" +
+                                     out);
+        }
+    }
+    std::string file(const std::string& name) { return shell_quote(tpch_dir() + "/" + name); }
+
+    std::string mode_of(const std::string& st) {
+        return db->scalar(
+            "SELECT refresh_mode FROM pgtrickle.pgt_stream_tables WHERE pgt_relid = $1::regclass",
+            {st});
+    }
+    // "refresh_id action" of st's latest recorded refresh.
+    std::pair<long, std::string> last_refresh(const std::string& st) {
+        Result r = db->exec(
+            "SELECT h.refresh_id, h.action FROM pgtrickle.pgt_refresh_history h "
+            "JOIN pgtrickle.pgt_stream_tables s USING (pgt_id) "
+            "WHERE s.pgt_relid = $1::regclass ORDER BY h.refresh_id DESC LIMIT 1",
+            {st});
+        if (r.size() == 0) {
+            return {-1, ""};
+        }
+        return {std::stol(r.at(0, 0)), r.at(0, 1)};
+    }
+};
+
+TEST_F(Tpch, all_22_queries_stay_equal_to_their_query_over_three_refresh_cycles) {
+    auto t_load = std::chrono::steady_clock::now();
+    psql("-v sf=0.01 -f " + file("schema.sql") + " -f " + file("datagen.sql"));
+    double load_s = seconds_since(t_load);
+    ASSERT_EQ(db->scalar("SELECT count(*) FROM tpch.orders"), "15000");
+
+    // Create the 22 stream tables; remember each one's mode and AUTO's NOTICE.
+    auto t_create = std::chrono::steady_clock::now();
+    std::vector<std::string> modes(kQueries + 1), notices(kQueries + 1);
+    for (int i = 1; i <= kQueries; i++) {
+        std::string st = st_name(i);
+        SCOPED_TRACE(st);
+        std::string query = query_of(tpch_dir() + "/queries/" + st + ".sql");
+        db->notices.clear();
+        db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => 'AUTO')",
+                 {st, query});
+        for (const std::string& n : db->notices) {
+            notices[i] += (notices[i].empty() ? "" : " | ") + n;
+        }
+        modes[i] = mode_of(st);
+        EXPECT_TRUE(modes[i] == "DIFFERENTIAL" || modes[i] == "FULL") << modes[i];
+        if (modes[i] == "FULL") {  // AUTO names what blocks DIFFERENTIAL
+            EXPECT_NE(notices[i].find("resolved to FULL"), std::string::npos) << notices[i];
+        }
+        EXPECT_MATCHES_QUERY(*db, st);
+    }
+    double create_s = seconds_since(t_create);
+    // The one single-table GROUP BY query of the workload.
+    EXPECT_EQ(modes[1], "DIFFERENTIAL") << "AUTO said: " << notices[1];
+
+    std::vector<double> rf_s, refresh_s;
+    for (int cycle = 1; cycle <= kCycles; cycle++) {
+        SCOPED_TRACE("cycle " + std::to_string(cycle));
+        auto t_rf = std::chrono::steady_clock::now();
+        for (const char* rf : {"rf1.sql", "rf2.sql", "rf3.sql"}) {
+            psql("-1 -v cycle=" + std::to_string(cycle) + " -f " + file(rf));
+        }
+        rf_s.push_back(seconds_since(t_rf));
+
+        auto t_refresh = std::chrono::steady_clock::now();
+        for (int i = 1; i <= kQueries; i++) {
+            std::string st = st_name(i);
+            SCOPED_TRACE(st);
+            long before = last_refresh(st).first;
+            db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
+            auto [id, action] = last_refresh(st);
+            EXPECT_GT(id, before) << "no history row for the refresh";
+            // Every cycle writes lineitem, orders and customer, so every
+            // DIFFERENTIAL stream table (q01 reads lineitem) has changes.
+            EXPECT_EQ(action, modes[i]);
+            EXPECT_MATCHES_QUERY(*db, st);
+        }
+        refresh_s.push_back(seconds_since(t_refresh));
+    }
+
+    std::ostringstream diff, full, cycles;
+    for (int i = 1; i <= kQueries; i++) {
+        std::ostringstream& o = modes[i] == "DIFFERENTIAL" ? diff : full;
+        o << (o.tellp() > 0 ? "," : "") << st_name(i);
+    }
+    cycles.setf(std::ios::fixed);
+    cycles.precision(2);
+    for (int c = 0; c < kCycles; c++) {
+        cycles << (c ? ", " : "") << "#" << c + 1 << " rf " << rf_s[c] << " s + refresh/check "
+               << refresh_s[c] << " s";
+    }
+    std::cout.setf(std::ios::fixed);
+    std::cout.precision(2);
+    std::cout << "[tpch sf=0.01] DIFFERENTIAL: " << diff.str() << "; FULL: " << full.str()
+              << "; load " << load_s << " s, create+check " << create_s
+              << " s; cycles: " << cycles.str() << std::endl;
+}
+
+}  // namespace
+}  // namespace pgt::e2e
