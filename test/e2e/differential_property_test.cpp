@@ -300,9 +300,26 @@ std::string random_grouped_query(Rng& r, const std::string& table,
     return q;
 }
 
+// SELECT DISTINCT over deterministic keys (see group_key).
+std::string random_distinct_query(Rng& r, const std::string& table,
+                                  const std::vector<Column>& cols) {
+    std::string q = "SELECT DISTINCT ";
+    for (int i = 0, n = r.range(1, 3); i < n; i++) {
+        q += (i ? ", " : "") + group_key(r, r.pick(cols), cols) + " AS d" + std::to_string(i);
+    }
+    q += " FROM " + table;
+    if (r.chance(60)) {
+        q += " WHERE " + predicate(r, cols, r.range(0, 1));
+    }
+    return q;
+}
+
 std::string random_query(Rng& r, const std::string& table, const std::vector<Column>& cols) {
-    if (r.chance(35)) {
+    if (r.chance(30)) {
         return random_grouped_query(r, table, cols);
+    }
+    if (r.chance(15)) {
+        return random_distinct_query(r, table, cols);
     }
     std::vector<std::string> items;
     std::set<std::string> plain;

@@ -645,7 +645,6 @@ const std::vector<Shape>& unsupported_shapes() {
         {"SELECT sum(amount) AS total FROM t GROUP BY name", {"group by"}},
         {"SELECT name, sum(amount) AS total FROM t GROUP BY CUBE (name)",
          {"grouping sets", "cube"}},
-        {"SELECT DISTINCT name FROM t", {"distinct"}},
         {"SELECT DISTINCT ON (name) id, name FROM t ORDER BY name, id", {"distinct"}},
         {"SELECT id, row_number() OVER (ORDER BY id) AS rn FROM t", {"window"}},
         {"SELECT id FROM (SELECT id FROM t) sub", {"subquer"}},
@@ -913,6 +912,32 @@ TEST_F(Differential, group_by_recomputes_only_touched_groups) {
     EXPECT_EQ(count("SELECT 1 FROM by_region WHERE region IS NULL"), 1);
 }
 
+TEST_F(Differential, select_distinct_is_maintained_as_groups_of_whole_rows) {
+    db->exec(
+        "CREATE TABLE tags (id int PRIMARY KEY, tag text, score numeric);"
+        "INSERT INTO tags VALUES (1, 'a', 1.0), (2, 'a', 1.00), (3, 'b', NULL), (4, NULL, 2),"
+        " (5, NULL, 2)");
+    create("dt", "SELECT DISTINCT tag, score > 1 AS high FROM tags");
+    EXPECT_EQ(modes("dt"), "DIFFERENTIAL/DIFFERENTIAL");
+    EXPECT_EQ(db->scalar("SELECT row_identity_domain FROM pgtrickle.pgt_stream_tables "
+                         "WHERE pgt_name = 'dt'"),
+              "group_key");
+    db->exec("DELETE FROM tags WHERE id = 1");  // 'a' still there through id 2
+    EXPECT_TRUE(refreshed_ok("dt"));
+    EXPECT_EQ(last_written("dt"), "0/0");
+    db->exec("DELETE FROM tags WHERE id = 2; UPDATE tags SET tag = 'c' WHERE id = 4");
+    EXPECT_TRUE(refreshed_ok("dt"));
+    db->exec("INSERT INTO tags VALUES (6, NULL, 3), (7, 'b', NULL)");
+    EXPECT_TRUE(refreshed_ok("dt"));
+    create("dk", "SELECT DISTINCT id, tag FROM tags");  // a key in the output: a plain scan
+    EXPECT_EQ(db->scalar("SELECT row_identity_domain FROM pgtrickle.pgt_stream_tables "
+                         "WHERE pgt_name = 'dk'"),
+              "scan_key");
+    db->exec("UPDATE tags SET tag = 'z' WHERE id = 3");
+    EXPECT_TRUE(refreshed_ok("dk"));
+    EXPECT_TRUE(refreshed_ok("dt"));
+}
+
 TEST_F(Differential, group_by_having_groups_enter_and_leave) {
     db->exec(
         "CREATE TABLE ev (id int PRIMARY KEY, k int, v int);"
@@ -936,7 +961,8 @@ TEST_F(Differential, grouped_shapes_it_cannot_maintain_are_named) {
              {"SELECT count(*) AS n FROM g", "aggregates without GROUP BY"},
              {"SELECT k, count(*) AS n FROM g GROUP BY ROLLUP (k)", "GROUPING SETS"},
              {"SELECT count(*) AS n FROM g GROUP BY k", "GROUP BY expression"},
-             {"SELECT DISTINCT k FROM g", "DISTINCT"}}) {
+             {"SELECT DISTINCT ON (k) k, v FROM g ORDER BY k, v", "DISTINCT ON"},
+             {"SELECT DISTINCT k, count(*) AS n FROM g GROUP BY k", "DISTINCT over aggregates"}}) {
         SCOPED_TRACE(query);
         SqlError e = db->error_of("SELECT pgtrickle.create_stream_table('x', $q$" + query +
                                   "$q$, refresh_mode => 'DIFFERENTIAL')");

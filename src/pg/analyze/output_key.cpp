@@ -145,6 +145,20 @@ std::optional<RowIdentityShape> group_key(Query* q) {
     return shape;
 }
 
+// SELECT DISTINCT <exprs> FROM ... (no DISTINCT ON, no grouping): the rows
+// are unique as a whole, so every output column together is the key.
+std::optional<RowIdentityShape> distinct_key(Query* q, size_t ncols) {
+    if (q->distinctClause == NIL || q->hasDistinctOn || q->hasAggs || q->groupClause != NIL ||
+        q->setOperations != nullptr || q->hasTargetSRFs || ncols == 0) {
+        return std::nullopt;
+    }
+    RowIdentityShape shape{"group_key", {}};
+    for (int i = 0; i < static_cast<int>(ncols); i++) {
+        shape.key_columns.push_back(i);
+    }
+    return shape;
+}
+
 }  // namespace
 
 RowIdentityShape derive_row_identity(Query* q, const std::vector<OutputColumn>& cols) {
@@ -153,6 +167,9 @@ RowIdentityShape derive_row_identity(Query* q, const std::vector<OutputColumn>& 
     }
     if (auto g = group_key(q)) {
         return *g;
+    }
+    if (auto d = distinct_key(q, cols.size())) {
+        return *d;
     }
     RowIdentityShape keyless{"keyless_row", {}};
     for (int i = 0; i < static_cast<int>(cols.size()); i++) {

@@ -42,7 +42,11 @@ constexpr BlockRule kBlockers[] = {
     {[](const Query* q) { return q->groupClause == NIL && (q->hasAggs || q->havingQual); },
      "aggregates without GROUP BY"},
     {[](const Query* q) { return q->hasWindowFuncs; }, "window functions"},
-    {[](const Query* q) { return q->distinctClause != NIL; }, "DISTINCT"},
+    {[](const Query* q) { return q->hasDistinctOn; }, "DISTINCT ON"},
+    {[](const Query* q) {
+         return q->distinctClause != NIL && (q->hasAggs || q->groupClause != NIL);
+     },
+     "DISTINCT over aggregates or GROUP BY"},
     {[](const Query* q) { return q->hasTargetSRFs; }, "set-returning functions in the select list"},
     {[](const Query* q) { return q->hasSubLinks; }, "subqueries in expressions"},
     {[](const Query* q) { return q->limitCount != nullptr || q->limitOffset != nullptr; },
@@ -128,7 +132,7 @@ void plain_group_columns(Query* q, const RangeTblEntry* rte, ScanShape& scan) {
     std::vector<std::string> names;
     bool plain = pg_call([&] {
         ListCell* lc;
-        foreach (lc, q->groupClause) {
+        foreach (lc, q->groupClause != NIL ? q->groupClause : q->distinctClause) {
             SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
             TargetEntry* te = get_sortgroupclause_tle(sgc, q->targetList);
             if (!IsA(te->expr, Var) || castNode(Var, te->expr)->varattno < 1) {
@@ -171,7 +175,10 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     out.scan.source_relid = rte->relid;
     out.scan.exprs.assign(exprs.begin(), exprs.end());
     out.scan.predicate = pred ? pred : "";
-    out.scan.grouped = q->groupClause != NIL;
+    // GROUP BY, or SELECT DISTINCT read as GROUP BY every output column
+    // (unless a source key in the output makes the DISTINCT a no-op).
+    out.scan.grouped =
+        q->groupClause != NIL || (q->distinctClause != NIL && out.identity.domain == "group_key");
     out.scan.having = having ? having : "";
     plain_group_columns(q, rte, out.scan);
 }
