@@ -72,6 +72,7 @@ CREATE TABLE pgtrickle.pgt_refresh_history (
     error_message  text
 );
 CREATE INDEX ON pgtrickle.pgt_refresh_history (pgt_id, refresh_id);
+CREATE INDEX ON pgtrickle.pgt_refresh_history (end_time);  -- pruning (history_retention)
 
 -- One row per source table whose changes are captured (shared by all its
 -- DIFFERENTIAL consumers). The buffer's name never contains an OID, so it

@@ -311,6 +311,25 @@ TEST_F(Scheduler, cron_schedule_fires) {
     EXPECT_TRUE(matches_query(*db, "quiet"));
 }
 
+// pg_trickle.history_retention (default 7 days): the scheduler deletes
+// older history rows (at most every 10 s) and keeps the recent ones.
+TEST_F(Scheduler, history_older_than_the_retention_is_pruned) {
+    db->exec("CREATE TABLE src (id int PRIMARY KEY); INSERT INTO src VALUES (1)");
+    create_st("st", "SELECT id FROM src", "1s", "DIFFERENTIAL");
+    db->exec(
+        "INSERT INTO pgtrickle.pgt_refresh_history (pgt_id, action, status, initiated_by, "
+        "start_time, end_time) SELECT pgt_id, 'FULL', 'SUCCESS', 'MANUAL', now() - interval "
+        "'8 days', now() - interval '8 days' FROM pgtrickle.pgt_stream_tables WHERE pgt_name = "
+        "'st'");
+    const std::string old_rows =
+        "SELECT count(*) FROM pgtrickle.pgt_refresh_history WHERE end_time < now() - interval "
+        "'7 days'";
+    EXPECT_TRUE(eventually([&] { return db->scalar(old_rows) == "0"; },
+                           "the 8-day-old history row to be pruned"));
+    EXPECT_NE(db->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history"), "0")
+        << "recent history is kept";
+}
+
 // --- Diamonds, failures, suspension -------------------------------------------
 
 // s -> a -> {b, c} -> d: the group {b, c, d}. c divides by s.d, so d = 0 on

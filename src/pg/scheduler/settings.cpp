@@ -3,6 +3,8 @@
 // running worker re-reads on SIGHUP are PGC_SIGHUP.
 #include "pg/scheduler/settings.hpp"
 
+#include <climits>
+
 extern "C" {
 #include "postgres.h"
 #include "utils/guc.h"
@@ -16,6 +18,7 @@ int g_default_schedule_seconds = 1;
 int g_min_schedule_seconds = 1;
 int g_max_consecutive_errors = 3;
 bool g_diamond_atomic = true;
+int g_history_retention_seconds = 7 * 86400;
 
 namespace {
 
@@ -57,6 +60,11 @@ void define_scheduler_settings() {
                              "Whether stream tables of a diamond refresh all or none in a tick.",
                              nullptr, &g_diamond_consistency, 0, kDiamondOptions, PGC_SIGHUP, 0,
                              nullptr, diamond_assign, nullptr);
+    DefineCustomIntVariable("pg_trickle.history_retention",
+                            "How long the scheduler keeps rows of pgtrickle.pgt_refresh_history.",
+                            "0 keeps every row. Pruned by each database's scheduler.",
+                            &g_history_retention_seconds, 7 * 86400, 0, INT_MAX, PGC_SIGHUP,
+                            GUC_UNIT_S, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 

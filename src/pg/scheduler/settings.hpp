@@ -5,12 +5,13 @@
 
 namespace pgt::pg {
 
-extern bool g_scheduler_enabled;        // pg_trickle.enabled
-extern int g_scheduler_interval_ms;     // pg_trickle.scheduler_interval_ms
-extern int g_default_schedule_seconds;  // pg_trickle.default_schedule_seconds
-extern int g_min_schedule_seconds;      // pg_trickle.min_schedule_seconds
-extern int g_max_consecutive_errors;    // pg_trickle.max_consecutive_errors
-extern bool g_diamond_atomic;           // pg_trickle.diamond_consistency = 'atomic'
+extern bool g_scheduler_enabled;         // pg_trickle.enabled
+extern int g_scheduler_interval_ms;      // pg_trickle.scheduler_interval_ms
+extern int g_default_schedule_seconds;   // pg_trickle.default_schedule_seconds
+extern int g_min_schedule_seconds;       // pg_trickle.min_schedule_seconds
+extern int g_max_consecutive_errors;     // pg_trickle.max_consecutive_errors
+extern bool g_diamond_atomic;            // pg_trickle.diamond_consistency = 'atomic'
+extern int g_history_retention_seconds;  // pg_trickle.history_retention (0: keep all)
 
 void define_scheduler_settings();
 

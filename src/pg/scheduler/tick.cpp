@@ -343,6 +343,33 @@ std::vector<dag::RefreshUnit> units_to_run(const TickState& ts, const SchedulerM
     return singles;
 }
 
+// Deletes refresh history older than pg_trickle.history_retention, at most
+// once per kPruneEveryUs, in its own transaction (0 keeps everything).
+constexpr int64_t kPruneEveryUs = 10 * sched::kMicrosPerSecond;
+
+void prune_history(SchedulerMemory& mem) {
+    int64_t now = now_us();
+    if (g_history_retention_seconds <= 0 || now - mem.last_prune_us < kPruneEveryUs) {
+        return;
+    }
+    mem.last_prune_us = now;
+    pg_call([] {
+        SetCurrentStatementStartTimestamp();
+        StartTransactionCommand();
+        PushActiveSnapshot(GetTransactionSnapshot());
+    });
+    Spi spi = Spi::connect();
+    spi.exec(
+        "DELETE FROM pgtrickle.pgt_refresh_history WHERE end_time OPERATOR(pg_catalog.<) "
+        "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))",
+        {int8_param(g_history_retention_seconds)});
+    spi.close();
+    pg_call([] {
+        PopActiveSnapshot();
+        CommitTransactionCommand();
+    });
+}
+
 }  // namespace
 
 bool run_tick(SchedulerMemory& memory) {
@@ -350,6 +377,7 @@ bool run_tick(SchedulerMemory& memory) {
     if (!read_state(ts)) {
         return false;
     }
+    prune_history(memory);
     if (ts.tables.empty()) {
         return true;
     }

@@ -23,6 +23,7 @@ struct TableMemory {
 struct SchedulerMemory {
     std::map<int64_t, TableMemory> tables;  // by pgt_id
     uint64_t random_state = 0x9e3779b97f4a7c15ULL;
+    int64_t last_prune_us = 0;  // last pruning of the refresh history
 };
 
 // Runs one tick. Returns false when the database no longer has pg_trickle.
