@@ -330,6 +330,26 @@ TEST_F(Scheduler, history_older_than_the_retention_is_pruned) {
         << "recent history is kept";
 }
 
+// A tick that fails outside any refresh (here: a schedule in the catalog that
+// does not parse) is logged and retried; the worker does not exit, and
+// scheduling resumes once the catalog is right again.
+TEST_F(Scheduler, failing_tick_keeps_the_worker_and_recovers) {
+    db->exec("CREATE TABLE src (id int PRIMARY KEY); INSERT INTO src VALUES (1)");
+    create_st("st", "SELECT id FROM src", "1s", "DIFFERENTIAL");
+    const int pid = scheduler_pid(*db);
+    ASSERT_NE(pid, 0);
+    db->exec(
+        "UPDATE pgtrickle.pgt_stream_tables SET schedule = 'not a schedule' "
+        "WHERE pgt_name = 'st'");
+    db->exec("INSERT INTO src VALUES (2)");
+    db->exec("SELECT pg_sleep(1.5)");
+    EXPECT_EQ(scheduler_pid(*db), pid) << "the worker survived failing ticks";
+    EXPECT_FALSE(matches_query(*db, "st")) << "nothing was refreshed meanwhile";
+    db->exec("UPDATE pgtrickle.pgt_stream_tables SET schedule = '1s' WHERE pgt_name = 'st'");
+    ASSERT_TRUE(converges({"st"}));
+    EXPECT_EQ(scheduler_pid(*db), pid);
+}
+
 // --- Diamonds, failures, suspension -------------------------------------------
 
 // s -> a -> {b, c} -> d: the group {b, c, d}. c divides by s.d, so d = 0 on

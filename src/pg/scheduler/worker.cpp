@@ -3,6 +3,9 @@
 // runs a tick. Leaves cleanly when the extension is gone, the database is
 // being dropped, or the server is in recovery.
 // Invariant: between ticks no transaction is open and no lock is held.
+#include <exception>
+#include <string>
+
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/scheduler/settings.hpp"
@@ -11,6 +14,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -41,6 +45,27 @@ void on_exit_leave(int, Datum) {
     proc_exit(0);
 }
 
+// Runs one tick. A failure outside a refresh (a refresh's own failure is
+// recorded by the tick) is logged, its transaction aborted, and the worker
+// carries on at the next tick instead of exiting. Returns false when the
+// database no longer has pg_trickle.
+bool tick_survived(SchedulerMemory& memory) {
+    std::string failure;
+    try {
+        return run_tick(memory);
+    } catch (const pgt::Error& e) {
+        failure = std::string(e.sqlstate()) + ": " + e.message();
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    pg_call([&] {
+        AbortCurrentTransaction();
+        ereport(WARNING, (errmsg("pg_trickle scheduler tick failed: %s", failure.c_str()),
+                          errhint("The scheduler retries at its next tick.")));
+    });
+    return true;
+}
+
 void worker_loop() {
     SchedulerMemory memory;
     for (;;) {
@@ -55,11 +80,8 @@ void worker_loop() {
         if (RecoveryInProgress()) {
             leave(SlotState::kRecovery);
         }
-        if (g_scheduler_enabled) {
-            bool present = pgt_entry([&] { return run_tick(memory); });
-            if (!present) {
-                leave(SlotState::kNoExtension);
-            }
+        if (g_scheduler_enabled && !tick_survived(memory)) {
+            leave(SlotState::kNoExtension);
         }
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
                         g_scheduler_interval_ms, PG_WAIT_EXTENSION);
