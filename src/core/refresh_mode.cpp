@@ -24,8 +24,10 @@ std::string upper_trimmed(std::string_view text) {
 [[noreturn]] void not_differential(std::string_view blocker) {
     throw Error(sqlstate::kFeatureNotSupported,
                 "DIFFERENTIAL refresh cannot maintain " + std::string(blocker),
-                "This version maintains SELECT <expressions> FROM <one table> [WHERE ...] "
-                "differentially; other queries are recomputed by FULL refresh.",
+                "This version maintains differentially: SELECT <expressions> FROM <one table> "
+                "[WHERE ...]; GROUP BY or SELECT DISTINCT over one table; an inner join of two "
+                "tables with both primary keys selected. Other queries are recomputed by FULL "
+                "refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }
 

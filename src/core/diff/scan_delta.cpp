@@ -106,12 +106,13 @@ std::string row_id_expression(const std::string& domain, const std::vector<std::
            join(fields, ", ") + "))";
 }
 
-std::string window_predicate(const std::string& b) {
+std::string window_predicate(const std::string& b, int base) {
+    auto p = [base](int n) { return "$" + std::to_string(base + n); };
     const std::string xid = b + ".xid";
-    return "((pg_catalog.pg_visible_in_snapshot(" + xid + ", $1) AND NOT " +
-           "pg_catalog.pg_visible_in_snapshot(" + xid + ", $2)) OR COALESCE(" + xid + kEq +
-           "$3, false)) AND NOT COALESCE(" + xid + kEq + "$4 AND " + b +
-           ".seq OPERATOR(pg_catalog.<=) $5, false)";
+    return "((pg_catalog.pg_visible_in_snapshot(" + xid + ", " + p(1) + ") AND NOT " +
+           "pg_catalog.pg_visible_in_snapshot(" + xid + ", " + p(2) + ")) OR COALESCE(" + xid +
+           kEq + p(3) + ", false)) AND NOT COALESCE(" + xid + kEq + p(4) + " AND " + b +
+           ".seq OPERATOR(pg_catalog.<=) " + p(5) + ", false)";
 }
 
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target) {

@@ -31,7 +31,9 @@ namespace pgt::diff {
 //   $5 int8         last own sequence number applied by that refresh
 // Rows committed after the previous frontier and visible in S, plus this
 // transaction's own rows, minus own rows an earlier refresh already applied.
-std::string window_predicate(const std::string& b);
+// With base > 0 the same five parameters are $(base+1)..$(base+5): a
+// statement over several buffers passes one block of five per window.
+std::string window_predicate(const std::string& b, int base = 0);
 
 // The SQL expression of a row's identity: domain (scan_key, group_key,
 // keyless_row; synthetic = the scalar-aggregate singleton) over the given

@@ -52,6 +52,15 @@ struct ScanShape {
 };
 inline constexpr const char* kScanAlias = "__pgt_src";
 
+// An inner join of two tables whose unique keys are both selected
+// (maintained by recomputing the rows of changed keys).
+struct JoinShape {
+    bool present = false;
+    Oid relids[2] = {InvalidOid, InvalidOid};
+    std::vector<int> key_outputs[2];  // output positions of each side's key
+    std::vector<int> key_attnums[2];  // the same key's source columns
+};
+
 struct AnalyzedQuery {
     std::string original;                 // as the user wrote it
     std::string effective;                // deparsed, every object schema-qualified
@@ -59,7 +68,8 @@ struct AnalyzedQuery {
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
-    ScanShape scan;                       // filled when differential_blocker is ""
+    ScanShape scan;                       // filled when differential_blocker is "" (one table)
+    JoinShape join;                       // or this, for a two-table inner join
 };
 
 AnalyzedQuery analyze_defining_query(const std::string& sql);

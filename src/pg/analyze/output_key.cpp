@@ -161,6 +161,28 @@ std::optional<RowIdentityShape> distinct_key(Query* q, size_t ncols) {
 
 }  // namespace
 
+std::optional<SelectedKey> selected_unique_key(Query* q, Index rtindex) {
+    RangeTblEntry* rte = rt_fetch(rtindex, q->rtable);
+    List* keys = pg_call([&] { return unique_keys_of(rte->relid); });
+    ListCell* kc;
+    foreach (kc, keys) {
+        SelectedKey key;
+        ListCell* ac;
+        foreach (ac, static_cast<List*>(lfirst(kc))) {
+            std::optional<int> col = output_of_var(q, rtindex, lfirst_int(ac));
+            if (!col) {
+                break;
+            }
+            key.outputs.push_back(*col);
+            key.attnums.push_back(lfirst_int(ac));
+        }
+        if (static_cast<int>(key.outputs.size()) == list_length(static_cast<List*>(lfirst(kc)))) {
+            return key;
+        }
+    }
+    return std::nullopt;
+}
+
 RowIdentityShape derive_row_identity(Query* q, const std::vector<OutputColumn>& cols) {
     if (auto s = scan_key(q)) {
         return *s;

@@ -5,6 +5,7 @@
 // the output rows unique on it; anything unproven is KEYLESS_ROW.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,14 @@ namespace pgt::pg {
 // Derives the identity shape of an analyzed (not rewritten) query whose
 // user-visible output columns are cols.
 RowIdentityShape derive_row_identity(Query* q, const std::vector<OutputColumn>& cols);
+
+// A unique key (primary key first, then NOT NULL unique indexes) of the
+// table at rtindex whose columns are all selected as plain columns: their
+// output positions and attribute numbers, in key order.
+struct SelectedKey {
+    std::vector<int> outputs;
+    std::vector<int> attnums;
+};
+std::optional<SelectedKey> selected_unique_key(Query* q, Index rtindex);
 
 }  // namespace pgt::pg

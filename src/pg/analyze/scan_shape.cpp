@@ -3,9 +3,12 @@
 // function blocks, a STABLE one is reported), never on the query text.
 #include "pg/analyze/scan_shape.hpp"
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "pg/analyze/output_key.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 
@@ -183,9 +186,96 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     plain_group_columns(q, rte, out.scan);
 }
 
+// The two base-table range-table indexes of `FROM a JOIN b ON ...` (inner)
+// or `FROM a, b`, or nothing.
+std::optional<std::pair<Index, Index>> inner_join_pair(Query* q) {
+    List* from = q->jointree->fromlist;
+    if (list_length(from) == 2 && IsA(linitial(from), RangeTblRef) &&
+        IsA(lsecond(from), RangeTblRef)) {
+        return std::pair(linitial_node(RangeTblRef, from)->rtindex,
+                         lsecond_node(RangeTblRef, from)->rtindex);
+    }
+    if (list_length(from) == 1 && IsA(linitial(from), JoinExpr)) {
+        JoinExpr* j = linitial_node(JoinExpr, from);
+        if (j->jointype == JOIN_INNER && j->larg && IsA(j->larg, RangeTblRef) && j->rarg &&
+            IsA(j->rarg, RangeTblRef)) {
+            return std::pair(castNode(RangeTblRef, j->larg)->rtindex,
+                             castNode(RangeTblRef, j->rarg)->rtindex);
+        }
+    }
+    return std::nullopt;
+}
+
+bool plain_select(const Query* q) {
+    return q->setOperations == nullptr && q->cteList == NIL && !q->hasAggs &&
+           q->groupClause == NIL && q->groupingSets == NIL && q->havingQual == nullptr &&
+           !q->hasWindowFuncs && q->distinctClause == NIL && !q->hasTargetSRFs && !q->hasSubLinks &&
+           q->limitCount == nullptr && q->limitOffset == nullptr;
+}
+
+// An inner join of two distinct tables with both unique keys selected:
+// fills out.join, or sets a blocker naming what is missing. Returns false
+// when the query is not a two-table inner join at all.
+bool derive_join_shape(Query* q, AnalyzedQuery& out) {
+    std::optional<std::pair<Index, Index>> pair = inner_join_pair(q);
+    if (!plain_select(q) || !pair) {
+        return false;
+    }
+    Index idx[2] = {pair->first, pair->second};
+    for (int i = 0; i < 2; i++) {
+        const RangeTblEntry* rte = rt_fetch(idx[i], q->rtable);
+        if (const char* b = relation_blocker(rte)) {
+            out.differential_blocker = b;
+            return true;
+        }
+        out.join.relids[i] = rte->relid;
+    }
+    if (out.join.relids[0] == out.join.relids[1]) {
+        out.differential_blocker = "a self-join";
+        return true;
+    }
+    for (int i = 0; i < 2; i++) {
+        std::optional<SelectedKey> key = selected_unique_key(q, idx[i]);
+        if (!key) {
+            out.differential_blocker =
+                "a join without the primary key (or a NOT NULL unique key) of each table in the "
+                "select list";
+            return true;
+        }
+        out.join.key_outputs[i] = key->outputs;
+        out.join.key_attnums[i] = key->attnums;
+    }
+    out.join.present = true;
+    return true;
+}
+
 }  // namespace
 
+// Volatile functions block DIFFERENTIAL (named); stable ones are listed for
+// the WARNING. Returns false when a blocker was set.
+bool check_functions(Query* q, AnalyzedQuery& out) {
+    FuncScan funcs{NIL, NIL};
+    pg_call([&] {
+        (void)function_walker((Node*)q->targetList, &funcs);
+        (void)function_walker((Node*)q->jointree, &funcs);
+        (void)function_walker(q->havingQual, &funcs);
+    });
+    if (funcs.volatile_names != NIL) {
+        out.differential_blocker =
+            "the volatile function " + names_of(funcs.volatile_names).front() + "()";
+        return false;
+    }
+    out.scan.stable_functions = names_of(funcs.stable_names);
+    return true;
+}
+
 void derive_scan_shape(Query* q, AnalyzedQuery& out) {
+    if (derive_join_shape(q, out)) {
+        if (out.join.present && !check_functions(q, out)) {
+            out.join.present = false;
+        }
+        return;
+    }
     for (const BlockRule& rule : kBlockers) {
         if (rule.applies(q)) {
             out.differential_blocker = rule.construct;
@@ -197,22 +287,13 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = b;
         return;
     }
-    FuncScan funcs{NIL, NIL};
-    pg_call([&] {
-        (void)function_walker((Node*)q->targetList, &funcs);
-        (void)function_walker(q->jointree->quals, &funcs);
-        (void)function_walker(q->havingQual, &funcs);
-    });
-    if (funcs.volatile_names != NIL) {
-        out.differential_blocker =
-            "the volatile function " + names_of(funcs.volatile_names).front() + "()";
+    if (!check_functions(q, out)) {
         return;
     }
     if (q->groupClause != NIL && out.identity.domain != "group_key") {
         out.differential_blocker = "a GROUP BY expression that is not in the select list";
         return;
     }
-    out.scan.stable_functions = names_of(funcs.stable_names);
     out.scan.referenced_attnums = referenced_attnums(q, rte);
     deparse_scan(q, rte, out);
 }

@@ -61,13 +61,19 @@ bool window_has(Spi& spi, const RefreshSnapshot& rs, const Window& w, bool trunc
     return *spi.query_at(rs.snapshot, sql, window_params(rs, w.frontier)).rows.at(0).at(0) == "t";
 }
 
+// The delta statement over every window: one block of five parameters per
+// window, in captured_sources_of order (diff::window_predicate's base).
 RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
-                          const Window& w) {
+                          const std::vector<Window>& windows) {
     RefreshResult r{"DIFFERENTIAL"};
+    std::vector<SpiParam> params;
+    for (const Window& w : windows) {
+        std::vector<SpiParam> p = window_params(rs, w.frontier);
+        params.insert(params.end(), p.begin(), p.end());
+    }
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
-        SpiRows counts =
-            spi.query_at(rs.snapshot, st.delta_sql.value(), window_params(rs, w.frontier));
+        SpiRows counts = spi.query_at(rs.snapshot, st.delta_sql.value(), params);
         r.rows_inserted =
             std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
         r.rows_deleted = std::stoll(*counts.rows.at(0).at(1));
@@ -130,19 +136,24 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
     return run_refresh(
         spi, st, initiated_by, reason,
         [&](const RefreshSnapshot& rs, const std::vector<Window>& windows, std::string& why) {
-            if (windows.size() != 1) {
-                throw pgt::Error("XX000",
-                                 "DIFFERENTIAL stream table without exactly one captured source");
+            if (windows.empty()) {
+                throw pgt::Error("XX000", "DIFFERENTIAL stream table without a captured source");
             }
-            if (window_has(spi, rs, windows[0], true)) {
-                why = "source " + relation_display_name(windows[0].source.relid) +
-                      " was truncated: recomputed";
-                return recompute(spi, st, rs);
+            for (const Window& w : windows) {
+                if (window_has(spi, rs, w, true)) {
+                    why = "source " + relation_display_name(w.source.relid) +
+                          " was truncated: recomputed";
+                    return recompute(spi, st, rs);
+                }
             }
-            if (!window_has(spi, rs, windows[0], false)) {
+            bool any = false;
+            for (const Window& w : windows) {
+                any = any || window_has(spi, rs, w, false);
+            }
+            if (!any) {
                 return RefreshResult{"NO_DATA"};
             }
-            return apply_delta(spi, st, rs, windows[0]);
+            return apply_delta(spi, st, rs, windows);
         });
 }
 

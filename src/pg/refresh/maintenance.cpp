@@ -2,7 +2,12 @@
 // capture, its frontier and the delta statement built once from the IR.
 // Invariant: a stream table has frontiers and a delta statement exactly when
 // its refresh mode is DIFFERENTIAL.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "core/diff/group_rescan.hpp"
+#include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/scan.hpp"
 #include "pg/api/names.hpp"
@@ -15,6 +20,8 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/relation.h"
+#include "utils/rel.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 }
@@ -52,12 +59,77 @@ void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
                            {int8_param(pgt_id), int8_param(src.source_id)});
 }
 
+// Every live column of relid (a join captures whole rows of both tables).
+std::vector<int> all_attnums(Oid relid) {
+    std::vector<int> out;
+    pg_call([&] {
+        Relation rel = relation_open(relid, AccessShareLock);
+        TupleDesc desc = RelationGetDescr(rel);
+        for (int a = 1; a <= desc->natts; a++) {
+            if (!TupleDescAttr(desc, a - 1)->attisdropped) {
+                out.push_back(a);
+            }
+        }
+        relation_close(rel, AccessShareLock);
+    });
+    return out;
+}
+
+// The stream table's rows are read by each side's key columns: an index
+// on each key's output columns (our own table, so created here; named by
+// pgt_id in the stream table's schema, rebuilt when maintenance is set up).
+void index_join_keys(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    for (int i = 0; i < 2; i++) {
+        std::string name = "pgt_" + std::to_string(st.pgt_id) + "_key" + std::to_string(i);
+        std::string qualified = quote_ident(st.schema) + "." + quote_ident(name);
+        if (spi.scalar("SELECT pg_catalog.to_regclass($1) IS NOT NULL", {text_param(qualified)}) ==
+            "t") {
+            spi.exec("DROP INDEX " + qualified);
+        }
+        std::string cols;
+        for (int pos : q.join.key_outputs[i]) {
+            cols += (cols.empty() ? "" : ", ") + quote_ident(q.columns[pos].name);
+        }
+        spi.exec("CREATE INDEX " + quote_ident(name) + " ON " + quoted_relation_name(st.relid) +
+                 " (" + cols + ")");
+    }
+}
+
+std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    std::vector<std::pair<CaptureSource, int>> sides;
+    for (int i = 0; i < 2; i++) {
+        CaptureSource src = ensure_capture(spi, q.join.relids[i], all_attnums(q.join.relids[i]));
+        attach_frontier(spi, st.pgt_id, src);
+        grant_buffer_read(spi, st.relid, src);
+        sides.emplace_back(src, i);
+    }
+    // Window parameters follow captured_sources_of: by source_id.
+    std::sort(sides.begin(), sides.end(),
+              [](const auto& a, const auto& b) { return a.first.source_id < b.first.source_id; });
+    diff::JoinRescan j;
+    for (const auto& [src, i] : sides) {
+        diff::JoinSide side{src.buffer, q.join.key_attnums[i], {}};
+        for (int pos : q.join.key_outputs[i]) {
+            side.key_outputs.push_back(quote_ident(q.columns[pos].name));
+        }
+        j.sides.push_back(side);
+    }
+    j.query = q.effective;
+    for (const OutputColumn& c : q.columns) {
+        j.outputs.push_back(quote_ident(c.name));
+    }
+    return diff::join_rescan_sql(j, identity_target(st));
+}
+
 }  // namespace
 
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     detach_frontiers(spi, st.pgt_id);
     st.delta_sql.reset();
-    if (st.refresh_mode == "DIFFERENTIAL") {
+    if (st.refresh_mode == "DIFFERENTIAL" && q.join.present) {
+        index_join_keys(spi, st, q);
+        st.delta_sql = join_delta(spi, st, q);
+    } else if (st.refresh_mode == "DIFFERENTIAL") {
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
         grant_buffer_read(spi, st.relid, src);

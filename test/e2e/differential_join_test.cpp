@@ -1,0 +1,364 @@
+// DIFFERENTIAL refresh of an inner join of two keyed tables, end to end:
+// the seed's EC-01 cases (a join partner deleted while its match moves away,
+// update-then-delete, both sides changed in one cycle), primary-key moves,
+// what is rejected, and that unchanged output rows are not rewritten.
+// Invariant: every refresh after a change is checked against the oracle and
+// must have run DIFFERENTIAL (never a silent FULL).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fixture.hpp"
+
+namespace pgt::e2e {
+namespace {
+
+// The stream table of most tests: orders with their customer.
+const char* kOrdersWithCustomer =
+    "SELECT o.id AS order_id, c.id AS cust_id, c.name, o.amount "
+    "FROM orders o JOIN customers c ON c.id = o.cust";
+
+// Many-to-many on a non-key column; NULL keys never match.
+const char* kPairs = "SELECT a.id AS aid, b.id AS bid, a.x, b.y FROM a JOIN b ON a.k = b.k";
+
+class DifferentialJoin : public DbTest {
+protected:
+    void SetUp() override {
+        DbTest::SetUp();
+        db->exec(
+            "CREATE TABLE customers (id int PRIMARY KEY, name text, region text);"
+            "INSERT INTO customers VALUES (10, 'ann', 'north'), (20, 'bob', 'south'),"
+            " (30, 'cy', 'north');"
+            "CREATE TABLE orders (id int PRIMARY KEY, cust int, amount int, note text);"
+            "INSERT INTO orders VALUES (1, 10, 5, 'n1'), (2, 10, 7, NULL), (3, 20, 9, 'n3'),"
+            " (4, NULL, 1, NULL), (5, 99, 2, NULL);"
+            "CREATE TABLE a (id int PRIMARY KEY, k int, x text);"
+            "INSERT INTO a VALUES (1, 1, 'a1'), (2, 1, 'a2'), (3, 2, 'a3'), (4, NULL, 'a4'),"
+            " (5, 3, NULL);"
+            "CREATE TABLE b (id int PRIMARY KEY, k int, y text);"
+            "INSERT INTO b VALUES (1, 1, 'b1'), (2, 1, 'b2'), (3, 2, 'b3'), (4, NULL, 'b4'),"
+            " (5, 4, 'b5')");
+    }
+
+    void create(const std::string& name, const std::string& query) {
+        db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => 'DIFFERENTIAL')",
+                 {name, query});
+        EXPECT_MATCHES_QUERY(*db, name);
+    }
+    void refresh(const std::string& st) {
+        db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
+    }
+    // "action/rows_inserted/rows_deleted" of st's latest refresh.
+    std::string last(const std::string& st) {
+        return db->scalar(
+            "SELECT h.action || '/' || h.rows_inserted || '/' || h.rows_deleted "
+            "FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s "
+            "USING (pgt_id) WHERE s.pgt_relid = $1::regclass ORDER BY h.refresh_id DESC LIMIT 1",
+            {st});
+    }
+    std::string last_action(const std::string& st) {
+        std::string l = last(st);
+        return l.substr(0, l.find('/'));
+    }
+    // Refreshes st after a change: the oracle holds and the refresh was
+    // DIFFERENTIAL.
+    void refresh_and_check(const std::string& st) {
+        refresh(st);
+        EXPECT_MATCHES_QUERY(*db, st);
+        EXPECT_EQ(last_action(st), "DIFFERENTIAL") << st;
+    }
+    // The rows of st as "k1|k2|...", sorted, one per element.
+    std::vector<std::string> rows(const std::string& st, const std::string& cols) {
+        Result res = db->exec("SELECT concat_ws('|', " + cols + ") FROM " + st + " ORDER BY 1");
+        std::vector<std::string> out;
+        for (size_t i = 0; i < res.size(); i++) {
+            out.push_back(res.at(i, 0));
+        }
+        return out;
+    }
+    // Physical version (ctid and xmin) of each row, by its two keys.
+    std::map<std::string, std::string> versions(const std::string& st, const std::string& k1,
+                                                const std::string& k2) {
+        Result res =
+            db->exec("SELECT " + k1 + " || ':' || " + k2 + ", ctid::text || xmin::text FROM " + st);
+        std::map<std::string, std::string> out;
+        for (size_t i = 0; i < res.size(); i++) {
+            out[res.at(i, 0)] = res.at(i, 1);
+        }
+        return out;
+    }
+    // No output row appears twice (each (left, right) pair once).
+    void expect_pairs_once(const std::string& st, const std::string& k1, const std::string& k2) {
+        EXPECT_EQ(
+            db->scalar("SELECT count(*) - count(DISTINCT (" + k1 + ", " + k2 + ")) FROM " + st),
+            "0")
+            << st << " holds a (left, right) pair more than once";
+    }
+    // Counts of everything a create could leave behind.
+    std::string state() {
+        return db->scalar(
+            "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace)"
+            " || '/' || (SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal)"
+            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_stream_tables)"
+            " || '/' || (SELECT count(*) FROM pg_class "
+            "            WHERE relnamespace = 'pgtrickle_changes'::regnamespace)"
+            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_sources)");
+    }
+};
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+    return s;
+}
+
+// --- EC-01 ------------------------------------------------------------------
+
+// Order 1 moves from customer 10 to 20 while customer 10 is deleted: the
+// old (1, 10) row must go even though its partner no longer exists.
+TEST_F(DifferentialJoin, ec01_join_key_change_while_old_partner_is_deleted) {
+    create("s", kOrdersWithCustomer);
+    db->exec(
+        "BEGIN; UPDATE orders SET cust = 20 WHERE id = 1; DELETE FROM customers WHERE id = 10;"
+        " COMMIT");
+    refresh_and_check("s");
+    EXPECT_EQ(rows("s", "order_id, cust_id, name, amount"),
+              (std::vector<std::string>{"1|20|bob|5", "3|20|bob|9"}));
+
+    // The mirror on the many-to-many pair, both directions in one cycle: a
+    // moves off k = 1 while b's k = 1 rows are deleted, and b moves off k = 2
+    // while a's k = 2 row is deleted.
+    create("p", kPairs);
+    db->exec(
+        "BEGIN; UPDATE a SET k = 3 WHERE id = 1; DELETE FROM b WHERE k = 1;"
+        " UPDATE b SET k = 4 WHERE id = 3; DELETE FROM a WHERE k = 2; COMMIT");
+    refresh_and_check("p");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM p WHERE aid IN (1, 2, 3) OR bid IN (1, 2, 3)"), "0");
+    refresh("s");  // s reads neither a nor b
+    EXPECT_EQ(last("s"), "NO_DATA/0/0");
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
+TEST_F(DifferentialJoin, ec01_update_then_delete_in_one_cycle) {
+    create("s", kOrdersWithCustomer);
+    create("p", kPairs);
+    // Separate transactions in one refresh window, then the same within one
+    // transaction on the other side.
+    db->exec("UPDATE orders SET amount = 50, cust = 30 WHERE id = 1");
+    db->exec("DELETE FROM orders WHERE id = 1");
+    db->exec(
+        "BEGIN; UPDATE customers SET name = 'BOB', id = 21 WHERE id = 20;"
+        " DELETE FROM customers WHERE id = 21; COMMIT");
+    refresh_and_check("s");
+    EXPECT_EQ(rows("s", "order_id, cust_id, name, amount"),
+              (std::vector<std::string>{"2|10|ann|7"}));
+
+    db->exec(
+        "BEGIN; UPDATE a SET k = 2, x = 'moved' WHERE id = 1; DELETE FROM a WHERE id = 1;"
+        " UPDATE b SET k = 3 WHERE id = 5; UPDATE b SET y = 'again' WHERE id = 5;"
+        " DELETE FROM b WHERE id = 5; COMMIT");
+    refresh_and_check("p");
+    EXPECT_EQ(rows("p", "aid, bid"), (std::vector<std::string>{"2|1", "2|2", "3|3"}));
+}
+
+// New partners on both sides in one transaction: the pair is seen from the
+// left delta and from the right delta, but appears once.
+TEST_F(DifferentialJoin, ec01_both_sides_change_in_the_same_cycle_counted_once) {
+    create("s", kOrdersWithCustomer);
+    create("p", kPairs);
+    db->exec(
+        "BEGIN; INSERT INTO customers VALUES (40, 'dan', 'east');"
+        " INSERT INTO orders VALUES (6, 40, 3, NULL), (7, 40, 4, NULL); COMMIT");
+    refresh_and_check("s");
+    EXPECT_EQ(rows("s", "order_id, cust_id"),
+              (std::vector<std::string>{"1|10", "2|10", "3|20", "6|40", "7|40"}));
+    expect_pairs_once("s", "order_id", "cust_id");
+
+    // Many-to-many: two new rows on each side with a new key (2 x 2 pairs),
+    // and a changed row on each side of an existing group.
+    db->exec(
+        "BEGIN; INSERT INTO a VALUES (10, 7, 'n1'), (11, 7, 'n2');"
+        " INSERT INTO b VALUES (10, 7, 'm1'), (11, 7, 'm2');"
+        " UPDATE a SET x = 'A1' WHERE id = 1; UPDATE b SET y = 'B1' WHERE id = 1; COMMIT");
+    refresh_and_check("p");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM p WHERE aid IN (10, 11)"), "4");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM p WHERE aid = 1 AND bid = 1 AND x = 'A1' AND "
+                         "y = 'B1'"),
+              "1");
+    expect_pairs_once("p", "aid", "bid");
+}
+
+TEST_F(DifferentialJoin, ec01_multi_cycle) {
+    create("s", kOrdersWithCustomer);
+    create("p", kPairs);
+    create("f",
+           "SELECT b.id AS bid, a.id AS aid, a.k, coalesce(a.x, b.y) AS xy FROM b, a "
+           "WHERE a.k = b.k AND b.y IS NOT NULL");
+    struct Cycle {
+        std::string sql;
+        bool pairs, orders;  // whether it changes a/b, orders/customers
+    };
+    const std::vector<Cycle> cycles = {
+        {"INSERT INTO a VALUES (6, 4, 'a6'); UPDATE b SET k = 2 WHERE id = 2", true, false},
+        {"BEGIN; UPDATE a SET k = NULL WHERE id = 3; DELETE FROM b WHERE id = 3;"
+         " INSERT INTO b VALUES (3, 2, NULL); COMMIT",
+         true, false},
+        {"UPDATE a SET k = 4 WHERE k = 1; UPDATE b SET y = NULL WHERE id = 5", true, false},
+        {"BEGIN; DELETE FROM a WHERE id = 6; INSERT INTO a VALUES (6, 1, 'again');"
+         " UPDATE b SET k = 1 WHERE k IS NULL; COMMIT",
+         true, false},
+        {"UPDATE a SET id = id + 100 WHERE id < 3; UPDATE b SET id = id + 100 WHERE k = 1", true,
+         false},
+        {"BEGIN; UPDATE orders SET cust = 30 WHERE cust = 10; DELETE FROM customers WHERE id = 10;"
+         " INSERT INTO customers VALUES (10, 'new ann', NULL); UPDATE orders SET cust = 10"
+         " WHERE id = 4; COMMIT",
+         false, true},
+        {"BEGIN; SAVEPOINT sp; DELETE FROM a; ROLLBACK TO SAVEPOINT sp; UPDATE a SET x = 'sp'"
+         " WHERE id = 5; UPDATE b SET k = 3 WHERE id = 4; COMMIT",
+         true, false},
+        {"DELETE FROM b; INSERT INTO b SELECT g, g % 5, 'g' || g FROM generate_series(1, 12) g;"
+         " UPDATE customers SET name = upper(name); DELETE FROM orders WHERE id = 3",
+         true, true},
+    };
+    for (size_t i = 0; i < cycles.size(); i++) {
+        const Cycle& c = cycles[i];
+        SCOPED_TRACE("cycle " + std::to_string(i) + ": " + c.sql);
+        db->exec(c.sql);
+        for (const char* st : {"s", "p", "f"}) {
+            bool changed = std::string(st) == "s" ? c.orders : c.pairs;
+            refresh(st);
+            EXPECT_MATCHES_QUERY(*db, st);
+            EXPECT_EQ(last_action(st), changed ? "DIFFERENTIAL" : "NO_DATA") << st;
+        }
+        expect_pairs_once("p", "aid", "bid");
+        expect_pairs_once("f", "aid", "bid");
+        expect_pairs_once("s", "order_id", "cust_id");
+    }
+    // A rolled-back cycle changes nothing.
+    db->exec("BEGIN; DELETE FROM a; DELETE FROM b; DELETE FROM orders; ROLLBACK");
+    for (const char* st : {"s", "p", "f"}) {
+        refresh(st);
+        EXPECT_MATCHES_QUERY(*db, st);
+        EXPECT_EQ(last(st), "NO_DATA/0/0") << st;
+    }
+}
+
+// --- primary keys -----------------------------------------------------------
+
+TEST_F(DifferentialJoin, join_primary_key_update_on_either_side) {
+    create("s", kOrdersWithCustomer);
+    create("p", kPairs);
+    db->exec("UPDATE orders SET id = 100 WHERE id = 1");
+    refresh_and_check("s");
+    EXPECT_EQ(rows("s", "order_id, cust_id"), (std::vector<std::string>{"100|10", "2|10", "3|20"}));
+
+    // The right key is the join key: its orders lose their partner, and a
+    // customer whose id becomes 99 gains order 5.
+    db->exec(
+        "UPDATE customers SET id = 50 WHERE id = 20; UPDATE customers SET id = 99 WHERE id = 30");
+    refresh_and_check("s");
+    EXPECT_EQ(rows("s", "order_id, cust_id, name"),
+              (std::vector<std::string>{"100|10|ann", "2|10|ann", "5|99|cy"}));
+
+    // Both sides in one transaction, with a swap of two ids on each side.
+    db->exec(
+        "BEGIN; UPDATE a SET id = 1000 WHERE id = 1; UPDATE a SET id = 1 WHERE id = 2;"
+        " UPDATE a SET id = 2 WHERE id = 1000;"
+        " UPDATE b SET id = 1000 WHERE id = 2; UPDATE b SET id = 2 WHERE id = 3;"
+        " UPDATE b SET id = 3 WHERE id = 1000; UPDATE b SET id = 42, k = 2 WHERE id = 1; COMMIT");
+    refresh_and_check("p");
+    EXPECT_EQ(rows("p", "aid, bid, x, y"),
+              (std::vector<std::string>{"1|3|a2|b2", "2|3|a1|b2", "3|2|a3|b3", "3|42|a3|b1"}));
+    expect_pairs_once("p", "aid", "bid");
+
+    // A key moved back and forth within the window nets to a content change.
+    db->exec(
+        "BEGIN; UPDATE a SET id = 7 WHERE id = 3; UPDATE a SET id = 3, x = 'back' WHERE id = 7;"
+        " COMMIT");
+    refresh_and_check("p");
+}
+
+// --- what is rejected -------------------------------------------------------
+
+TEST_F(DifferentialJoin, join_rejects_self_join_and_missing_keys) {
+    struct Case {
+        std::string query;
+        std::string names;  // a word the message must contain ("" for any)
+    };
+    const std::vector<Case> cases = {
+        {"SELECT a1.id AS i1, a2.id AS i2 FROM a a1 JOIN a a2 ON a1.k = a2.k", "self-join"},
+        {"SELECT a1.id AS i1, a2.id AS i2 FROM a a1, a a2 WHERE a1.k = a2.k", "self-join"},
+        {"SELECT a.id, b.y FROM a JOIN b ON a.k = b.k", ""},
+        {"SELECT b.id, a.x FROM a JOIN b ON a.k = b.k", ""},
+        {"SELECT a.id AS aid, b.id + 0 AS bid FROM a JOIN b ON a.k = b.k", ""},
+        {"SELECT a.id AS aid, b.k FROM a, b WHERE a.k = b.k", ""},
+        {"SELECT a.id AS aid, b.id AS bid FROM a LEFT JOIN b ON a.k = b.k", ""},
+        {"SELECT a.id AS aid, b.id AS bid FROM a FULL JOIN b ON a.k = b.k", ""},
+        {"SELECT a.id AS aid, b.id AS bid, o.id AS oid FROM a JOIN b ON a.k = b.k "
+         "JOIN orders o ON o.cust = a.k",
+         ""},
+        {"SELECT DISTINCT a.id AS aid, b.id AS bid FROM a JOIN b ON a.k = b.k", ""},
+        {"SELECT a.id AS aid, b.id AS bid, count(*) AS n FROM a JOIN b ON a.k = b.k "
+         "GROUP BY a.id, b.id",
+         ""},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.query);
+        std::string before = state();
+        SqlError e = db->error_of("SELECT pgtrickle.create_stream_table('x', $q$" + c.query +
+                                  "$q$, refresh_mode => 'DIFFERENTIAL')");
+        EXPECT_EQ(e.sqlstate, "0A000") << e.message;
+        if (!c.names.empty()) {
+            EXPECT_NE(lower(e.message).find(c.names), std::string::npos) << e.message;
+        }
+        EXPECT_EQ(state(), before) << "a rejected create left objects behind";
+        EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class WHERE relname = 'x'"), "0");
+        EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables"), "0");
+    }
+}
+
+// --- row versions -----------------------------------------------------------
+
+TEST_F(DifferentialJoin, join_unchanged_rows_keep_their_row_version) {
+    create("s", kOrdersWithCustomer);
+    auto before = versions("s", "order_id", "cust_id");
+    ASSERT_EQ(before.size(), 3u);
+
+    // Columns that are not in the output: nothing is written.
+    db->exec("UPDATE customers SET region = 'west'; UPDATE orders SET note = 'changed'");
+    refresh("s");
+    EXPECT_MATCHES_QUERY(*db, "s");
+    std::string l = last("s");
+    EXPECT_TRUE(l == "DIFFERENTIAL/0/0" || l == "NO_DATA/0/0") << l;
+    EXPECT_EQ(versions("s", "order_id", "cust_id"), before);
+
+    // One output column of one row: only that row gets a new version.
+    db->exec("UPDATE orders SET amount = amount + 1 WHERE id = 2");
+    refresh_and_check("s");
+    auto after = versions("s", "order_id", "cust_id");
+    ASSERT_EQ(after.size(), 3u);
+    for (const auto& [key, version] : before) {
+        if (key == "2:10") {
+            EXPECT_NE(after[key], version) << key << " was not rewritten";
+        } else {
+            EXPECT_EQ(after[key], version) << key << " was rewritten";
+        }
+    }
+
+    // A right-side output column: only the rows of that customer.
+    before = after;
+    db->exec("UPDATE customers SET name = 'BOB' WHERE id = 20");
+    refresh_and_check("s");
+    after = versions("s", "order_id", "cust_id");
+    for (const auto& [key, version] : before) {
+        if (key == "3:20") {
+            EXPECT_NE(after[key], version) << key << " was not rewritten";
+        } else {
+            EXPECT_EQ(after[key], version) << key << " was rewritten";
+        }
+    }
+}
+
+}  // namespace
+}  // namespace pgt::e2e
