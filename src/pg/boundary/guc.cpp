@@ -18,6 +18,13 @@ int pin_search_path() {
     });
 }
 
+void pin_setting(const char* name, const char* value) {
+    pg_call([&] {
+        (void)set_config_option(name, value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                                false);
+    });
+}
+
 void restore_settings(int nestlevel) {
     pg_call([&] { AtEOXact_GUC(true, nestlevel); });
 }

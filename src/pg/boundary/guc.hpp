@@ -21,6 +21,9 @@ inline constexpr const char* kPinnedSearchPath = "pg_catalog, pg_temp";
 
 int pin_search_path();                 // returns the GUC nest level to restore
 void restore_settings(int nestlevel);  // undoes pin_search_path()
+// Sets a setting inside the current pin (undone with it); call only within
+// with_pinned_search_path.
+void pin_setting(const char* name, const char* value);
 
 template <typename F>
 auto with_pinned_search_path(F&& fn) -> decltype(fn()) {
