@@ -15,7 +15,9 @@ namespace pgt::diff {
 
 namespace {
 
-std::string keys_name(std::size_t i) { return "__pgt_keys" + std::to_string(i); }
+std::string keys_name(std::size_t i) {
+    return "__pgt_keys" + std::to_string(i);
+}
 
 // Keys of every row version of side i in its window (old images of U/D, new
 // images of I/U); the window parameters are the i-th block of five.
@@ -65,10 +67,10 @@ std::string join_rescan_sql(const JoinRescan& j, const ir::IdentityTarget& targe
     }
     std::string id = row_id_expression(target.domain, id_fields);
     std::string cols = "r." + join(j.outputs, ", r.");
-    return "WITH " + keys_cte(j.sides[0], 0) + ", " + keys_cte(j.sides[1], 1) +
-           ", fresh AS (" + region(j, "(" + j.query + ")") + "), stored AS (" +
-           region(j, target.table) + "), e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, " + cols +
-           ", " + id + " AS __pgt_id FROM fresh r UNION ALL SELECT 0, -1, " + cols + ", " + id +
+    return "WITH " + keys_cte(j.sides[0], 0) + ", " + keys_cte(j.sides[1], 1) + ", fresh AS (" +
+           region(j, "(" + j.query + ")") + "), stored AS (" + region(j, target.table) +
+           "), e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, " + cols + ", " + id +
+           " AS __pgt_id FROM fresh r UNION ALL SELECT 0, -1, " + cols + ", " + id +
            " AS __pgt_id FROM stored r)" + apply_tail(j.outputs, target);
 }
 

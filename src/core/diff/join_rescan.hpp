@@ -31,9 +31,9 @@ struct JoinSide {
 };
 
 struct JoinRescan {
-    std::vector<JoinSide> sides;        // in window-parameter order: side i uses $(5i+1)..$(5i+5)
-    std::string query;                  // the effective defining query
-    std::vector<std::string> outputs;   // quoted output columns, in order
+    std::vector<JoinSide> sides;       // in window-parameter order: side i uses $(5i+1)..$(5i+5)
+    std::string query;                 // the effective defining query
+    std::vector<std::string> outputs;  // quoted output columns, in order
 };
 
 // One statement; returns one row (rows_inserted, rows_deleted, rows_updated).
