@@ -163,13 +163,42 @@ std::string random_statement(Rng& r) {
 
 // --- queries ----------------------------------------------------------------
 
+// Atoms that compare the two sides or use the join key's small domain (the
+// shared atoms' constants mostly miss it).
+std::string join_atom(Rng& r) {
+    const std::string k = r.num(0, kJoinKeys);
+    const std::string side = r.chance(50) ? "l" : "r";
+    return r.pick(std::vector<std::string>{
+        side + ".k = " + k, side + ".k <> " + k, side + ".k IS NULL", side + ".k >= " + k,
+        side + ".k IN (" + k + ", " + r.num(0, kJoinKeys) + ")", "l.v > r.w", "l.t = r.u",
+        "l.t IS NOT DISTINCT FROM r.u", "coalesce(l.v, 0) + coalesce(r.w, 0) > " + r.num(0, 30),
+        "l.id < r.id", "l.id % 3 = r.id % 3", "l.v IS NULL OR r.w IS NULL",
+        "length(coalesce(l.t, r.u)) > " + r.num(0, 3)});
+}
+
+// A predicate over both sides: shared atoms, join atoms, or both.
+std::string join_predicate(Rng& r, const std::vector<Column>& cols, int depth) {
+    switch (r.range(0, 4)) {
+        case 0:
+        case 1:
+            return join_atom(r);
+        case 2:
+            return "(" + join_atom(r) + (r.chance(50) ? " AND " : " OR ") +
+                   predicate(r, cols, std::max(0, depth - 1)) + ")";
+        case 3:
+            return "NOT (" + join_atom(r) + ")";
+        default:
+            return predicate(r, cols, depth);
+    }
+}
+
 std::string join_condition(Rng& r, const std::vector<Column>& cols) {
     int p = r.range(0, 99);
     if (p < 45) {
         return r.chance(50) ? "l.k = r.k" : "r.k = l.k";
     }
     if (p < 70) {
-        return "l.k = r.k AND " + predicate(r, cols, r.range(0, 1));
+        return "l.k = r.k AND " + join_predicate(r, cols, r.range(0, 1));
     }
     if (p < 82) {
         return "l.k < r.k";
@@ -221,7 +250,7 @@ std::string random_join_query(Rng& r) {
     std::string from = left_first ? "jl l" : "jr r";
     std::string other = left_first ? "jr r" : "jl l";
     bool filtered = r.chance(55);
-    std::string where = filtered ? predicate(r, cols, r.range(0, 2)) : "";
+    std::string where = filtered ? join_predicate(r, cols, r.range(0, 2)) : "";
     if (r.chance(25)) {
         q += " FROM " + from + ", " + other + " WHERE " + cond;
         return filtered ? q + " AND (" + where + ")" : q;

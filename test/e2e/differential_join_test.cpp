@@ -360,5 +360,23 @@ TEST_F(DifferentialJoin, join_unchanged_rows_keep_their_row_version) {
     }
 }
 
+// Equal values with another text form (numeric scale, float -0) are new
+// values: the rows carrying them are rewritten, as the defining query shows.
+TEST_F(DifferentialJoin, join_equal_values_with_another_text_form_are_rewritten) {
+    db->exec(
+        "CREATE TABLE m (id int PRIMARY KEY, k int, n numeric);"
+        "INSERT INTO m VALUES (1, 1, 1.0), (2, 1, 2);"
+        "CREATE TABLE f (id int PRIMARY KEY, k int, g float8);"
+        "INSERT INTO f VALUES (1, 1, 0.0), (2, 1, 5)");
+    create("e",
+           "SELECT m.id AS mid, f.id AS fid, m.n, f.g, m.n * 1 AS n1 FROM m JOIN f ON m.k = f.k");
+    db->exec("UPDATE m SET n = 1.00 WHERE id = 1");
+    refresh_and_check("e");
+    db->exec("UPDATE f SET g = '-0' WHERE id = 1");
+    refresh_and_check("e");
+    EXPECT_EQ(rows("e", "mid, fid, n, g"),
+              (std::vector<std::string>{"1|1|1.00|-0", "1|2|1.00|5", "2|1|2|-0", "2|2|2|5"}));
+}
+
 }  // namespace
 }  // namespace pgt::e2e
