@@ -25,9 +25,9 @@ std::string upper_trimmed(std::string_view text) {
     throw Error(sqlstate::kFeatureNotSupported,
                 "DIFFERENTIAL refresh cannot maintain " + std::string(blocker),
                 "This version maintains differentially: SELECT <expressions> FROM <one table> "
-                "[WHERE ...]; GROUP BY or SELECT DISTINCT over one table; an inner join of two "
-                "tables with both primary keys selected. Other queries are recomputed by FULL "
-                "refresh.",
+                "[WHERE ...]; GROUP BY or SELECT DISTINCT over one table; an inner, LEFT or "
+                "RIGHT join of two tables with both primary keys selected. Other queries are "
+                "recomputed by FULL refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }
 

@@ -251,6 +251,18 @@ std::string random_join_query(Rng& r) {
     std::string other = left_first ? "jr r" : "jl l";
     bool filtered = r.chance(55);
     std::string where = filtered ? join_predicate(r, cols, r.range(0, 2)) : "";
+    if (r.chance(30)) {  // LEFT or RIGHT JOIN; WHERE reads only the preserved side
+        bool left = r.chance(50);
+        std::string kept = (left ? from : other).substr(3);  // "l" or "r"
+        std::vector<Column> kept_cols;
+        for (const Column& c : cols) {
+            if (c.name.rfind(kept + ".", 0) == 0) {
+                kept_cols.push_back(c);
+            }
+        }
+        q += " FROM " + from + (left ? " LEFT JOIN " : " RIGHT JOIN ") + other + " ON " + cond;
+        return filtered ? q + " WHERE " + predicate(r, kept_cols, r.range(0, 2)) : q;
+    }
     if (r.chance(25)) {
         q += " FROM " + from + ", " + other + " WHERE " + cond;
         return filtered ? q + " AND (" + where + ")" : q;

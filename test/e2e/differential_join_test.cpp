@@ -293,7 +293,8 @@ TEST_F(DifferentialJoin, join_rejects_self_join_and_missing_keys) {
         {"SELECT b.id, a.x FROM a JOIN b ON a.k = b.k", ""},
         {"SELECT a.id AS aid, b.id + 0 AS bid FROM a JOIN b ON a.k = b.k", ""},
         {"SELECT a.id AS aid, b.k FROM a, b WHERE a.k = b.k", ""},
-        {"SELECT a.id AS aid, b.id AS bid FROM a LEFT JOIN b ON a.k = b.k", ""},
+        {"SELECT a.id AS aid, b.id AS bid FROM a LEFT JOIN b ON a.k = b.k WHERE b.id IS NULL",
+         "nullable side"},
         {"SELECT a.id AS aid, b.id AS bid FROM a FULL JOIN b ON a.k = b.k", ""},
         {"SELECT a.id AS aid, b.id AS bid, o.id AS oid FROM a JOIN b ON a.k = b.k "
          "JOIN orders o ON o.cust = a.k",
@@ -376,6 +377,44 @@ TEST_F(DifferentialJoin, join_equal_values_with_another_text_form_are_rewritten)
     refresh_and_check("e");
     EXPECT_EQ(rows("e", "mid, fid, n, g"),
               (std::vector<std::string>{"1|1|1.00|-0", "1|2|1.00|5", "2|1|2|-0", "2|2|2|5"}));
+}
+
+// EC-01 for outer joins: a NULL-padded row appears exactly when a preserved
+// row loses its last partner and disappears when it gains the first one,
+// also when the partner moves in or out through its join key.
+TEST_F(DifferentialJoin, left_join_null_padding_follows_the_last_and_first_partner) {
+    create("lj",
+           "SELECT c.id AS cust_id, c.name, o.id AS order_id, o.amount FROM customers c "
+           "LEFT JOIN orders o ON o.cust = c.id");
+    EXPECT_EQ(rows("lj", "cust_id, order_id"),
+              (std::vector<std::string>{"10|1", "10|2", "20|3", "30"}));
+    db->exec("DELETE FROM orders WHERE id = 3");  // 20 loses its only partner
+    refresh_and_check("lj");
+    EXPECT_EQ(count("SELECT 1 FROM lj WHERE cust_id = 20 AND order_id IS NULL"), 1);
+    db->exec("UPDATE orders SET cust = 30 WHERE id = 2");  // 30 gains its first partner
+    refresh_and_check("lj");
+    EXPECT_EQ(count("SELECT 1 FROM lj WHERE cust_id = 30 AND order_id IS NULL"), 0);
+    db->exec(
+        "UPDATE orders SET cust = 20 WHERE id = 1; UPDATE orders SET cust = 20 WHERE id = 2;"
+        " DELETE FROM customers WHERE id = 30; INSERT INTO customers VALUES (40, 'di', 'x')");
+    refresh_and_check("lj");  // 10 padded, 20 two partners, 30 gone, 40 padded
+    EXPECT_EQ(rows("lj", "cust_id, order_id"),
+              (std::vector<std::string>{"10", "20|1", "20|2", "40"}));
+    db->exec("UPDATE orders SET cust = 40 WHERE id = 5");  // an unmatched order finds a partner
+    refresh_and_check("lj");
+    EXPECT_EQ(count("SELECT 1 FROM lj WHERE cust_id = 40 AND order_id = 5"), 1);
+}
+
+TEST_F(DifferentialJoin, right_join_with_where_on_the_preserved_side) {
+    create("rj",
+           "SELECT o.id AS order_id, c.id AS cust_id, c.region FROM orders o RIGHT JOIN "
+           "customers c ON o.cust = c.id WHERE c.region <> 'south'");
+    db->exec(
+        "UPDATE customers SET region = 'south' WHERE id = 30;"
+        " UPDATE customers SET region = 'west' WHERE id = 20; DELETE FROM orders WHERE id = 1");
+    refresh_and_check("rj");
+    db->exec("INSERT INTO orders VALUES (6, 30, 1, NULL), (7, 20, 1, NULL)");
+    refresh_and_check("rj");
 }
 
 }  // namespace

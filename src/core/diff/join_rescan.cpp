@@ -54,10 +54,29 @@ std::string region(const JoinRescan& j, const std::string& from) {
            keys_name(1) + ") AND NOT " + in_a;
 }
 
+// Outer join: reg = the preserved side's changed keys plus the preserved
+// keys of rows (stored or fresh) carrying a changed key of the other side.
+std::string outer_region_cte(const JoinRescan& j, const ir::IdentityTarget& t) {
+    const JoinSide& p = j.sides[static_cast<std::size_t>(j.preserved)];
+    const JoinSide& o = j.sides[static_cast<std::size_t>(1 - j.preserved)];
+    std::string pk = join(p.key_outputs, ", x.");
+    std::string via_other = tuple(o.key_outputs, "x.") + " IN (SELECT * FROM " +
+                            keys_name(static_cast<std::size_t>(1 - j.preserved)) + ")";
+    return "reg AS (SELECT * FROM " + keys_name(static_cast<std::size_t>(j.preserved)) +
+           " UNION SELECT x." + pk + " FROM " + t.table + " x WHERE " + via_other +
+           " UNION SELECT x." + pk + " FROM (" + j.query + ") x WHERE " + via_other + ")";
+}
+
+std::string outer_region(const JoinRescan& j, const std::string& from) {
+    const JoinSide& p = j.sides[static_cast<std::size_t>(j.preserved)];
+    return "SELECT x." + join(j.outputs, ", x.") + " FROM " + from + " x WHERE " +
+           tuple(p.key_outputs, "x.") + " IN (SELECT * FROM reg)";
+}
+
 }  // namespace
 
 std::string join_rescan_sql(const JoinRescan& j, const ir::IdentityTarget& target) {
-    if (j.sides.size() != 2 || target.keyed || j.outputs.empty()) {
+    if (j.sides.size() != 2 || target.keyed || j.outputs.empty() || j.preserved > 1) {
         throw Error(sqlstate::kInternalError,
                     "join rescan needs two sides and a counted (keyless) identity");
     }
@@ -67,9 +86,14 @@ std::string join_rescan_sql(const JoinRescan& j, const ir::IdentityTarget& targe
     }
     std::string id = row_id_expression(target.domain, id_fields);
     std::string cols = "r." + join(j.outputs, ", r.");
-    return "WITH " + keys_cte(j.sides[0], 0) + ", " + keys_cte(j.sides[1], 1) + ", fresh AS (" +
-           region(j, "(" + j.query + ")") + "), stored AS (" + region(j, target.table) +
-           "), e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, " + cols + ", " + id +
+    bool outer = j.preserved >= 0;
+    std::string regions = outer ? outer_region_cte(j, target) + ", fresh AS (" +
+                                      outer_region(j, "(" + j.query + ")") + "), stored AS (" +
+                                      outer_region(j, target.table) + ")"
+                                : "fresh AS (" + region(j, "(" + j.query + ")") + "), stored AS (" +
+                                      region(j, target.table) + ")";
+    return "WITH " + keys_cte(j.sides[0], 0) + ", " + keys_cte(j.sides[1], 1) + ", " + regions +
+           ", e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, " + cols + ", " + id +
            " AS __pgt_id FROM fresh r UNION ALL SELECT 0, -1, " + cols + ", " + id +
            " AS __pgt_id FROM stored r)" + apply_tail(j.outputs, target);
 }

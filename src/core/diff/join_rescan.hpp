@@ -11,6 +11,11 @@
 // is the same before and after, so only rows carrying a changed key can
 // differ; those are removed and recomputed (as a multiset difference, so
 // unchanged ones are not rewritten).
+// Outer join (LEFT/RIGHT, WHERE on the preserved side only): rows are
+// grouped by the preserved side's key p. The region is the changed p keys
+// plus the p keys of rows, stored or fresh, whose other-side key changed:
+// a p row gains or loses a partner (or its NULL-padded row) only through
+// a changed partner it had before or has after.
 // Invariant: the defining query is run only under the key restriction,
 // which PostgreSQL pushes into the join (the restricted side is read by its
 // key, the other through the join condition's index).
@@ -34,6 +39,9 @@ struct JoinRescan {
     std::vector<JoinSide> sides;       // in window-parameter order: side i uses $(5i+1)..$(5i+5)
     std::string query;                 // the effective defining query
     std::vector<std::string> outputs;  // quoted output columns, in order
+    // Outer join: index in `sides` of the preserved side (its key is never
+    // NULL in the output, so rows are grouped by it); -1 for an inner join.
+    int preserved = -1;
 };
 
 // One statement; returns one row (rows_inserted, rows_deleted, rows_updated).

@@ -59,6 +59,7 @@ struct JoinShape {
     Oid relids[2] = {InvalidOid, InvalidOid};
     std::vector<int> key_outputs[2];  // output positions of each side's key
     std::vector<int> key_attnums[2];  // the same key's source columns
+    int preserved = -1;               // LEFT/RIGHT JOIN: the side whose rows all appear
 };
 
 struct AnalyzedQuery {

@@ -186,24 +186,47 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     plain_group_columns(q, rte, out.scan);
 }
 
-// The two base-table range-table indexes of `FROM a JOIN b ON ...` (inner)
-// or `FROM a, b`, or nothing.
-std::optional<std::pair<Index, Index>> inner_join_pair(Query* q) {
+// The two base-table range-table indexes of `FROM a [INNER|LEFT|RIGHT] JOIN
+// b ON ...` or `FROM a, b`, and which of them an outer join preserves (-1
+// for an inner join); nothing for any other FROM clause.
+struct JoinPair {
+    int rt[2];
+    int preserved;
+};
+
+std::optional<JoinPair> join_pair(Query* q) {
     List* from = q->jointree->fromlist;
     if (list_length(from) == 2 && IsA(linitial(from), RangeTblRef) &&
         IsA(lsecond(from), RangeTblRef)) {
-        return std::pair(linitial_node(RangeTblRef, from)->rtindex,
-                         lsecond_node(RangeTblRef, from)->rtindex);
+        return JoinPair{
+            {linitial_node(RangeTblRef, from)->rtindex, lsecond_node(RangeTblRef, from)->rtindex},
+            -1};
     }
     if (list_length(from) == 1 && IsA(linitial(from), JoinExpr)) {
         JoinExpr* j = linitial_node(JoinExpr, from);
-        if (j->jointype == JOIN_INNER && j->larg && IsA(j->larg, RangeTblRef) && j->rarg &&
+        int preserved = j->jointype == JOIN_INNER   ? -1
+                        : j->jointype == JOIN_LEFT  ? 0
+                        : j->jointype == JOIN_RIGHT ? 1
+                                                    : -2;
+        if (preserved != -2 && j->larg && IsA(j->larg, RangeTblRef) && j->rarg &&
             IsA(j->rarg, RangeTblRef)) {
-            return std::pair(castNode(RangeTblRef, j->larg)->rtindex,
-                             castNode(RangeTblRef, j->rarg)->rtindex);
+            return JoinPair{
+                {castNode(RangeTblRef, j->larg)->rtindex, castNode(RangeTblRef, j->rarg)->rtindex},
+                preserved};
         }
     }
     return std::nullopt;
+}
+
+// An outer join's WHERE may read only the preserved side: a filter on the
+// nullable side (e.g. `WHERE r.id IS NULL`) makes a row's presence depend
+// on partners that no longer match, which the key-region rescan cannot see.
+bool where_reads_only(Query* q, Index rt) {
+    return pg_call([&] {
+        Bitmapset* used = pull_varnos(nullptr, q->jointree->quals);
+        return bms_is_empty(used) ||
+               (bms_num_members(used) == 1 && bms_is_member(static_cast<int>(rt), used));
+    });
 }
 
 bool plain_select(const Query* q) {
@@ -217,11 +240,16 @@ bool plain_select(const Query* q) {
 // fills out.join, or sets a blocker naming what is missing. Returns false
 // when the query is not a two-table inner join at all.
 bool derive_join_shape(Query* q, AnalyzedQuery& out) {
-    std::optional<std::pair<Index, Index>> pair = inner_join_pair(q);
+    std::optional<JoinPair> pair = join_pair(q);
     if (!plain_select(q) || !pair) {
         return false;
     }
-    Index idx[2] = {pair->first, pair->second};
+    Index idx[2] = {static_cast<Index>(pair->rt[0]), static_cast<Index>(pair->rt[1])};
+    if (pair->preserved >= 0 && !where_reads_only(q, idx[pair->preserved])) {
+        out.differential_blocker = "an outer join whose WHERE reads the nullable side";
+        return true;
+    }
+    out.join.preserved = pair->preserved;
     for (int i = 0; i < 2; i++) {
         const RangeTblEntry* rte = rt_fetch(idx[i], q->rtable);
         if (const char* b = relation_blocker(rte)) {

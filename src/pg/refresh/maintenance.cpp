@@ -108,6 +108,9 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
               [](const auto& a, const auto& b) { return a.first.source_id < b.first.source_id; });
     diff::JoinRescan j;
     for (const auto& [src, i] : sides) {
+        if (i == q.join.preserved) {
+            j.preserved = static_cast<int>(j.sides.size());
+        }
         diff::JoinSide side{src.buffer, q.join.key_attnums[i], {}};
         for (int pos : q.join.key_outputs[i]) {
             side.key_outputs.push_back(quote_ident(q.columns[pos].name));
