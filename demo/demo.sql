@@ -1,5 +1,5 @@
 -- The pg_trickle demo: a small shop, three stream tables, some changes,
--- a refresh, and what the extension recorded. Run by `make demo`.
+-- a refresh, the scheduler, notifications, joins. Run by `make demo`.
 \pset footer off
 \pset null '(null)'
 \echo
@@ -128,3 +128,33 @@ SELECT pgtrickle.refresh_stream_table('north_orders') \g /dev/null
 \echo 'A refresh with nothing to apply sends none:'
 SELECT pgtrickle.refresh_stream_table('north_orders') \g /dev/null
 UNLISTEN *;
+
+\echo
+\echo '== 11. Joins and GROUP BY are maintained incrementally too =='
+\o /dev/null
+SELECT pgtrickle.create_stream_table(
+    'customer_orders',
+    $$SELECT o.id AS order_id, c.id AS customer_id, c.name, o.quantity
+        FROM orders o JOIN customers c ON c.id = o.customer_id$$,
+    schedule => '1h', refresh_mode => 'DIFFERENTIAL');
+SELECT pgtrickle.create_stream_table(
+    'units_per_customer',
+    'SELECT customer_id, count(*) AS orders, sum(quantity) AS units FROM orders GROUP BY customer_id',
+    schedule => '1h', refresh_mode => 'DIFFERENTIAL');
+\o
+UPDATE customers SET name = 'Ada L.' WHERE id = 1;
+UPDATE orders SET customer_id = 4 WHERE id = 5;
+SELECT pgtrickle.refresh_stream_table('customer_orders') \g /dev/null
+SELECT pgtrickle.refresh_stream_table('units_per_customer') \g /dev/null
+SELECT s.pgt_name AS stream_table, h.action, h.rows_inserted, h.rows_deleted
+  FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id)
+ WHERE s.pgt_name IN ('customer_orders', 'units_per_customer') AND h.initiated_by = 'MANUAL'
+ ORDER BY h.refresh_id;
+SELECT NOT EXISTS (
+         (SELECT order_id, customer_id, name, quantity FROM customer_orders
+          EXCEPT ALL SELECT o.id, c.id, c.name, o.quantity FROM orders o
+                     JOIN customers c ON c.id = o.customer_id)
+         UNION ALL
+         (SELECT o.id, c.id, c.name, o.quantity FROM orders o JOIN customers c ON c.id = o.customer_id
+          EXCEPT ALL SELECT order_id, customer_id, name, quantity FROM customer_orders))
+       AS customer_orders_matches_query;
