@@ -278,6 +278,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     src record;
+    tname text;
 BEGIN
     DELETE FROM pgtrickle.pgt_stream_tables st
      USING pg_catalog.pg_event_trigger_dropped_objects() d
@@ -292,14 +293,22 @@ BEGIN
          WHERE NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f WHERE f.source_id = s.source_id)
             OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid)
     LOOP
+        -- Existence is checked first (no IF EXISTS): these DROPs fire this
+        -- trigger again, and the nested run must find nothing to say.
         IF src.live THEN
-            EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS %I ON %s',
-                                      'pgt_capture_' || src.source_id, src.source_relid::pg_catalog.regclass);
-            EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS %I ON %s',
-                                      'pgt_capture_' || src.source_id || '_truncate',
-                                      src.source_relid::pg_catalog.regclass);
+            FOREACH tname IN ARRAY ARRAY['pgt_capture_' || src.source_id,
+                                         'pgt_capture_' || src.source_id || '_truncate']
+            LOOP
+                IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                            WHERE t.tgrelid = src.source_relid AND t.tgname = tname) THEN
+                    EXECUTE pg_catalog.format('DROP TRIGGER %I ON %s', tname,
+                                              src.source_relid::pg_catalog.regclass);
+                END IF;
+            END LOOP;
         END IF;
-        EXECUTE 'DROP TABLE IF EXISTS ' || src.buffer_name;
+        IF pg_catalog.to_regclass(src.buffer_name) IS NOT NULL THEN
+            EXECUTE 'DROP TABLE ' || src.buffer_name;
+        END IF;
         DELETE FROM pgtrickle.pgt_sources WHERE source_id = src.source_id;
     END LOOP;
 END

@@ -57,9 +57,10 @@ inline constexpr const char* kScanAlias = "__pgt_src";
 struct JoinShape {
     bool present = false;
     Oid relids[2] = {InvalidOid, InvalidOid};
-    std::vector<int> key_outputs[2];  // output positions of each side's key
-    std::vector<int> key_attnums[2];  // the same key's source columns
-    int preserved = -1;               // LEFT/RIGHT JOIN: the side whose rows all appear
+    std::vector<int> key_outputs[2];   // output positions of each side's key
+    std::vector<int> key_attnums[2];   // the same key's source columns
+    int preserved = -1;                // LEFT/RIGHT JOIN: the side whose rows all appear
+    std::vector<int> equi_attnums[2];  // columns of `x = y` conditions between the sides
 };
 
 struct AnalyzedQuery {

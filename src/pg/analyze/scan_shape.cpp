@@ -19,6 +19,7 @@ extern "C" {
 #include "access/relation.h"
 #include "access/sysattr.h"
 #include "nodes/bitmapset.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
@@ -229,6 +230,46 @@ bool where_reads_only(Query* q, Index rt) {
     });
 }
 
+// Plain-column equalities between the two sides (`a.x = b.y`, in ON or
+// WHERE, at the top level of an AND): the columns each side is probed by.
+void collect_equi_columns(Node* quals, const Index idx[2], JoinShape& join) {
+    List* conj = make_ands_implicit(reinterpret_cast<Expr*>(quals));
+    ListCell* lc;
+    foreach (lc, conj) {
+        Node* n = static_cast<Node*>(lfirst(lc));
+        if (!IsA(n, OpExpr) || list_length(castNode(OpExpr, n)->args) != 2) {
+            continue;
+        }
+        OpExpr* op = castNode(OpExpr, n);
+        Node* a = static_cast<Node*>(linitial(op->args));
+        Node* b = static_cast<Node*>(lsecond(op->args));
+        if (!IsA(a, Var) || !IsA(b, Var) || !op_mergejoinable(op->opno, exprType(a))) {
+            continue;
+        }
+        Var* va = castNode(Var, a);
+        Var* vb = castNode(Var, b);
+        for (int side = 0; side < 2; side++) {
+            if (static_cast<Index>(va->varno) == idx[side] &&
+                static_cast<Index>(vb->varno) == idx[1 - side] && va->varattno > 0 &&
+                vb->varattno > 0) {
+                join.equi_attnums[side].push_back(va->varattno);
+                join.equi_attnums[1 - side].push_back(vb->varattno);
+            }
+        }
+    }
+}
+
+// Every join condition: WHERE and the ON of a JoinExpr.
+void collect_join_columns(Query* q, const Index idx[2], JoinShape& join) {
+    pg_call([&] {
+        collect_equi_columns(q->jointree->quals, idx, join);
+        Node* from = static_cast<Node*>(linitial(q->jointree->fromlist));
+        if (IsA(from, JoinExpr)) {
+            collect_equi_columns(castNode(JoinExpr, from)->quals, idx, join);
+        }
+    });
+}
+
 bool plain_select(const Query* q) {
     return q->setOperations == nullptr && q->cteList == NIL && !q->hasAggs &&
            q->groupClause == NIL && q->groupingSets == NIL && q->havingQual == nullptr &&
@@ -273,6 +314,7 @@ bool derive_join_shape(Query* q, AnalyzedQuery& out) {
         out.join.key_outputs[i] = key->outputs;
         out.join.key_attnums[i] = key->attnums;
     }
+    collect_join_columns(q, idx, out.join);
     out.join.present = true;
     return true;
 }

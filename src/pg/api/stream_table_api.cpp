@@ -31,6 +31,7 @@
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "utils/lsyscache.h"
 
 PG_FUNCTION_INFO_V1(pgt_create_stream_table);
 PG_FUNCTION_INFO_V1(pgt_alter_stream_table);
@@ -146,6 +147,50 @@ void advise_group_index(Spi& spi, const AnalyzedQuery& q, const std::string& mod
                      "CREATE INDEX ON " + table + " (" + cols + ");");
 }
 
+std::string attribute_name(Oid relid, int attnum) {
+    char* name =
+        pg_call([&] { return get_attname(relid, static_cast<AttrNumber>(attnum), false); });
+    return name;
+}
+
+// A DIFFERENTIAL join reads each table through its columns of the equality
+// conditions (the other table's changed keys lead there): without an index
+// whose first column is one of them, that is a scan of the whole table per
+// refresh. Says so with the index to create.
+void advise_join_indexes(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
+    if (mode != "DIFFERENTIAL" || !q.join.present) {
+        return;
+    }
+    for (int side = 0; side < 2; side++) {
+        std::vector<int> cols = q.join.equi_attnums[side];
+        std::sort(cols.begin(), cols.end());
+        cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+        if (cols.empty()) {
+            continue;
+        }
+        std::string arr = "{", names;
+        for (size_t i = 0; i < cols.size(); i++) {
+            arr += (i ? "," : "") + std::to_string(cols[i]);
+            names += (i ? ", " : "") + quote_ident(attribute_name(q.join.relids[side], cols[i]));
+        }
+        arr += "}";
+        bool served = spi.scalar(
+                          "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE "
+                          "i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisvalid AND "
+                          "i.indpred IS NULL AND i.indkey[0] OPERATOR(pg_catalog.=) "
+                          "ANY ($2::pg_catalog.int2[]))",
+                          {oid_param(q.join.relids[side]), text_param(arr)}) == "t";
+        if (!served) {
+            std::string table = quoted_relation_name(q.join.relids[side]);
+            notice_with_hint("no index on " + table + " serves the join columns (" + names + ")",
+                             "Each DIFFERENTIAL refresh looks up the rows of " + table +
+                                 " that join a changed row of the other table through these "
+                                 "columns; without an index that reads the whole table.",
+                             "CREATE INDEX ON " + table + " (" + names + ");");
+        }
+    }
+}
+
 // Records q's row identity shape in row (domain, columns, format versions).
 void set_identity(catalog::StreamTableRow& row, const AnalyzedQuery& q) {
     row.identity_domain = q.identity.domain;
@@ -175,6 +220,7 @@ void create_stream_table(const Args& a) {
 
     Spi spi = Spi::connect();
     advise_group_index(spi, q, mode.effective);
+    advise_join_indexes(spi, q, mode.effective);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
     catalog::StreamTableRow row;
     row.relid = create_storage(spi, target, q);
@@ -308,6 +354,7 @@ void alter_stream_table(const Args& a) {
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
     advise_group_index(spi, *q, mode.effective);
+    advise_join_indexes(spi, *q, mode.effective);
     prepare_maintenance(spi, row, *q);
     full_refresh(spi, row, "ALTER", query ? "defining query replaced" : "refresh mode changed");
     sync_notify_trigger(spi, row);  // also after a rebuilt storage (its trigger went with it)

@@ -44,4 +44,16 @@ SELECT shelf, n, total FROM per_shelf ORDER BY shelf;
 CREATE INDEX ON stock (shelf);
 SELECT pgtrickle.alter_stream_table('per_shelf', refresh_mode => 'DIFFERENTIAL');
 SELECT pgtrickle.drop_stream_table('per_shelf');
+-- Two-table join: advice for the join column that no index serves
+DROP INDEX stock_shelf_idx;
+CREATE TABLE shelves (name text PRIMARY KEY, aisle int);
+INSERT INTO shelves VALUES ('a', 1), ('b', 2);
+SELECT pgtrickle.create_stream_table('stock_aisles',
+  'SELECT s.id, h.name AS shelf, h.aisle, s.qty FROM stock s JOIN shelves h ON h.name = s.shelf',
+  refresh_mode => 'DIFFERENTIAL');
+UPDATE shelves SET aisle = 3 WHERE name = 'b';
+DELETE FROM stock WHERE id = 1;
+SELECT pgtrickle.refresh_stream_table('stock_aisles');
+SELECT id, shelf, aisle, qty FROM stock_aisles ORDER BY id;
+SELECT pgtrickle.drop_stream_table('stock_aisles');
 DROP EXTENSION pg_trickle;
