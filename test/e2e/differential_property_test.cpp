@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "property_check.hpp"
 #include "property_gen.hpp"
 
 namespace pgt::e2e {
@@ -388,14 +389,6 @@ Source typed_source() {
 
 // --- the property -----------------------------------------------------------
 
-struct StreamTable {
-    std::string name;
-    std::string query;
-    long history_rows = 0;         // refresh history rows expected so far
-    bool pending = false;          // source changes since its last refresh
-    bool refreshed_in_tx = false;  // last refreshed inside the writing transaction
-};
-
 // How a batch of statements is committed.
 enum class Wrap { Plain, Rollback, Savepoint, RefreshInside, Empty };
 
@@ -503,64 +496,11 @@ private:
             return 0;
         }
         const bool changes = wrap != Wrap::Rollback && wrap != Wrap::Empty;
-        // One round trip: the refreshes of a batch share one (implicit or,
-        // for RefreshInside, the writer's) transaction.
-        std::string refreshes;
-        for (size_t i = 0; i < sts.size(); i++) {
-            sts[i].pending = sts[i].pending || changes;
-            if (static_cast<int>(i) != skip) {
-                refreshes += "SELECT pgtrickle.refresh_stream_table('" + sts[i].name + "'); ";
-            }
-        }
-        try {
-            db->exec(refreshes);
-        } catch (const SqlError& e) {
-            ADD_FAILURE() << "refresh failed: " << e.what() << "\n" << e.detail;
-            return 0;
-        }
-        long made = 0;
-        for (size_t i = 0; i < sts.size(); i++) {
-            if (static_cast<int>(i) == skip) {
-                continue;
-            }
-            StreamTable& st = sts[i];
-            EXPECT_TRUE(matches_query(*db, st.name)) << st.name << ": " << st.query;
-            st.history_rows++;
-            check_history(st);
-            st.pending = false;
-            st.refreshed_in_tx = wrap == Wrap::RefreshInside;
-            made++;
-        }
+        long made = refresh_and_check(*db, sts, skip, changes, wrap == Wrap::RefreshInside);
         if (wrap == Wrap::RefreshInside) {
             db->exec("COMMIT");
         }
         return made;
-    }
-
-    // The refresh left one SUCCESS row, DIFFERENTIAL or NO_DATA, never FULL.
-    // With nothing changed since the previous refresh it is NO_DATA; after a
-    // refresh inside the writing transaction it may be DIFFERENTIAL, but
-    // writes nothing (those writes were applied already).
-    void check_history(const StreamTable& st) {
-        Result h = db->exec(
-            "SELECT count(*), (array_agg(h.action || '/' || h.status ORDER BY h.refresh_id "
-            "DESC))[1], (array_agg(h.rows_inserted || '/' || h.rows_deleted ORDER BY "
-            "h.refresh_id DESC))[1] FROM pgtrickle.pgt_refresh_history h "
-            "JOIN pgtrickle.pgt_stream_tables s USING (pgt_id) WHERE s.pgt_relid = $1::regclass",
-            {st.name});
-        EXPECT_EQ(std::stol(h.at(0, 0)), st.history_rows) << st.name << ": history rows";
-        const std::string last = h.at(0, 1);
-        if (refresh_mode() == "FULL") {
-            EXPECT_EQ(last, "FULL/SUCCESS") << st.name;
-        } else if (!st.pending && st.refreshed_in_tx) {
-            EXPECT_TRUE(last == "DIFFERENTIAL/SUCCESS" || last == "NO_DATA/SUCCESS") << last;
-            EXPECT_EQ(h.at(0, 2), "0/0") << st.name << ": writes applied twice";
-        } else if (!st.pending) {
-            EXPECT_EQ(last, "NO_DATA/SUCCESS") << st.name << ": nothing changed";
-        } else {
-            EXPECT_TRUE(last == "DIFFERENTIAL/SUCCESS" || last == "NO_DATA/SUCCESS")
-                << st.name << ": last refresh was " << last << " (" << st.query << ")";
-        }
     }
 
     int next_id_ = 0;

@@ -46,8 +46,7 @@ struct ScanShape {
     bool grouped = false;
     std::string having;
     // Grouped, when every grouping key is a plain source column: their
-    // names and attribute numbers (GROUP BY order), for the index advice.
-    std::vector<std::string> group_columns;
+    // attribute numbers (GROUP BY order), for the index advice.
     std::vector<int> group_attnums;
 };
 inline constexpr const char* kScanAlias = "__pgt_src";

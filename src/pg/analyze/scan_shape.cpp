@@ -130,10 +130,9 @@ std::vector<int> referenced_attnums(Query* q, const RangeTblEntry* rte) {
     return out;
 }
 
-// Fills group_columns/group_attnums when every grouping key is a plain column.
-void plain_group_columns(Query* q, const RangeTblEntry* rte, ScanShape& scan) {
+// Fills group_attnums when every grouping key is a plain column.
+void plain_group_columns(Query* q, ScanShape& scan) {
     std::vector<int> attnums;
-    std::vector<std::string> names;
     bool plain = pg_call([&] {
         ListCell* lc;
         foreach (lc, q->groupClause != NIL ? q->groupClause : q->distinctClause) {
@@ -142,15 +141,12 @@ void plain_group_columns(Query* q, const RangeTblEntry* rte, ScanShape& scan) {
             if (!IsA(te->expr, Var) || castNode(Var, te->expr)->varattno < 1) {
                 return false;
             }
-            AttrNumber a = castNode(Var, te->expr)->varattno;
-            attnums.push_back(a);
-            names.emplace_back(get_attname(rte->relid, a, false));
+            attnums.push_back(castNode(Var, te->expr)->varattno);
         }
         return true;
     });
     if (plain) {
         scan.group_attnums = attnums;
-        scan.group_columns = names;
     }
 }
 
@@ -184,7 +180,7 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     out.scan.grouped =
         q->groupClause != NIL || (q->distinctClause != NIL && out.identity.domain == "group_key");
     out.scan.having = having ? having : "";
-    plain_group_columns(q, rte, out.scan);
+    plain_group_columns(q, out.scan);
 }
 
 // The two base-table range-table indexes of `FROM a [INNER|LEFT|RIGHT] JOIN

@@ -108,85 +108,69 @@ ResolvedMode resolve_mode(const std::string& text, const AnalyzedQuery& q) {
     return mode;
 }
 
-// GROUP BY under DIFFERENTIAL reads the touched groups through their keys:
-// without an index whose leading columns are exactly the grouping columns
-// that is a scan of the whole source per refresh. Says so, with the index
-// to create (never created on a user's table silently).
-void advise_group_index(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
-    if (mode != "DIFFERENTIAL" || !q.scan.grouped || q.scan.group_attnums.empty()) {
-        return;
-    }
-    std::vector<int> sorted = q.scan.group_attnums;
-    std::sort(sorted.begin(), sorted.end());
-    std::string arr = "{";
-    for (size_t i = 0; i < sorted.size(); i++) {
-        arr += (i ? "," : "") + std::to_string(sorted[i]);
-    }
-    arr += "}";
-    bool served =
-        spi.scalar(
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid "
-            "OPERATOR(pg_catalog.=) $1 AND i.indpred IS NULL AND i.indisvalid AND (SELECT "
-            "pg_catalog.array_agg(a ORDER BY a) FROM pg_catalog.unnest(((i.indkey::pg_catalog."
-            "int2[])[0:$3 - 1])) a) OPERATOR(pg_catalog.=) $2::pg_catalog.int2[])",
-            {oid_param(q.scan.source_relid), text_param(arr),
-             int8_param(static_cast<int64_t>(sorted.size()))}) == "t";
-    if (served) {
-        return;
-    }
-    std::string cols;
-    for (const std::string& c : q.scan.group_columns) {
-        cols += (cols.empty() ? "" : ", ") + quote_ident(c);
-    }
-    std::string table = quoted_relation_name(q.scan.source_relid);
-    notice_with_hint("no index on " + table + " serves the grouping columns (" + cols + ")",
-                     "Each DIFFERENTIAL refresh recomputes the groups it touches by reading " +
-                         table +
-                         " through these columns; without an index that reads the "
-                         "whole table.",
-                     "CREATE INDEX ON " + table + " (" + cols + ");");
-}
-
 std::string attribute_name(Oid relid, int attnum) {
     char* name =
         pg_call([&] { return get_attname(relid, static_cast<AttrNumber>(attnum), false); });
     return name;
 }
 
-// A DIFFERENTIAL join reads each table through its columns of the equality
-// conditions (the other table's changed keys lead there): without an index
-// whose first column is one of them, that is a scan of the whole table per
-// refresh. Says so with the index to create.
-void advise_join_indexes(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
-    if (mode != "DIFFERENTIAL" || !q.join.present) {
+// A DIFFERENTIAL refresh reads `relid` through the columns `attnums`. Unless
+// an index serves that lookup — its leading columns are exactly these
+// (`whole_prefix`) or its first column is one of them — says so in a NOTICE
+// with the index to create (never created on a user's table silently).
+void advise_index(Spi& spi, Oid relid, const std::vector<int>& attnums, bool whole_prefix,
+                  const std::string& what, const std::string& before, const std::string& after) {
+    std::vector<int> sorted = attnums;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    std::string arr = "{", names;
+    for (size_t i = 0; i < sorted.size(); i++) {
+        arr += (i ? "," : "") + std::to_string(sorted[i]);
+    }
+    std::vector<int> seen;
+    for (int a : attnums) {  // the hint lists them in query order, once each
+        if (std::find(seen.begin(), seen.end(), a) == seen.end()) {
+            seen.push_back(a);
+            names += (names.empty() ? "" : ", ") + quote_ident(attribute_name(relid, a));
+        }
+    }
+    const std::string leading =
+        whole_prefix ? "(SELECT pg_catalog.array_agg(a ORDER BY a) FROM pg_catalog.unnest(((i."
+                       "indkey::pg_catalog.int2[])[0:$3 - 1])) a) OPERATOR(pg_catalog.=) "
+                       "$2::pg_catalog.int2[]"
+                     : "i.indkey[0] OPERATOR(pg_catalog.=) ANY ($2::pg_catalog.int2[]) AND $3 > 0";
+    bool served = spi.scalar(
+                      "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid "
+                      "OPERATOR(pg_catalog.=) $1 AND i.indpred IS NULL AND i.indisvalid "
+                      "AND " +
+                          leading + ")",
+                      {oid_param(relid), text_param(arr + "}"),
+                       int8_param(static_cast<int64_t>(sorted.size()))}) == "t";
+    if (!served) {
+        std::string table = quoted_relation_name(relid);
+        notice_with_hint("no index on " + table + " serves the " + what + " (" + names + ")",
+                         "Each DIFFERENTIAL refresh " + before + table + after +
+                             " through these columns; without an index that reads the whole "
+                             "table.",
+                         "CREATE INDEX ON " + table + " (" + names + ");");
+    }
+}
+
+// GROUP BY reads the touched groups through their keys; a join reads each
+// table through its equality columns (the other table's changed keys lead
+// there).
+void advise_indexes(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
+    if (mode != "DIFFERENTIAL") {
         return;
     }
-    for (int side = 0; side < 2; side++) {
-        std::vector<int> cols = q.join.equi_attnums[side];
-        std::sort(cols.begin(), cols.end());
-        cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-        if (cols.empty()) {
-            continue;
-        }
-        std::string arr = "{", names;
-        for (size_t i = 0; i < cols.size(); i++) {
-            arr += (i ? "," : "") + std::to_string(cols[i]);
-            names += (i ? ", " : "") + quote_ident(attribute_name(q.join.relids[side], cols[i]));
-        }
-        arr += "}";
-        bool served = spi.scalar(
-                          "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE "
-                          "i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisvalid AND "
-                          "i.indpred IS NULL AND i.indkey[0] OPERATOR(pg_catalog.=) "
-                          "ANY ($2::pg_catalog.int2[]))",
-                          {oid_param(q.join.relids[side]), text_param(arr)}) == "t";
-        if (!served) {
-            std::string table = quoted_relation_name(q.join.relids[side]);
-            notice_with_hint("no index on " + table + " serves the join columns (" + names + ")",
-                             "Each DIFFERENTIAL refresh looks up the rows of " + table +
-                                 " that join a changed row of the other table through these "
-                                 "columns; without an index that reads the whole table.",
-                             "CREATE INDEX ON " + table + " (" + names + ");");
+    if (q.scan.grouped && !q.scan.group_attnums.empty()) {
+        advise_index(spi, q.scan.source_relid, q.scan.group_attnums, true, "grouping columns",
+                     "recomputes the groups it touches by reading ", "");
+    }
+    for (int side = 0; q.join.present && side < 2; side++) {
+        if (!q.join.equi_attnums[side].empty()) {
+            advise_index(spi, q.join.relids[side], q.join.equi_attnums[side], false, "join columns",
+                         "looks up the rows of ", " that join a changed row of the other table");
         }
     }
 }
@@ -219,8 +203,7 @@ void create_stream_table(const Args& a) {
     ResolvedMode mode = resolve_mode(mode_text, q);
 
     Spi spi = Spi::connect();
-    advise_group_index(spi, q, mode.effective);
-    advise_join_indexes(spi, q, mode.effective);
+    advise_indexes(spi, q, mode.effective);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
     catalog::StreamTableRow row;
     row.relid = create_storage(spi, target, q);
@@ -353,8 +336,7 @@ void alter_stream_table(const Args& a) {
     ResolvedMode mode = resolve_mode(mode_text.value_or(row.requested_mode), *q);
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
-    advise_group_index(spi, *q, mode.effective);
-    advise_join_indexes(spi, *q, mode.effective);
+    advise_indexes(spi, *q, mode.effective);
     prepare_maintenance(spi, row, *q);
     full_refresh(spi, row, "ALTER", query ? "defining query replaced" : "refresh mode changed");
     sync_notify_trigger(spi, row);  // also after a rebuilt storage (its trigger went with it)

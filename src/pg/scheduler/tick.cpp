@@ -128,26 +128,34 @@ void load_pending(Spi& spi, TickState& ts) {
     }
 }
 
-// Reads everything the decisions need, in one short transaction. Returns
-// false when the extension is gone.
-bool read_state(TickState& ts) {
-    bool present = false;
-    pg_call([&] {
+// A worker transaction with a snapshot (each tick step runs in its own).
+void begin_transaction() {
+    pg_call([] {
         SetCurrentStatementStartTimestamp();
         StartTransactionCommand();
         PushActiveSnapshot(GetTransactionSnapshot());
     });
-    present = pg_call([] { return OidIsValid(get_extension_oid("pg_trickle", true)); });
+}
+
+void commit_transaction() {
+    pg_call([] {
+        PopActiveSnapshot();
+        CommitTransactionCommand();
+    });
+}
+
+// Reads everything the decisions need, in one short transaction. Returns
+// false when the extension is gone.
+bool read_state(TickState& ts) {
+    begin_transaction();
+    bool present = pg_call([] { return OidIsValid(get_extension_oid("pg_trickle", true)); });
     if (present) {
         Spi spi = Spi::connect();
         load_tables(spi, ts);
         load_pending(spi, ts);
         spi.close();
     }
-    pg_call([] {
-        PopActiveSnapshot();
-        CommitTransactionCommand();
-    });
+    commit_transaction();
     return present;
 }
 
@@ -279,11 +287,7 @@ void record_success(Spi& spi, UnitRun& u, const std::map<int64_t, int64_t>& dura
 // One unit in its own transaction; its members inside one subtransaction, so
 // an atomic group applies all or none.
 void run_unit(UnitRun& u) {
-    pg_call([] {
-        SetCurrentStatementStartTimestamp();
-        StartTransactionCommand();
-        PushActiveSnapshot(GetTransactionSnapshot());
-    });
+    begin_transaction();
     Spi spi = Spi::connect();
     std::string start = catalog::clock_now(spi);
     pg_call([] { BeginInternalSubTransaction(nullptr); });
@@ -307,10 +311,7 @@ void run_unit(UnitRun& u) {
         record_success(spi, u, durations);
     }
     spi.close();
-    pg_call([] {
-        PopActiveSnapshot();
-        CommitTransactionCommand();
-    });
+    commit_transaction();
 }
 
 // Units of this tick. A table that is suspended, or waiting out the back-off
@@ -353,21 +354,14 @@ void prune_history(SchedulerMemory& mem) {
         return;
     }
     mem.last_prune_us = now;
-    pg_call([] {
-        SetCurrentStatementStartTimestamp();
-        StartTransactionCommand();
-        PushActiveSnapshot(GetTransactionSnapshot());
-    });
+    begin_transaction();
     Spi spi = Spi::connect();
     spi.exec(
         "DELETE FROM pgtrickle.pgt_refresh_history WHERE end_time OPERATOR(pg_catalog.<) "
         "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))",
         {int8_param(g_history_retention_seconds)});
     spi.close();
-    pg_call([] {
-        PopActiveSnapshot();
-        CommitTransactionCommand();
-    });
+    commit_transaction();
 }
 
 }  // namespace
