@@ -50,18 +50,6 @@ protected:
     void refresh(const std::string& st) {
         db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
     }
-    // "action/rows_inserted/rows_deleted" of st's latest refresh.
-    std::string last(const std::string& st) {
-        return db->scalar(
-            "SELECT h.action || '/' || h.rows_inserted || '/' || h.rows_deleted "
-            "FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s "
-            "USING (pgt_id) WHERE s.pgt_relid = $1::regclass ORDER BY h.refresh_id DESC LIMIT 1",
-            {st});
-    }
-    std::string last_action(const std::string& st) {
-        std::string l = last(st);
-        return l.substr(0, l.find('/'));
-    }
     // Refreshes st after a change: the oracle holds and the refresh was
     // DIFFERENTIAL.
     void refresh_and_check(const std::string& st) {

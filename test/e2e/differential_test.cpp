@@ -44,18 +44,6 @@ protected:
         return matches_query(*db, st);
     }
 
-    // "action/rows_inserted/rows_deleted" of st's latest refresh.
-    std::string last(const std::string& st) {
-        return db->scalar(
-            "SELECT h.action || '/' || h.rows_inserted || '/' || h.rows_deleted "
-            "FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s "
-            "USING (pgt_id) WHERE s.pgt_relid = $1::regclass ORDER BY h.refresh_id DESC LIMIT 1",
-            {st});
-    }
-    std::string last_action(const std::string& st) {
-        std::string l = last(st);
-        return l.substr(0, l.find('/'));
-    }
     // "rows_inserted/rows_deleted" of st's latest refresh.
     std::string last_written(const std::string& st) {
         std::string l = last(st);

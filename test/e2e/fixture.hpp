@@ -47,6 +47,19 @@ protected:
         return std::stol(db->scalar("SELECT count(*) FROM (" + sql + ") c"));
     }
 
+    // "action/rows_inserted/rows_deleted" of st's latest refresh.
+    std::string last(const std::string& st) {
+        return db->scalar(
+            "SELECT h.action || '/' || h.rows_inserted || '/' || h.rows_deleted "
+            "FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s "
+            "USING (pgt_id) WHERE s.pgt_relid = $1::regclass ORDER BY h.refresh_id DESC LIMIT 1",
+            {st});
+    }
+    std::string last_action(const std::string& st) {
+        std::string l = last(st);
+        return l.substr(0, l.find('/'));
+    }
+
     std::unique_ptr<Conn> db;
     std::string dbname_;
 };
