@@ -9,12 +9,12 @@
 
 namespace pgt::diff {
 
-namespace {
-
 std::string id_match(const std::string& t, const std::string& src) {
     return t + ".__pgt_row_probe" + kEq + "pgtrickle.row_probe_v1(" + src + ".__pgt_id) AND " + t +
            ".__pgt_row_id" + kEq + src + ".__pgt_id";
 }
+
+namespace {
 
 std::string output_list(const std::vector<std::string>& outs, const std::string& prefix) {
     std::vector<std::string> cols;

@@ -18,6 +18,9 @@ inline const std::string kEq = " OPERATOR(pg_catalog.=) ";
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
 
+// Stored row `t` has the identity `src`.__pgt_id (through the probe index).
+std::string id_match(const std::string& t, const std::string& src);
+
 // Continues a WITH list that defines `e` (columns __pgt_seq, __pgt_sign,
 // the quoted output columns `outs`, __pgt_id) and ends with one row
 // (rows_inserted, rows_deleted, rows_updated).

@@ -20,12 +20,12 @@ std::string action_is(const std::string& col, const char* a, const char* b = nul
 
 // One side (old or new images) of the source rows in the window, signed.
 std::string image_side(const ir::ScanFilterProject& scan, char prefix, const char* sign,
-                       const std::string& where) {
+                       const std::string& where, const std::string& sfx) {
     std::vector<std::string> cols{"w.seq AS __pgt_seq", std::string(sign) + " AS __pgt_sign"};
     for (const ir::SourceColumn& c : scan.columns) {
         cols.push_back("w." + std::string(1, prefix) + std::to_string(c.attnum) + " AS " + c.name);
     }
-    return "SELECT " + join(cols, ", ") + " FROM w WHERE " + where;
+    return "SELECT " + join(cols, ", ") + " FROM w" + sfx + " w WHERE " + where;
 }
 
 // Source images netted over the window: every exact source row image with
@@ -34,25 +34,29 @@ std::string image_side(const ir::ScanFilterProject& scan, char prefix, const cha
 // version of an updated row) are gone before any output expression or
 // predicate is evaluated, so only states that were really committed (or are
 // this transaction's own current state) are ever computed on.
-std::string netted_sources(const ir::ScanFilterProject& scan) {
+std::string netted_sources(const ir::ScanFilterProject& scan, const std::string& sfx) {
     std::vector<std::string> cols;
     for (const ir::SourceColumn& c : scan.columns) {
         cols.push_back("v." + c.name);
     }
     std::string img = "ROW(" + join(cols, ", ") + ")::pg_catalog.text";
-    return "ev AS (" + image_side(scan, 'o', "-1", action_is("w.action", "U", "D")) +
-           " UNION ALL " + image_side(scan, 'n', "1", action_is("w.action", "I", "U")) +
-           "), evi AS (SELECT v.*, " + img +
-           " AS __pgt_src_img FROM ev v), net AS (SELECT v.__pgt_src_img, "
+    return "ev" + sfx + " AS (" +
+           image_side(scan, 'o', "-1", action_is("w.action", "U", "D"), sfx) + " UNION ALL " +
+           image_side(scan, 'n', "1", action_is("w.action", "I", "U"), sfx) + "), evi" + sfx +
+           " AS (SELECT v.*, " + img + " AS __pgt_src_img FROM ev" + sfx + " v), net" + sfx +
+           " AS (SELECT v.__pgt_src_img, "
            "pg_catalog.sum(v.__pgt_sign) AS __pgt_n, pg_catalog.max(v.__pgt_seq) FILTER (WHERE "
            "v.__pgt_sign > 0) AS __pgt_lp, pg_catalog.max(v.__pgt_seq) FILTER (WHERE "
-           "v.__pgt_sign < 0) AS __pgt_ln FROM evi v GROUP BY v.__pgt_src_img), "
+           "v.__pgt_sign < 0) AS __pgt_ln FROM evi" +
+           sfx +
+           " v GROUP BY v.__pgt_src_img), "
            // One representative per surviving image: its latest event with the
            // net's sign ((image, seq, sign) is unique: a buffer row gives one
            // old and one new image). A hash join, no sort of the images.
-           "src AS (SELECT v.__pgt_seq, n.__pgt_n AS __pgt_sign" +
-           (cols.empty() ? "" : ", " + join(cols, ", ")) +
-           " FROM evi v JOIN net n ON n.__pgt_src_img OPERATOR(pg_catalog.=) v.__pgt_src_img "
+           "src" +
+           sfx + " AS (SELECT v.__pgt_seq, n.__pgt_n AS __pgt_sign" +
+           (cols.empty() ? "" : ", " + join(cols, ", ")) + " FROM evi" + sfx + " v JOIN net" + sfx +
+           " n ON n.__pgt_src_img OPERATOR(pg_catalog.=) v.__pgt_src_img "
            "WHERE n.__pgt_n OPERATOR(pg_catalog.<>) 0 AND v.__pgt_seq OPERATOR(pg_catalog.=) "
            "CASE WHEN n.__pgt_n > 0 THEN n.__pgt_lp ELSE n.__pgt_ln END AND (v.__pgt_sign > 0) "
            "OPERATOR(pg_catalog.=) (n.__pgt_n > 0))";
@@ -81,15 +85,20 @@ std::string delta_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarg
 
 }  // namespace
 
-std::string window_source_ctes(const ir::ScanFilterProject& scan) {
+std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std::string& sfx,
+                                   int base) {
     std::vector<std::string> w_cols{"b.seq", "b.action"};
     for (const ir::SourceColumn& c : scan.columns) {
         w_cols.push_back("b.o" + std::to_string(c.attnum));
         w_cols.push_back("b.n" + std::to_string(c.attnum));
     }
-    return "WITH w AS (SELECT " + join(w_cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
-           window_predicate("b") + " AND b.action OPERATOR(pg_catalog.<>) 'T'), " +
-           netted_sources(scan);
+    return "w" + sfx + " AS (SELECT " + join(w_cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
+           window_predicate("b", base) + " AND b.action OPERATOR(pg_catalog.<>) 'T'), " +
+           netted_sources(scan, sfx);
+}
+
+std::string window_source_ctes(const ir::ScanFilterProject& scan) {
+    return "WITH " + window_source_cte_list(scan, "", 0);
 }
 
 std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields) {

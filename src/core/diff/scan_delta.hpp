@@ -45,6 +45,12 @@ std::string row_id_expression(const std::string& domain, const std::vector<std::
 // name). Parameters as in window_predicate.
 std::string window_source_ctes(const ir::ScanFilterProject& scan);
 
+// The same CTEs without the leading WITH, named w<sfx> … src<sfx>, over
+// the window parameters $(base+1)..$(base+5): one such list per source
+// when a statement reads several buffers.
+std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std::string& sfx,
+                                   int base);
+
 // One statement applying the delta; returns one row (rows_inserted,
 // rows_deleted, rows_updated). Parameters as in window_predicate.
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target);

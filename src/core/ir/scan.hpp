@@ -40,6 +40,28 @@ struct GroupRescan {
     std::string having;              // deparsed HAVING, empty when none
 };
 
+// An inner join of several tables (optionally GROUP BY or DISTINCT),
+// maintained by recomputing the region of output rows whose identity key
+// some changed source row touches. The branches are the defining query's
+// FROM/WHERE with some tables replaced by the images of their changed rows
+// (CTEs __pgt_old_<i> and __pgt_new_<i>, i = index in `sources`), each
+// selecting the identity key expressions.
+struct RegionSource {
+    std::string buffer;                 // quoted, schema-qualified change buffer
+    int window = 0;                     // parameter block: $(5*window+1)..$(5*window+5)
+    std::vector<SourceColumn> columns;  // every live column (the images' columns)
+};
+
+struct JoinRegion {
+    std::vector<RegionSource> sources;
+    std::vector<std::string> branches;  // SELECT <key expressions> FROM ... WHERE ...
+    std::string query;                  // the effective defining query
+    std::vector<std::string> outputs;   // quoted output columns, in order
+    // Per identity key column (IdentityTarget::columns order): whether it
+    // can be NULL (then NULL keys are matched too).
+    std::vector<bool> key_nullable;
+};
+
 struct IdentityTarget {
     std::string table;                 // quoted, schema-qualified storage table
     std::string domain;                // scan_key | group_key | synthetic | keyless_row

@@ -62,6 +62,20 @@ struct JoinShape {
     std::vector<int> equi_attnums[2];  // columns of `x = y` conditions between the sides
 };
 
+// An inner join of 2..kMaxRegionTables tables, plain, GROUP BY (every key
+// selected) or DISTINCT, maintained by recomputing the region of output
+// rows whose identity key a changed row touches (core/diff/join_region).
+inline constexpr int kMaxRegionTables = 4;
+struct RegionShape {
+    bool present = false;
+    std::vector<Oid> relids;            // distinct source tables, in range-table order
+    std::vector<std::string> branches;  // deparsed, reading the image CTEs of relids' indexes
+    std::vector<bool> key_nullable;     // per identity key column
+    // Plain-column equalities between tables (a.x = b.y in ON or WHERE):
+    // per source (relids order), the columns it is probed by.
+    std::vector<std::vector<int>> equi_attnums;
+};
+
 struct AnalyzedQuery {
     std::string original;                 // as the user wrote it
     std::string effective;                // deparsed, every object schema-qualified
@@ -71,6 +85,7 @@ struct AnalyzedQuery {
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
     ScanShape scan;                       // filled when differential_blocker is "" (one table)
     JoinShape join;                       // or this, for a two-table inner join
+    RegionShape region;                   // or this, for other inner joins
 };
 
 AnalyzedQuery analyze_defining_query(const std::string& sql);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "pg/analyze/join_region.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
@@ -40,8 +41,6 @@ struct BlockRule {
 constexpr BlockRule kBlockers[] = {
     {[](const Query* q) { return q->setOperations != nullptr; }, "UNION/INTERSECT/EXCEPT"},
     {[](const Query* q) { return q->cteList != NIL; }, "WITH queries"},
-    {[](const Query* q) { return list_length(q->rtable) != 1; },
-     "a join or more than one FROM item"},
     {[](const Query* q) { return q->groupingSets != NIL; }, "GROUPING SETS, CUBE or ROLLUP"},
     {[](const Query* q) { return q->groupClause == NIL && (q->hasAggs || q->havingQual); },
      "aggregates without GROUP BY"},
@@ -56,6 +55,8 @@ constexpr BlockRule kBlockers[] = {
     {[](const Query* q) { return q->limitCount != nullptr || q->limitOffset != nullptr; },
      "LIMIT or OFFSET"},
 };
+
+}  // namespace
 
 const char* relation_blocker(const RangeTblEntry* rte) {
     if (rte->rtekind != RTE_RELATION) {
@@ -73,6 +74,8 @@ const char* relation_blocker(const RangeTblEntry* rte) {
             return "a foreign table as source";
     }
 }
+
+namespace {
 
 struct FuncScan {
     List* volatile_names;
@@ -336,17 +339,30 @@ bool check_functions(Query* q, AnalyzedQuery& out) {
 }
 
 void derive_scan_shape(Query* q, AnalyzedQuery& out) {
+    // A two-table join with both keys selected has its own delta; when the
+    // keys are missing, a join region may still maintain it.
+    std::string join_blocker;
     if (derive_join_shape(q, out)) {
-        if (out.join.present && !check_functions(q, out)) {
-            out.join.present = false;
+        if (out.join.present) {
+            if (!check_functions(q, out)) {
+                out.join.present = false;
+            }
+            return;
         }
-        return;
+        join_blocker = out.differential_blocker;
+        out.differential_blocker.clear();
     }
     for (const BlockRule& rule : kBlockers) {
         if (rule.applies(q)) {
             out.differential_blocker = rule.construct;
             return;
         }
+    }
+    if (list_length(q->rtable) != 1) {
+        if (!derive_region_shape(q, out) && !join_blocker.empty()) {
+            out.differential_blocker = join_blocker;
+        }
+        return;
     }
     const RangeTblEntry* rte = static_cast<RangeTblEntry*>(linitial(q->rtable));
     if (const char* b = relation_blocker(rte)) {

@@ -16,4 +16,11 @@ namespace pgt::pg {
 // Sets out.differential_blocker, or out.scan when there is none.
 void derive_scan_shape(Query* q, AnalyzedQuery& out);
 
+// What keeps a FROM item from being a DIFFERENTIAL source, or nullptr.
+const char* relation_blocker(const RangeTblEntry* rte);
+
+// Volatile functions block DIFFERENTIAL (named); stable ones are listed for
+// the WARNING. Returns false when a blocker was set.
+bool check_functions(Query* q, AnalyzedQuery& out);
+
 }  // namespace pgt::pg

@@ -167,6 +167,12 @@ void advise_indexes(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
         advise_index(spi, q.scan.source_relid, q.scan.group_attnums, true, "grouping columns",
                      "recomputes the groups it touches by reading ", "");
     }
+    for (std::size_t i = 0; q.region.present && i < q.region.relids.size(); i++) {
+        if (!q.region.equi_attnums[i].empty()) {
+            advise_index(spi, q.region.relids[i], q.region.equi_attnums[i], false, "join columns",
+                         "looks up the rows of ", " that join a changed row of another table");
+        }
+    }
     for (int side = 0; q.join.present && side < 2; side++) {
         if (!q.join.equi_attnums[side].empty()) {
             advise_index(spi, q.join.relids[side], q.join.equi_attnums[side], false, "join columns",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/diff/group_rescan.hpp"
+#include "core/diff/join_region.hpp"
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/scan.hpp"
@@ -124,12 +125,40 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
     return diff::join_rescan_sql(j, identity_target(st));
 }
 
+// Every source of a join region is captured whole; each gets its window
+// block by captured_sources_of order (source_id).
+std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    ir::JoinRegion r;
+    std::vector<std::pair<int64_t, std::size_t>> order;
+    for (Oid relid : q.region.relids) {
+        std::vector<int> attnums = all_attnums(relid);
+        CaptureSource src = ensure_capture(spi, relid, attnums);
+        attach_frontier(spi, st.pgt_id, src);
+        grant_buffer_read(spi, st.relid, src);
+        order.emplace_back(src.source_id, r.sources.size());
+        r.sources.push_back({src.buffer, 0, source_columns(relid, attnums)});
+    }
+    std::sort(order.begin(), order.end());
+    for (std::size_t w = 0; w < order.size(); w++) {
+        r.sources[order[w].second].window = static_cast<int>(w);
+    }
+    r.branches = q.region.branches;
+    r.query = q.effective;
+    for (const OutputColumn& c : q.columns) {
+        r.outputs.push_back(quote_ident(c.name));
+    }
+    r.key_nullable = q.region.key_nullable;
+    return diff::join_region_sql(r, identity_target(st));
+}
+
 }  // namespace
 
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     detach_frontiers(spi, st.pgt_id);
     st.delta_sql.reset();
-    if (st.refresh_mode == "DIFFERENTIAL" && q.join.present) {
+    if (st.refresh_mode == "DIFFERENTIAL" && q.region.present) {
+        st.delta_sql = region_delta(spi, st, q);
+    } else if (st.refresh_mode == "DIFFERENTIAL" && q.join.present) {
         index_join_keys(spi, st, q);
         st.delta_sql = join_delta(spi, st, q);
     } else if (st.refresh_mode == "DIFFERENTIAL") {

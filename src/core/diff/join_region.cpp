@@ -1,0 +1,108 @@
+// Join-region delta SQL (see join_region.hpp for why it is exact).
+// Invariant: keys are matched by the identity encoding (one value per key,
+// NULLs included), never by text; the pushed-down filter on the query is a
+// superset of the region that the identity then narrows exactly.
+#include "core/diff/join_region.hpp"
+
+#include <string>
+#include <vector>
+
+#include "core/diff/apply.hpp"
+#include "core/diff/scan_delta.hpp"
+#include "core/error.hpp"
+
+namespace pgt::diff {
+
+std::string region_old_images(std::size_t source) {
+    return "__pgt_old_" + std::to_string(source);
+}
+
+std::string region_new_images(std::size_t source) {
+    return "__pgt_new_" + std::to_string(source);
+}
+
+std::string region_key(std::size_t j) {
+    return "__pgt_k" + std::to_string(j + 1);
+}
+
+namespace {
+
+// Netted window of source i, then its before- and after-images as
+// relations with the source's column names (inlined where read).
+std::string image_ctes(const ir::RegionSource& s, std::size_t i) {
+    ir::ScanFilterProject scan;
+    scan.buffer = s.buffer;
+    scan.columns = s.columns;
+    std::string sfx = "_" + std::to_string(i);
+    std::vector<std::string> cols;
+    for (const ir::SourceColumn& c : s.columns) {
+        cols.push_back("v." + c.name);
+    }
+    std::string list = cols.empty() ? "1 AS __pgt_none" : join(cols, ", ");
+    return window_source_cte_list(scan, sfx, 5 * s.window) + ", " + region_old_images(i) +
+           " AS NOT MATERIALIZED (SELECT " + list + " FROM src" + sfx +
+           " v WHERE v.__pgt_sign < 0), " + region_new_images(i) + " AS NOT MATERIALIZED (SELECT " +
+           list + " FROM src" + sfx + " v WHERE v.__pgt_sign > 0)";
+}
+
+// Rows of the query whose key columns each hold a touched value (or NULL
+// when a touched key has NULL there): a superset of the region, in a form
+// PostgreSQL pushes into the join and below GROUP BY/DISTINCT.
+std::string fresh_filter(const ir::JoinRegion& j, const ir::IdentityTarget& t) {
+    std::vector<std::string> conj;
+    for (std::size_t k = 0; k < t.columns.size(); k++) {
+        std::string col = "q." + t.columns[k];
+        std::string key = "k." + region_key(k);
+        std::string in = col + kEq + "ANY (ARRAY(SELECT DISTINCT " + key + " FROM keys k WHERE " +
+                         key + " IS NOT NULL))";
+        conj.push_back(j.key_nullable[k] ? "(" + in + " OR (" + col +
+                                               " IS NULL AND EXISTS (SELECT 1 FROM keys k WHERE " +
+                                               key + " IS NULL)))"
+                                         : in);
+    }
+    return conj.empty() ? "true" : join(conj, " AND ");
+}
+
+}  // namespace
+
+std::string join_region_sql(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
+    if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||
+        j.key_nullable.size() != target.columns.size()) {
+        throw Error(sqlstate::kInternalError,
+                    "join region needs sources, branches and one nullability per key column");
+    }
+    std::vector<std::string> ctes;
+    for (std::size_t i = 0; i < j.sources.size(); i++) {
+        ctes.push_back(image_ctes(j.sources[i], i));
+    }
+    std::vector<std::string> branches;
+    for (const std::string& b : j.branches) {
+        branches.push_back("(" + b + ")");
+    }
+    std::vector<std::string> key_fields, out_fields;
+    for (std::size_t k = 0; k < target.columns.size(); k++) {
+        key_fields.push_back("k." + region_key(k));
+    }
+    for (const std::string& c : target.columns) {
+        out_fields.push_back("r." + c);
+    }
+    ctes.push_back("keys AS (" + join(branches, " UNION ") + ")");
+    ctes.push_back("g AS (SELECT DISTINCT " + row_id_expression(target.domain, key_fields) +
+                   " AS __pgt_id FROM keys k)");
+    ctes.push_back("fr AS (SELECT r.*, " + row_id_expression(target.domain, out_fields) +
+                   " AS __pgt_id FROM (SELECT q.* FROM (" + j.query + ") q WHERE " +
+                   fresh_filter(j, target) + ") r)");
+    ctes.push_back("f AS (SELECT fr.* FROM fr WHERE fr.__pgt_id IN (SELECT g.__pgt_id FROM g))");
+    std::string sql = "WITH " + join(ctes, ", ");
+    if (target.keyed) {
+        return sql + rescan_apply_tail(j.outputs, target);
+    }
+    std::string cols = join(j.outputs, ", f.");
+    std::string old_cols = join(j.outputs, ", t.");
+    return sql + ", e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, f." + cols +
+           ", f.__pgt_id FROM f UNION ALL SELECT 0, -1, t." + old_cols + ", t.__pgt_row_id FROM " +
+           target.table + " t JOIN g ON " + id_match("t", "g") + ")" +
+           apply_tail(j.outputs, target);
+}
+
+}  // namespace pgt::diff

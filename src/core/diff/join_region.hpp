@@ -1,0 +1,47 @@
+// DIFFERENTIAL refresh of an inner join of several tables (plain, GROUP BY
+// or DISTINCT) by recomputing the region of output rows whose identity key
+// a change touches.
+//
+//   windows ─► netted images per source: __pgt_old_i (before), __pgt_new_i (after)
+//   keys = ∪ branches: identity keys of join rows that contain a changed row
+//            • new rows: one table's after-images × the other tables now
+//            • old rows: a non-empty subset of the tables' before-images ×
+//              the other tables now (every mix of before-images, so a row
+//              whose partner was changed or deleted in the same window is
+//              found: EC-01)
+//   fresh: the defining query restricted to those keys (pushed down into
+//          the join and below GROUP BY by PostgreSQL)
+//   keyed (GROUP BY, DISTINCT): rescan apply of the touched identities
+//   counted (plain join):      fresh (+1) ∪ stored rows of the keys (−1)
+//
+// Why the keys are enough: an output row can differ only if a join row it
+// comes from contains a changed source row, before or after. A join row of
+// the old state is a choice per table of an unchanged row (present now) or
+// a before-image; one of the subsets enumerates it (unchanged rows are in
+// the current tables). The branches may also find keys of rows that never
+// existed (a before-image next to a current row); recomputing an extra
+// region is exact, only wasted work.
+// Invariant: the stored rows of a region and its fresh rows are both
+// selected by the same identity, so the region is replaced whole.
+#pragma once
+#include "core/core.hpp"
+
+#include <string>
+
+#include "core/ir/scan.hpp"
+
+namespace pgt::diff {
+
+// One statement; parameters: one block of five per window (as in
+// window_predicate); returns one row (rows_inserted, rows_deleted,
+// rows_updated).
+std::string join_region_sql(const ir::JoinRegion& j, const ir::IdentityTarget& target);
+
+// Names of the image CTEs the branches read.
+std::string region_old_images(std::size_t source);
+std::string region_new_images(std::size_t source);
+
+// Name of the j-th key column a branch must select (0-based).
+std::string region_key(std::size_t j);
+
+}  // namespace pgt::diff

@@ -1,0 +1,307 @@
+// Join-region recognition and branch deparsing.
+// Invariant: branches are produced by PostgreSQL's deparser from a copy of
+// the analyzed query, so quoting, schema qualification and operator
+// resolution are the query's own.
+#include "pg/analyze/join_region.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/diff/join_region.hpp"
+#include "pg/analyze/scan_shape.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/boundary/guc.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/relation.h"
+#include "access/htup_details.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_namespace.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+}
+
+namespace pgt::pg {
+namespace {
+
+struct RegionTable {
+    Index rtindex;
+    std::size_t source;  // index into RegionShape::relids
+};
+
+// The first join that is not inner (JOIN ... ON, comma lists, CROSS JOIN,
+// USING and NATURAL are inner), named; nullptr when there is none.
+const char* outer_join(Node* n) {
+    if (IsA(n, FromExpr)) {
+        ListCell* lc;
+        foreach (lc, castNode(FromExpr, n)->fromlist) {
+            if (const char* o = outer_join(static_cast<Node*>(lfirst(lc)))) {
+                return o;
+            }
+        }
+    } else if (IsA(n, JoinExpr)) {
+        JoinExpr* j = castNode(JoinExpr, n);
+        if (j->jointype == JOIN_FULL) {
+            return "a FULL JOIN";
+        }
+        if (j->jointype != JOIN_INNER) {
+            return "a LEFT or RIGHT JOIN other than of two tables with both keys selected";
+        }
+        if (const char* o = outer_join(j->larg)) {
+            return o;
+        }
+        return outer_join(j->rarg);
+    }
+    return nullptr;
+}
+
+// The identity key's target entries, in key order.
+std::vector<TargetEntry*> key_entries(Query* q, const std::vector<int>& key_columns) {
+    std::vector<TargetEntry*> outputs;
+    ListCell* lc;
+    foreach (lc, q->targetList) {
+        TargetEntry* te = lfirst_node(TargetEntry, lc);
+        if (!te->resjunk) {
+            outputs.push_back(te);
+        }
+    }
+    std::vector<TargetEntry*> keys;
+    for (int pos : key_columns) {
+        keys.push_back(outputs.at(static_cast<std::size_t>(pos)));
+    }
+    return keys;
+}
+
+// A key column can be NULL unless it is a NOT NULL column of a joined
+// table (inner joins never pad with NULLs).
+bool nullable(Query* q, Expr* e) {
+    if (!IsA(e, Var) || castNode(Var, e)->varlevelsup != 0 || castNode(Var, e)->varattno < 1) {
+        return true;
+    }
+    Var* v = castNode(Var, e);
+    RangeTblEntry* rte = rt_fetch(v->varno, q->rtable);
+    if (rte->rtekind != RTE_RELATION) {
+        return true;
+    }
+    return !pg_call([&] {
+        Relation rel = relation_open(rte->relid, AccessShareLock);
+        bool notnull = TupleDescAttr(RelationGetDescr(rel), v->varattno - 1)->attnotnull;
+        relation_close(rel, AccessShareLock);
+        return notnull;
+    });
+}
+
+// Keys are matched with `x OPERATOR(pg_catalog.=) ANY (array)` and
+// deduplicated: the type needs that equality, an array type and a hash or
+// sort support. Returns the type's name when it falls short.
+std::optional<std::string> unmatchable_type(Oid type) {
+    bool ok = pg_call([&] {
+        TypeCacheEntry* tc =
+            lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_HASH_PROC | TYPECACHE_CMP_PROC);
+        bool in_catalog = false;
+        if (OidIsValid(tc->eq_opr)) {
+            HeapTuple tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+            if (HeapTupleIsValid(tup)) {
+                in_catalog =
+                    ((Form_pg_operator)GETSTRUCT(tup))->oprnamespace == PG_CATALOG_NAMESPACE;
+                ReleaseSysCache(tup);
+            }
+        }
+        return in_catalog && OidIsValid(get_array_type(getBaseType(type))) &&
+               (OidIsValid(tc->hash_proc) || OidIsValid(tc->cmp_proc));
+    });
+    if (ok) {
+        return std::nullopt;
+    }
+    return std::string(pg_call([&] { return format_type_be(type); }));
+}
+
+// The defining query's FROM/WHERE selecting the key expressions, with the
+// tables marked 'o' / 'n' read from their before- / after-images.
+std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
+                           const std::vector<RegionTable>& tables, const std::string& states) {
+    return with_pinned_search_path([&] {
+        return std::string(pg_call([&] {
+            Query* c = static_cast<Query*>(copyObjectImpl(q));
+            List* tl = NIL;
+            for (std::size_t k = 0; k < keys.size(); k++) {
+                tl = lappend(tl, makeTargetEntry(static_cast<Expr*>(copyObjectImpl(keys[k]->expr)),
+                                                 static_cast<AttrNumber>(k + 1),
+                                                 pstrdup(diff::region_key(k).c_str()), false));
+            }
+            c->targetList = tl;
+            c->groupClause = NIL;
+            c->groupingSets = NIL;
+            c->havingQual = nullptr;
+            c->hasAggs = false;
+            c->distinctClause = NIL;
+            c->hasDistinctOn = false;
+            c->sortClause = NIL;
+            for (std::size_t i = 0; i < tables.size(); i++) {
+                if (states[i] == 'c') {
+                    continue;
+                }
+                RangeTblEntry* rte = rt_fetch(tables[i].rtindex, c->rtable);
+                std::string name = states[i] == 'o' ? diff::region_old_images(tables[i].source)
+                                                    : diff::region_new_images(tables[i].source);
+                rte->rtekind = RTE_CTE;
+                rte->ctename = pstrdup(name.c_str());
+                rte->ctelevelsup = 0;
+                rte->self_reference = false;
+            }
+            return pg_get_querydef(c, false);
+        }));
+    });
+}
+
+// Plain-column equalities between two tables, per source: what each table
+// is probed by when a branch joins another table's images to it.
+void collect_equalities(Node* quals, const std::vector<RegionTable>& tables, RegionShape& region) {
+    List* conj = make_ands_implicit(reinterpret_cast<Expr*>(quals));
+    ListCell* lc;
+    foreach (lc, conj) {
+        Node* n = static_cast<Node*>(lfirst(lc));
+        if (!IsA(n, OpExpr) || list_length(castNode(OpExpr, n)->args) != 2) {
+            continue;
+        }
+        OpExpr* op = castNode(OpExpr, n);
+        Node* a = static_cast<Node*>(linitial(op->args));
+        Node* b = static_cast<Node*>(lsecond(op->args));
+        if (!IsA(a, Var) || !IsA(b, Var) || !op_mergejoinable(op->opno, exprType(a)) ||
+            castNode(Var, a)->varno == castNode(Var, b)->varno) {
+            continue;
+        }
+        for (Var* v : {castNode(Var, a), castNode(Var, b)}) {
+            for (const RegionTable& t : tables) {
+                if (static_cast<Index>(v->varno) == t.rtindex && v->varattno > 0) {
+                    region.equi_attnums[t.source].push_back(v->varattno);
+                }
+            }
+        }
+    }
+}
+
+bool quals_walker(Node* n, void* ctx);
+
+struct QualsCtx {
+    const std::vector<RegionTable>* tables;
+    RegionShape* region;
+};
+
+bool quals_walker(Node* n, void* ctx) {
+    if (n == nullptr) {
+        return false;
+    }
+    auto* c = static_cast<QualsCtx*>(ctx);
+    if (IsA(n, FromExpr)) {
+        collect_equalities(castNode(FromExpr, n)->quals, *c->tables, *c->region);
+        ListCell* lc;
+        foreach (lc, castNode(FromExpr, n)->fromlist) {
+            (void)quals_walker(static_cast<Node*>(lfirst(lc)), ctx);
+        }
+    } else if (IsA(n, JoinExpr)) {
+        JoinExpr* j = castNode(JoinExpr, n);
+        collect_equalities(j->quals, *c->tables, *c->region);
+        (void)quals_walker(j->larg, ctx);
+        (void)quals_walker(j->rarg, ctx);
+    }
+    return false;
+}
+
+}  // namespace
+
+bool derive_region_shape(Query* q, AnalyzedQuery& out) {
+    if (const char* o = outer_join(reinterpret_cast<Node*>(q->jointree))) {
+        out.differential_blocker = o;
+        return false;
+    }
+    std::vector<RegionTable> tables;
+    RegionShape region;
+    ListCell* lc;
+    Index rtindex = 0;
+    foreach (lc, q->rtable) {
+        rtindex++;
+        RangeTblEntry* rte = static_cast<RangeTblEntry*>(lfirst(lc));
+        if (rte->rtekind == RTE_JOIN) {
+            continue;
+        }
+        if (const char* b = relation_blocker(rte)) {
+            out.differential_blocker = b;
+            return true;
+        }
+        if (rte->tablesample != nullptr) {
+            out.differential_blocker = "TABLESAMPLE";
+            return true;
+        }
+        std::size_t source = 0;
+        while (source < region.relids.size() && region.relids[source] != rte->relid) {
+            source++;
+        }
+        if (source == region.relids.size()) {
+            region.relids.push_back(rte->relid);
+        }
+        tables.push_back({rtindex, source});
+    }
+    if (tables.size() > static_cast<std::size_t>(kMaxRegionTables)) {
+        out.differential_blocker =
+            "a join of more than " + std::to_string(kMaxRegionTables) + " tables";
+        return true;
+    }
+    if (q->groupClause != NIL && out.identity.domain != "group_key") {
+        out.differential_blocker = "a GROUP BY expression that is not in the select list";
+        return true;
+    }
+    if (out.identity.domain != "group_key" && out.identity.domain != "keyless_row") {
+        out.differential_blocker = "a join whose rows have no identity key";
+        return true;
+    }
+    if (!check_functions(q, out)) {
+        return true;
+    }
+    std::vector<TargetEntry*> keys = key_entries(q, out.identity.key_columns);
+    for (TargetEntry* te : keys) {
+        Oid type = exprType(reinterpret_cast<Node*>(te->expr));
+        if (std::optional<std::string> name = unmatchable_type(type)) {
+            out.differential_blocker = "a join selecting column \"" + std::string(te->resname) +
+                                       "\" of type " + *name +
+                                       ", which has no default equality in pg_catalog";
+            return true;
+        }
+        region.key_nullable.push_back(nullable(q, te->expr));
+    }
+    // New rows: one table's after-images, the others as they are now. Old
+    // rows: every non-empty set of tables read from their before-images.
+    std::size_t n = tables.size();
+    for (std::size_t i = 0; i < n; i++) {
+        std::string states(n, 'c');
+        states[i] = 'n';
+        region.branches.push_back(deparse_branch(q, keys, tables, states));
+    }
+    for (std::size_t mask = 1; mask < (std::size_t{1} << n); mask++) {
+        std::string states(n, 'c');
+        for (std::size_t i = 0; i < n; i++) {
+            if (mask & (std::size_t{1} << i)) {
+                states[i] = 'o';
+            }
+        }
+        region.branches.push_back(deparse_branch(q, keys, tables, states));
+    }
+    region.equi_attnums.resize(region.relids.size());
+    QualsCtx ctx{&tables, &region};
+    pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
+    region.present = true;
+    out.region = region;
+    return true;
+}
+
+}  // namespace pgt::pg
