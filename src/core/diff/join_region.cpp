@@ -25,25 +25,21 @@ std::string region_key(std::size_t j) {
     return "__pgt_k" + std::to_string(j + 1);
 }
 
-namespace {
+namespace {}  // namespace
 
-// Netted window of source i, then its before- and after-images as
-// relations with the source's column names (inlined where read).
-std::string image_ctes(const ir::RegionSource& s, std::size_t i) {
+std::string region_images_sql(const ir::RegionSource& s) {
     ir::ScanFilterProject scan;
     scan.buffer = s.buffer;
     scan.columns = s.columns;
-    std::string sfx = "_" + std::to_string(i);
-    std::vector<std::string> cols;
+    std::vector<std::string> cols{"v.__pgt_sign < 0 AS __pgt_is_old"};
     for (const ir::SourceColumn& c : s.columns) {
         cols.push_back("v." + c.name);
     }
-    std::string list = cols.empty() ? "1 AS __pgt_none" : join(cols, ", ");
-    return window_source_cte_list(scan, sfx, 5 * s.window) + ", " + region_old_images(i) +
-           " AS NOT MATERIALIZED (SELECT " + list + " FROM src" + sfx +
-           " v WHERE v.__pgt_sign < 0), " + region_new_images(i) + " AS NOT MATERIALIZED (SELECT " +
-           list + " FROM src" + sfx + " v WHERE v.__pgt_sign > 0)";
+    return "WITH " + window_source_cte_list(scan, "", 0) + " SELECT " + join(cols, ", ") +
+           " FROM src v";
 }
+
+namespace {
 
 // Rows of the query whose key columns each hold a touched value (or NULL
 // when a touched key has NULL there): a superset of the region, in a form
@@ -65,15 +61,15 @@ std::string fresh_filter(const ir::JoinRegion& j, const ir::IdentityTarget& t) {
 
 }  // namespace
 
-std::string join_region_sql(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
+DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
     if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||
         j.key_nullable.size() != target.columns.size()) {
         throw Error(sqlstate::kInternalError,
                     "join region needs sources, branches and one nullability per key column");
     }
-    std::vector<std::string> ctes;
+    DeltaProgram p;
     for (std::size_t i = 0; i < j.sources.size(); i++) {
-        ctes.push_back(image_ctes(j.sources[i], i));
+        p.images.push_back({i, j.sources[i].window, region_images_sql(j.sources[i])});
     }
     std::vector<std::string> branches;
     for (const std::string& b : j.branches) {
@@ -86,6 +82,7 @@ std::string join_region_sql(const ir::JoinRegion& j, const ir::IdentityTarget& t
     for (const std::string& c : target.columns) {
         out_fields.push_back("r." + c);
     }
+    std::vector<std::string> ctes;
     ctes.push_back("keys AS (" + join(branches, " UNION ") + ")");
     ctes.push_back("g AS (SELECT DISTINCT " + row_id_expression(target.domain, key_fields) +
                    " AS __pgt_id FROM keys k)");
@@ -95,14 +92,16 @@ std::string join_region_sql(const ir::JoinRegion& j, const ir::IdentityTarget& t
     ctes.push_back("f AS (SELECT fr.* FROM fr WHERE fr.__pgt_id IN (SELECT g.__pgt_id FROM g))");
     std::string sql = "WITH " + join(ctes, ", ");
     if (target.keyed) {
-        return sql + rescan_apply_tail(j.outputs, target);
+        p.main = sql + rescan_apply_tail(j.outputs, target);
+        return p;
     }
     std::string cols = join(j.outputs, ", f.");
     std::string old_cols = join(j.outputs, ", t.");
-    return sql + ", e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, f." + cols +
-           ", f.__pgt_id FROM f UNION ALL SELECT 0, -1, t." + old_cols + ", t.__pgt_row_id FROM " +
-           target.table + " t JOIN g ON " + id_match("t", "g") + ")" +
-           apply_tail(j.outputs, target);
+    p.main = sql + ", e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, f." + cols +
+             ", f.__pgt_id FROM f UNION ALL SELECT 0, -1, t." + old_cols +
+             ", t.__pgt_row_id FROM " + target.table + " t JOIN g ON " + id_match("t", "g") + ")" +
+             apply_tail(j.outputs, target);
+    return p;
 }
 
 }  // namespace pgt::diff

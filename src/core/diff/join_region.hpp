@@ -2,7 +2,9 @@
 // or DISTINCT) by recomputing the region of output rows whose identity key
 // a change touches.
 //
-//   windows ─► netted images per source: __pgt_old_i (before), __pgt_new_i (after)
+//   windows ─► netted images per source, kept by the refresh as two
+//              relations with exact row counts (ephemeral named relations):
+//              __pgt_old_i (before), __pgt_new_i (after)
 //   keys = ∪ branches: identity keys of join rows that contain a changed row
 //            • new rows: one table's after-images × the other tables now
 //            • old rows: a non-empty subset of the tables' before-images ×
@@ -28,14 +30,17 @@
 
 #include <string>
 
+#include "core/diff/program.hpp"
 #include "core/ir/scan.hpp"
 
 namespace pgt::diff {
 
-// One statement; parameters: one block of five per window (as in
-// window_predicate); returns one row (rows_inserted, rows_deleted,
-// rows_updated).
-std::string join_region_sql(const ir::JoinRegion& j, const ir::IdentityTarget& target);
+// The image steps (one per source) and the main statement; see program.hpp.
+DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target);
+
+// The image statement of one source: its netted window (parameters
+// $1..$5), as (is_old, every live column).
+std::string region_images_sql(const ir::RegionSource& s);
 
 // Names of the image CTEs the branches read.
 std::string region_old_images(std::size_t source);

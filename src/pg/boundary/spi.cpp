@@ -10,8 +10,11 @@
 extern "C" {
 #include "postgres.h"
 #include "catalog/pg_type.h"
+#include "access/htup_details.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/tuplestore.h"
 #include "utils/lsyscache.h"
 }
 
@@ -87,7 +90,7 @@ void Spi::close() {
 }
 
 int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
-             Snapshot snapshot) {
+             Snapshot snapshot, bool custom_plan) {
     const int n = static_cast<int>(params.size());
     std::vector<Oid> types(n);
     std::vector<Datum> values(n);
@@ -100,11 +103,15 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
     // Parameterised statements (catalog reads and writes, refresh steps) are
     // few and repeat: keep their plans. DDL built with literal names is not.
     bool keep = snapshot != nullptr || n > 0;
-    SPIPlanPtr* cached = keep ? &plan_cache_slot(sql, types) : nullptr;
+    // A custom plan is made for every execution when asked (row counts of
+    // registered relations change from one refresh to the next).
+    SPIPlanPtr* cached =
+        keep ? &plan_cache_slot((custom_plan ? "custom;" : "") + sql, types) : nullptr;
     int rc = pg_call([&] {
         if (cached != nullptr) {
             if (*cached == nullptr) {
-                SPIPlanPtr plan = SPI_prepare(sql.c_str(), n, types.data());
+                SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), n, types.data(),
+                                                     custom_plan ? CURSOR_OPT_CUSTOM_PLAN : 0);
                 if (plan == nullptr || SPI_keepplan(plan) != 0) {
                     return SPI_result;
                 }
@@ -136,9 +143,64 @@ SpiRows Spi::query(const std::string& sql, const std::vector<SpiParam>& params, 
 }
 
 SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
-                      const std::vector<SpiParam>& params) {
-    run(sql, params, false, snapshot);
+                      const std::vector<SpiParam>& params, bool custom_plan) {
+    run(sql, params, false, snapshot, custom_plan);
     return collect();
+}
+
+void Spi::register_images(Snapshot snapshot, const std::string& sql,
+                          const std::vector<SpiParam>& params, const std::string& old_name,
+                          const std::string& new_name) {
+    run(sql, params, true, snapshot);
+    pg_call([&] {
+        // In the connection's procedure context: lives until SPI_finish.
+        TupleDesc in = SPI_tuptable->tupdesc;
+        const int natts = in->natts - 1;
+        TupleDesc out = CreateTemplateTupleDesc(natts);
+        for (int a = 1; a <= natts; a++) {
+            TupleDescCopyEntry(out, static_cast<AttrNumber>(a), in, static_cast<AttrNumber>(a + 1));
+        }
+        Tuplestorestate* stores[2] = {tuplestore_begin_heap(false, false, work_mem),
+                                      tuplestore_begin_heap(false, false, work_mem)};
+        double counts[2] = {0, 0};
+        std::vector<Datum> values(static_cast<std::size_t>(in->natts));
+        bool* nulls =
+            static_cast<bool*>(palloc(sizeof(bool) * static_cast<std::size_t>(in->natts)));
+        for (uint64 r = 0; r < SPI_processed; r++) {
+            heap_deform_tuple(SPI_tuptable->vals[r], in, values.data(), nulls);
+            int which = !nulls[0] && DatumGetBool(values[0]) ? 0 : 1;
+            HeapTuple t = heap_form_tuple(out, values.data() + 1, nulls + 1);
+            tuplestore_puttuple(stores[which], t);
+            heap_freetuple(t);
+            counts[which] += 1;
+        }
+        SPI_freetuptable(SPI_tuptable);
+        const char* names[2] = {old_name.c_str(), new_name.c_str()};
+        for (int i = 0; i < 2; i++) {
+            auto* enr =
+                static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
+            enr->md.name = pstrdup(names[i]);
+            enr->md.reliddesc = InvalidOid;
+            enr->md.tupdesc = out;
+            enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+            enr->md.enrtuples = counts[i];
+            enr->reldata = stores[i];
+            int rc = SPI_register_relation(enr);
+            if (rc != SPI_OK_REL_REGISTER) {
+                elog(ERROR, "could not register relation \"%s\": %s", names[i],
+                     SPI_result_code_string(rc));
+            }
+        }
+    });
+    registered_.push_back(old_name);
+    registered_.push_back(new_name);
+}
+
+void Spi::unregister_relations() {
+    for (const std::string& name : registered_) {
+        pg_call([&] { (void)SPI_unregister_relation(name.c_str()); });
+    }
+    registered_.clear();
 }
 
 SpiRows Spi::collect() {

@@ -59,14 +59,26 @@ public:
     // Runs sql with the given snapshot (every statement of a refresh uses
     // the same one) and returns its rows as text.
     SpiRows query_at(Snapshot snapshot, const std::string& sql,
-                     const std::vector<SpiParam>& params = {});
+                     const std::vector<SpiParam>& params = {}, bool custom_plan = false);
+
+    // Runs sql at snapshot and keeps its rows as two ephemeral named
+    // relations (what transition tables are): the first column, a bool,
+    // sends a row to old_name (true) or new_name (false) and is dropped.
+    // Statements that follow on this connection read them by name, with
+    // their exact row counts known to the planner, until
+    // unregister_relations().
+    void register_images(Snapshot snapshot, const std::string& sql,
+                         const std::vector<SpiParam>& params, const std::string& old_name,
+                         const std::string& new_name);
+    void unregister_relations();
 
 private:
     Spi() = default;
     int run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
-            Snapshot snapshot = nullptr);
+            Snapshot snapshot = nullptr, bool custom_plan = false);
     SpiRows collect();
     bool open_ = false;
+    std::vector<std::string> registered_;
 };
 
 }  // namespace pgt::pg

@@ -5,6 +5,8 @@
 #include "pg/refresh/full_refresh.hpp"
 
 #include "core/diff/apply.hpp"
+#include "core/diff/join_region.hpp"
+#include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
@@ -76,7 +78,15 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         // A delta statement is short; its cost estimates are not (unknown
         // CTE sizes), and JIT compiling it took 0.7 s of a 0.7 s refresh.
         pin_setting("jit", "off");
-        SpiRows counts = spi.query_at(rs.snapshot, st.delta_sql.value(), params);
+        diff::DeltaProgram program = diff::decode_program(st.delta_sql.value());
+        for (const diff::ImageStep& step : program.images) {
+            spi.register_images(
+                rs.snapshot, step.sql, window_params(rs, windows.at(step.window).frontier),
+                diff::region_old_images(step.source), diff::region_new_images(step.source));
+        }
+        // With images, plan for their sizes each time.
+        SpiRows counts = spi.query_at(rs.snapshot, program.main, params, !program.images.empty());
+        spi.unregister_relations();
         r.rows_inserted =
             std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
         r.rows_deleted = std::stoll(*counts.rows.at(0).at(1));

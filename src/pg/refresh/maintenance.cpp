@@ -148,7 +148,7 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         r.outputs.push_back(quote_ident(c.name));
     }
     r.key_nullable = q.region.key_nullable;
-    return diff::join_region_sql(r, identity_target(st));
+    return diff::encode_program(diff::join_region_program(r, identity_target(st)));
 }
 
 }  // namespace
