@@ -1,0 +1,51 @@
+// Unit tests of the delta program text form (src/core/diff/program).
+// Invariant: decode(encode(p)) == p, whatever the statements contain.
+#include <gtest/gtest.h>
+
+#include "core/diff/program.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+using pgt::diff::decode_program;
+using pgt::diff::DeltaProgram;
+using pgt::diff::encode_program;
+
+TEST(DeltaProgram, a_lone_statement_is_stored_as_is) {
+    DeltaProgram p;
+    p.main = "WITH x AS (SELECT 1) SELECT 1, 2, 3";
+    EXPECT_EQ(encode_program(p), p.main);
+    DeltaProgram back = decode_program(p.main);
+    EXPECT_TRUE(back.images.empty());
+    EXPECT_EQ(back.main, p.main);
+}
+
+TEST(DeltaProgram, image_steps_round_trip_with_any_content) {
+    DeltaProgram p;
+    p.images.push_back({0, 2, "SELECT '-- pgt:images 9:9:9\n', ',' FROM t"});
+    p.images.push_back({1, 0, ""});
+    p.images.push_back({12, 11, "SELECT 'é\n\n' AS x"});
+    p.main = "SELECT 1, 0, 0 -- pgt:images 1:1:1";
+    DeltaProgram back = decode_program(encode_program(p));
+    ASSERT_EQ(back.images.size(), 3u);
+    for (std::size_t i = 0; i < 3; i++) {
+        EXPECT_EQ(back.images[i].source, p.images[i].source);
+        EXPECT_EQ(back.images[i].window, p.images[i].window);
+        EXPECT_EQ(back.images[i].sql, p.images[i].sql);
+    }
+    EXPECT_EQ(back.main, p.main);
+}
+
+TEST(DeltaProgram, a_malformed_header_is_an_internal_error) {
+    for (const char* text : {"-- pgt:images ", "-- pgt:images 1:2\n", "-- pgt:images 1:2:99\nab",
+                             "-- pgt:images x:1:1\nab", "-- pgt:images 1:1:1;SELECT"}) {
+        try {
+            (void)decode_program(text);
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const pgt::Error& e) {
+            EXPECT_EQ(e.sqlstate(), "XX000") << text;
+        }
+    }
+}
+
+}  // namespace
