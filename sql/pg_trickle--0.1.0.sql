@@ -69,7 +69,10 @@ CREATE TABLE pgtrickle.pgt_refresh_history (
     start_time     timestamptz NOT NULL,
     end_time       timestamptz NOT NULL,
     reason         text,
-    error_message  text
+    error_message  text,
+    -- buffered source changes a refresh applied (AUTO stream tables; AUTO
+    -- compares the cost per change with the last FULL refresh)
+    source_changes bigint
 );
 CREATE INDEX ON pgtrickle.pgt_refresh_history (pgt_id, refresh_id);
 CREATE INDEX ON pgtrickle.pgt_refresh_history (end_time);  -- pruning (history_retention)

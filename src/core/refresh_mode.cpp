@@ -3,6 +3,8 @@
 // DIFFERENTIAL; an unsupported request is an error, never a quiet downgrade.
 #include "core/refresh_mode.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cctype>
 
@@ -69,6 +71,37 @@ std::string parse_status(std::string_view text) {
     }
     throw Error(sqlstate::kInvalidParameterValue, "invalid status \"" + std::string(text) + "\"",
                 "", "Valid values are 'ACTIVE' and 'SUSPENDED'.");
+}
+
+namespace {
+
+std::string ms_text(double ms) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f ms", ms);
+    return buf;
+}
+
+}  // namespace
+
+AutoChoice choose_auto(const AutoInputs& in) {
+    const std::string n = std::to_string(in.changes) + " changes";
+    if (in.diff_ms >= 0 && in.diff_changes > 0 && in.full_ms >= 0) {
+        double estimate =
+            in.diff_ms * static_cast<double>(in.changes) / static_cast<double>(in.diff_changes);
+        if (estimate > in.full_ms) {
+            return {true, "AUTO: " + n + ", DIFFERENTIAL estimated at " + ms_text(estimate) +
+                              " (last: " + std::to_string(in.diff_changes) + " changes in " +
+                              ms_text(in.diff_ms) + "), FULL took " + ms_text(in.full_ms) +
+                              ": recomputed"};
+        }
+        return {};
+    }
+    if (in.source_rows > 0 && static_cast<double>(in.changes) > in.source_rows / 4) {
+        return {true, "AUTO: " + n + " for about " +
+                          std::to_string(static_cast<int64_t>(in.source_rows)) +
+                          " source rows: recomputed"};
+    }
+    return {};
 }
 
 }  // namespace pgt

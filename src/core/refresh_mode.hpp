@@ -5,6 +5,7 @@
 #pragma once
 #include "core/core.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -24,5 +25,29 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
 
 // ACTIVE | SUSPENDED (case-insensitive); throws pgt::Error 22023 otherwise.
 std::string parse_status(std::string_view text);
+
+// What AUTO knows before a refresh of a stream table DIFFERENTIAL can
+// maintain: the changes waiting, the size of the sources, and the last
+// measured refreshes of this stream table.
+struct AutoInputs {
+    int64_t changes = 0;       // buffered change rows in the windows
+    double source_rows = 0;    // Σ estimated rows of the sources (pg_class.reltuples)
+    double full_ms = -1;       // last FULL refresh's duration, -1 if none
+    double diff_ms = -1;       // last DIFFERENTIAL refresh's duration, -1 if none
+    int64_t diff_changes = 0;  // changes that DIFFERENTIAL refresh applied
+};
+
+struct AutoChoice {
+    bool full = false;
+    std::string reason;  // why FULL was chosen ("" for DIFFERENTIAL)
+};
+
+// AUTO's per-refresh choice. With both measurements: FULL when the changes
+// at the last DIFFERENTIAL refresh's cost per change would take longer
+// than the last FULL refresh (the per-change cost includes that refresh's
+// fixed part, so growth is over- rather than underestimated). Without a
+// DIFFERENTIAL measurement: FULL when the changes exceed a quarter of the
+// source rows.
+AutoChoice choose_auto(const AutoInputs& in);
 
 }  // namespace pgt

@@ -738,6 +738,28 @@ TEST_F(DifferentialShapes, auto_mode_uses_full_with_notice_for_a_join) {
     EXPECT_EQ(last_action("j"), "FULL");
 }
 
+// AUTO decides per refresh: without a measured DIFFERENTIAL refresh, FULL
+// when the changes exceed a quarter of the source rows (pg_class.reltuples),
+// with the reason in history; the changes applied are recorded.
+TEST_F(DifferentialShapes, auto_mode_recomputes_when_changes_are_a_large_share) {
+    db->exec("INSERT INTO t SELECT g, 'n' || g % 7, g FROM generate_series(100, 299) g; ANALYZE t");
+    create("a", "SELECT name, sum(amount) AS total, count(*) AS n FROM t GROUP BY name", "AUTO");
+    EXPECT_EQ(modes("a"), "AUTO/DIFFERENTIAL");
+    db->exec("UPDATE t SET amount = amount + 1 WHERE id >= 100");  // 200 of ~206 rows
+    EXPECT_TRUE(refreshed_ok("a"));
+    EXPECT_EQ(last_action("a"), "FULL");
+    EXPECT_EQ(db->scalar("SELECT reason FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id "
+                         "DESC LIMIT 1"),
+              "AUTO: 200 changes for about 206 source rows: recomputed");
+    db->exec("UPDATE t SET amount = amount + 1 WHERE id BETWEEN 100 AND 109");
+    EXPECT_TRUE(refreshed_ok("a"));
+    EXPECT_EQ(last_action("a"), "DIFFERENTIAL");
+    EXPECT_EQ(db->scalar("SELECT source_changes FROM pgtrickle.pgt_refresh_history ORDER BY "
+                         "refresh_id DESC LIMIT 1"),
+              "10");
+    EXPECT_EQ(modes("a"), "AUTO/DIFFERENTIAL") << "the choice is per refresh, not a mode change";
+}
+
 // --- privileges and clean-up ------------------------------------------------
 
 TEST_F(Differential, capture_works_for_a_writer_without_rights_on_the_change_schema) {

@@ -63,3 +63,47 @@ TEST(Status, active_and_suspended_only) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AutoChoice, differential_when_changes_are_few_and_nothing_is_measured) {
+    pgt::AutoInputs in;
+    in.changes = 10;
+    in.source_rows = 1000;
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+    in.changes = 250;
+    EXPECT_FALSE(pgt::choose_auto(in).full) << "a quarter is still DIFFERENTIAL";
+    in.changes = 251;
+    pgt::AutoChoice c = pgt::choose_auto(in);
+    EXPECT_TRUE(c.full);
+    EXPECT_NE(c.reason.find("251 changes"), std::string::npos) << c.reason;
+}
+
+TEST(AutoChoice, measured_costs_decide_once_both_exist) {
+    pgt::AutoInputs in;
+    in.source_rows = 1000;
+    in.full_ms = 200;
+    in.diff_ms = 40;
+    in.diff_changes = 100;
+    in.changes = 500;  // estimate 200 ms: not more than FULL
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+    in.changes = 501;
+    pgt::AutoChoice c = pgt::choose_auto(in);
+    EXPECT_TRUE(c.full);
+    EXPECT_NE(c.reason.find("FULL took 200 ms"), std::string::npos) << c.reason;
+    in.changes = 900;  // more than a quarter of the rows, but cheap by measurement
+    in.diff_ms = 10;
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+}
+
+TEST(AutoChoice, a_differential_without_changes_is_no_measurement) {
+    pgt::AutoInputs in;
+    in.source_rows = 100;
+    in.full_ms = 5;
+    in.diff_ms = 50;
+    in.diff_changes = 0;
+    in.changes = 10;
+    EXPECT_FALSE(pgt::choose_auto(in).full) << "falls back to the source-size rule";
+}
+
+}  // namespace

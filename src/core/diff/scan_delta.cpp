@@ -136,6 +136,10 @@ std::string window_has_rows_sql(const std::string& buffer) {
     return "SELECT EXISTS (SELECT 1 FROM " + buffer + " b WHERE " + window_predicate("b") + ")";
 }
 
+std::string window_count_sql(const std::string& buffer) {
+    return "SELECT pg_catalog.count(*) FROM " + buffer + " b WHERE " + window_predicate("b");
+}
+
 std::string window_has_truncate_sql(const std::string& buffer) {
     return "SELECT EXISTS (SELECT 1 FROM " + buffer + " b WHERE " + window_predicate("b") +
            " AND b.action OPERATOR(pg_catalog.=) 'T')";

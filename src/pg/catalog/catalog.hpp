@@ -50,6 +50,7 @@ struct HistoryRow {
     int64_t rows_deleted;
     std::string start_time;  // timestamptz text, taken with clock_timestamp()
     std::optional<std::string> reason;
+    std::optional<int64_t> source_changes;  // counted for AUTO stream tables
 };
 
 // Runs one statement as the catalog's owner (catalog writes, change buffers,

@@ -60,6 +60,7 @@ inline constexpr ColumnDef kRefreshHistoryColumns[] = {
     {9, "end_time", "timestamp with time zone"},
     {10, "reason", "text"},
     {11, "error_message", "text"},
+    {12, "source_changes", "bigint"},
 };
 
 inline constexpr const char* kSources = "pgt_sources";

@@ -5,6 +5,7 @@
 #include "pg/refresh/full_refresh.hpp"
 
 #include "core/diff/apply.hpp"
+#include "core/refresh_mode.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
@@ -61,6 +62,43 @@ bool window_has(Spi& spi, const RefreshSnapshot& rs, const Window& w, bool trunc
     std::string sql = truncate ? diff::window_has_truncate_sql(w.source.buffer)
                                : diff::window_has_rows_sql(w.source.buffer);
     return *spi.query_at(rs.snapshot, sql, window_params(rs, w.frontier)).rows.at(0).at(0) == "t";
+}
+
+int64_t window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w) {
+    return std::stoll(*spi.query_at(rs.snapshot, diff::window_count_sql(w.source.buffer),
+                                    window_params(rs, w.frontier))
+                           .rows.at(0)
+                           .at(0));
+}
+
+// The sources' size and this stream table's last measured refreshes.
+AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
+                       const std::vector<Window>& windows, int64_t changes) {
+    std::string relids = "{";
+    for (const Window& w : windows) {
+        relids += (relids.size() > 1 ? "," : "") + std::to_string(w.source.relid);
+    }
+    SpiRows r = spi.query(
+        "SELECT (SELECT pg_catalog.sum(CASE WHEN c.reltuples > 0 THEN c.reltuples END) FROM "
+        "pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) ANY ($2::pg_catalog.oid[])), "
+        "(SELECT 1000 * pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) "
+        "h.start_time) FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id OPERATOR(pg_catalog.=) "
+        "$1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' AND h.action OPERATOR(pg_catalog.=) "
+        "'FULL' ORDER BY h.refresh_id DESC LIMIT 1), d.ms, d.n FROM (SELECT 1000 * "
+        "pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) h.start_time) AS ms, "
+        "h.source_changes AS n FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id "
+        "OPERATOR(pg_catalog.=) $1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' AND h.action "
+        "OPERATOR(pg_catalog.=) 'DIFFERENTIAL' AND h.source_changes > 0 ORDER BY h.refresh_id "
+        "DESC LIMIT 1) d RIGHT JOIN (SELECT) one ON true",
+        {int8_param(st.pgt_id), text_param(relids + "}")});
+    const auto& row = r.rows.at(0);
+    AutoInputs in;
+    in.changes = changes;
+    in.source_rows = row[0] ? std::stod(*row[0]) : 0;
+    in.full_ms = row[1] ? std::stod(*row[1]) : -1;
+    in.diff_ms = row[2] ? std::stod(*row[2]) : -1;
+    in.diff_changes = row[3] ? std::stoll(*row[3]) : 0;
+    return in;
 }
 
 // The delta statement over every window: one block of five parameters per
@@ -122,7 +160,7 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
     rs.close();
     catalog::record_history(
         spi, {st.pgt_id, r.action, initiated_by, r.rows_inserted, r.rows_deleted, start,
-              reason.empty() ? std::nullopt : std::optional(reason)});
+              reason.empty() ? std::nullopt : std::optional(reason), r.source_changes});
     return r;
 }
 
@@ -158,6 +196,23 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
                           " was truncated: recomputed";
                     return recompute(spi, st, rs);
                 }
+            }
+            if (st.requested_mode == "AUTO") {
+                int64_t changes = 0;
+                for (const Window& w : windows) {
+                    changes += window_count(spi, rs, w);
+                }
+                if (changes == 0) {
+                    return RefreshResult{"NO_DATA"};
+                }
+                AutoChoice choice = choose_auto(auto_inputs(spi, st, windows, changes));
+                if (choice.full) {
+                    why = choice.reason;
+                    return recompute(spi, st, rs);
+                }
+                RefreshResult r = apply_delta(spi, st, rs, windows);
+                r.source_changes = changes;
+                return r;
             }
             bool any = false;
             for (const Window& w : windows) {

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
@@ -18,9 +20,11 @@
 namespace pgt::pg {
 
 struct RefreshResult {
+    explicit RefreshResult(std::string a) : action(std::move(a)) {}
     std::string action;  // FULL | DIFFERENTIAL | NO_DATA
     int64_t rows_inserted = 0;
     int64_t rows_deleted = 0;
+    std::optional<int64_t> source_changes;  // counted for AUTO stream tables
 };
 
 // Takes the per-stream-table refresh lock (transaction-scoped advisory
