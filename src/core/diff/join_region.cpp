@@ -63,7 +63,8 @@ std::string fresh_filter(const ir::JoinRegion& j, const ir::IdentityTarget& t) {
 
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
     if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||
-        j.key_nullable.size() != target.columns.size()) {
+        j.key_nullable.size() != target.columns.size() ||
+        (target.columns.empty() && target.domain != "synthetic")) {
         throw Error(sqlstate::kInternalError,
                     "join region needs sources, branches and one nullability per key column");
     }

@@ -261,7 +261,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = "a GROUP BY expression that is not in the select list";
         return true;
     }
-    if (out.identity.domain != "group_key" && out.identity.domain != "keyless_row") {
+    if (out.identity.domain != "group_key" && out.identity.domain != "keyless_row" &&
+        out.identity.domain != "synthetic") {
         out.differential_blocker = "a join whose rows have no identity key";
         return true;
     }

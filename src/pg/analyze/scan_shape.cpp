@@ -42,8 +42,6 @@ constexpr BlockRule kBlockers[] = {
     {[](const Query* q) { return q->setOperations != nullptr; }, "UNION/INTERSECT/EXCEPT"},
     {[](const Query* q) { return q->cteList != NIL; }, "WITH queries"},
     {[](const Query* q) { return q->groupingSets != NIL; }, "GROUPING SETS, CUBE or ROLLUP"},
-    {[](const Query* q) { return q->groupClause == NIL && (q->hasAggs || q->havingQual); },
-     "aggregates without GROUP BY"},
     {[](const Query* q) { return q->hasWindowFuncs; }, "window functions"},
     {[](const Query* q) { return q->hasDistinctOn; }, "DISTINCT ON"},
     {[](const Query* q) {
@@ -358,7 +356,9 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
             return;
         }
     }
-    if (list_length(q->rtable) != 1) {
+    // Joins, and aggregates without GROUP BY (one row, recomputed when a
+    // change reaches it), are join regions.
+    if (list_length(q->rtable) != 1 || out.identity.domain == "synthetic") {
         if (!derive_region_shape(q, out) && !join_blocker.empty()) {
             out.differential_blocker = join_blocker;
         }
