@@ -26,9 +26,10 @@ std::string upper_trimmed(std::string_view text) {
 [[noreturn]] void not_differential(std::string_view blocker) {
     throw Error(sqlstate::kFeatureNotSupported,
                 "DIFFERENTIAL refresh cannot maintain " + std::string(blocker),
-                "This version maintains differentially: SELECT <expressions> FROM <one table> "
-                "[WHERE ...]; GROUP BY or SELECT DISTINCT over one table; an inner, LEFT or "
-                "RIGHT join of two tables with both primary keys selected. Other queries are "
+                "This version maintains differentially: SELECT, SELECT DISTINCT, GROUP BY "
+                "[HAVING] and aggregates without GROUP BY over one table or an inner join of up "
+                "to 8 tables (derived tables that are plain joins included); a LEFT or RIGHT "
+                "join of two tables with both primary keys selected. Other queries are "
                 "recomputed by FULL refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }

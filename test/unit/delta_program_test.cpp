@@ -25,8 +25,16 @@ TEST(DeltaProgram, image_steps_round_trip_with_any_content) {
     p.images.push_back({0, 2, "SELECT '-- pgt:images 9:9:9\n', ',' FROM t"});
     p.images.push_back({1, 0, ""});
     p.images.push_back({12, 11, "SELECT 'é\n\n' AS x"});
+    p.branches.push_back({1, 0, "SELECT 1 AS k -- pgt:branches 1:1:1\n"});
+    p.branches.push_back({0, 6, "SELECT ''"});
     p.main = "SELECT 1, 0, 0 -- pgt:images 1:1:1";
     DeltaProgram back = decode_program(encode_program(p));
+    ASSERT_EQ(back.branches.size(), 2u);
+    for (std::size_t i = 0; i < 2; i++) {
+        EXPECT_EQ(back.branches[i].old_sources, p.branches[i].old_sources);
+        EXPECT_EQ(back.branches[i].new_sources, p.branches[i].new_sources);
+        EXPECT_EQ(back.branches[i].sql, p.branches[i].sql);
+    }
     ASSERT_EQ(back.images.size(), 3u);
     for (std::size_t i = 0; i < 3; i++) {
         EXPECT_EQ(back.images[i].source, p.images[i].source);
@@ -36,9 +44,25 @@ TEST(DeltaProgram, image_steps_round_trip_with_any_content) {
     EXPECT_EQ(back.main, p.main);
 }
 
+TEST(DeltaProgram, only_branches_whose_images_have_rows_run) {
+    DeltaProgram p;
+    p.branches.push_back({0b01, 0, "A"});
+    p.branches.push_back({0, 0b10, "B"});
+    p.branches.push_back({0b11, 0, "C"});
+    p.main = "WITH keys AS (" + pgt::diff::kBranchesMarker + ") SELECT '" +
+             pgt::diff::kBranchesMarker + "'";
+    EXPECT_EQ(pgt::diff::main_statement(p, 0b01, 0b10),
+              "WITH keys AS ((A) UNION (B)) SELECT '" + pgt::diff::kBranchesMarker + "'");
+    EXPECT_EQ(pgt::diff::main_statement(p, 0b11, 0),
+              "WITH keys AS ((A) UNION (C)) SELECT '" + pgt::diff::kBranchesMarker + "'");
+    EXPECT_EQ(pgt::diff::main_statement(p, 0b10, 0b01), "") << "no branch can find a row";
+}
+
 TEST(DeltaProgram, a_malformed_header_is_an_internal_error) {
-    for (const char* text : {"-- pgt:images ", "-- pgt:images 1:2\n", "-- pgt:images 1:2:99\nab",
-                             "-- pgt:images x:1:1\nab", "-- pgt:images 1:1:1;SELECT"}) {
+    for (const char* text :
+         {"-- pgt:images ", "-- pgt:images 1:2\n", "-- pgt:images 1:2:99\nab",
+          "-- pgt:images x:1:1\nab", "-- pgt:images 1:1:1;SELECT", "-- pgt:branches 1:1\n",
+          "-- pgt:images 0:0:1\n-- pgt:branches 1:0:50\nab"}) {
         try {
             (void)decode_program(text);
             ADD_FAILURE() << "accepted: " << text;

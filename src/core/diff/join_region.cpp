@@ -72,9 +72,8 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
     for (std::size_t i = 0; i < j.sources.size(); i++) {
         p.images.push_back({i, j.sources[i].window, region_images_sql(j.sources[i])});
     }
-    std::vector<std::string> branches;
-    for (const std::string& b : j.branches) {
-        branches.push_back("(" + b + ")");
+    for (const ir::RegionBranch& b : j.branches) {
+        p.branches.push_back({b.old_sources, b.new_sources, b.sql});
     }
     std::vector<std::string> key_fields, out_fields;
     for (std::size_t k = 0; k < target.columns.size(); k++) {
@@ -84,7 +83,7 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
         out_fields.push_back("r." + c);
     }
     std::vector<std::string> ctes;
-    ctes.push_back("keys AS (" + join(branches, " UNION ") + ")");
+    ctes.push_back("keys AS (" + kBranchesMarker + ")");
     ctes.push_back("g AS (SELECT DISTINCT " + row_id_expression(target.domain, key_fields) +
                    " AS __pgt_id FROM keys k)");
     ctes.push_back("fr AS (SELECT r.*, " + row_id_expression(target.domain, out_fields) +

@@ -1,86 +1,125 @@
-// Delta program text form (see program.hpp).
+// Delta program text form and branch selection (see program.hpp).
 // Invariant: decode_program(encode_program(p)) == p for every p.
 #include "core/diff/program.hpp"
 
-#include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "core/diff/apply.hpp"
 #include "core/error.hpp"
 
 namespace pgt::diff {
 
 namespace {
 
-const std::string kHeader = "-- pgt:images ";
+const std::string kImages = "-- pgt:images ";
+const std::string kBranches = "-- pgt:branches ";
 
 [[noreturn]] void malformed() {
     throw Error(sqlstate::kInternalError, "malformed delta program in the catalog");
 }
 
-// Reads a decimal number at text[pos], then expects `sep`.
-std::size_t number(const std::string& text, std::size_t& pos, char sep) {
+// A decimal number at text[pos], then one of `seps`; returns the number
+// and sets `sep` to the separator found.
+uint64_t number(const std::string& text, std::size_t& pos, const char* seps, char& sep) {
     std::size_t start = pos;
-    std::size_t value = 0;
+    uint64_t value = 0;
     while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-        value = value * 10 + static_cast<std::size_t>(text[pos] - '0');
+        value = value * 10 + static_cast<uint64_t>(text[pos] - '0');
         pos++;
     }
-    if (pos == start || pos >= text.size() || text[pos] != sep) {
+    if (pos == start || pos >= text.size() ||
+        std::string(seps).find(text[pos]) == std::string::npos) {
         malformed();
     }
-    pos++;
+    sep = text[pos++];
     return value;
+}
+
+// "a:b:len,a:b:len\n" → triples.
+std::vector<std::vector<uint64_t>> triples(const std::string& text, std::size_t& pos) {
+    std::vector<std::vector<uint64_t>> out;
+    for (char sep = ','; sep == ',';) {
+        char s1 = 0, s2 = 0;
+        uint64_t a = number(text, pos, ":", s1);
+        uint64_t b = number(text, pos, ":", s2);
+        uint64_t len = number(text, pos, ",\n", sep);
+        out.push_back({a, b, len});
+    }
+    return out;
+}
+
+std::string take(const std::string& text, std::size_t& pos, uint64_t len) {
+    if (len > text.size() - pos) {
+        malformed();
+    }
+    std::string s = text.substr(pos, len);
+    pos += len;
+    return s;
 }
 
 }  // namespace
 
 std::string encode_program(const DeltaProgram& p) {
-    if (p.images.empty()) {
-        return p.main;
-    }
-    std::string header = kHeader;
-    std::string body;
+    std::string header, body;
     for (std::size_t i = 0; i < p.images.size(); i++) {
         const ImageStep& s = p.images[i];
-        header += std::to_string(s.source) + ":" + std::to_string(s.window) + ":" +
-                  std::to_string(s.sql.size()) + (i + 1 < p.images.size() ? "," : "\n");
+        header += (i ? "," : kImages) + std::to_string(s.source) + ":" + std::to_string(s.window) +
+                  ":" + std::to_string(s.sql.size());
         body += s.sql;
     }
+    header += p.images.empty() ? "" : "\n";
+    for (std::size_t i = 0; i < p.branches.size(); i++) {
+        const Branch& b = p.branches[i];
+        header += (i ? "," : kBranches) + std::to_string(b.old_sources) + ":" +
+                  std::to_string(b.new_sources) + ":" + std::to_string(b.sql.size());
+        body += b.sql;
+    }
+    header += p.branches.empty() ? "" : "\n";
     return header + body + p.main;
 }
 
 DeltaProgram decode_program(const std::string& text) {
     DeltaProgram p;
-    if (text.compare(0, kHeader.size(), kHeader) != 0) {
-        p.main = text;
-        return p;
+    std::size_t pos = 0;
+    std::vector<std::vector<uint64_t>> images, branches;
+    if (text.compare(0, kImages.size(), kImages) == 0) {
+        pos = kImages.size();
+        images = triples(text, pos);
     }
-    std::size_t pos = kHeader.size();
-    std::vector<std::size_t> lengths;
-    for (bool more = true; more;) {
-        ImageStep s;
-        s.source = number(text, pos, ':');
-        s.window = static_cast<int>(number(text, pos, ':'));
-        std::size_t at = pos;
-        while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
-            at++;
-        }
-        if (at >= text.size() || (text[at] != ',' && text[at] != '\n')) {
-            malformed();
-        }
-        more = text[at] == ',';
-        lengths.push_back(number(text, pos, text[at]));
-        p.images.push_back(s);
+    if (text.compare(pos, kBranches.size(), kBranches) == 0) {
+        pos += kBranches.size();
+        branches = triples(text, pos);
     }
-    for (std::size_t i = 0; i < p.images.size(); i++) {
-        if (pos + lengths[i] > text.size()) {
-            malformed();
-        }
-        p.images[i].sql = text.substr(pos, lengths[i]);
-        pos += lengths[i];
+    for (const auto& t : images) {
+        p.images.push_back(
+            {static_cast<std::size_t>(t[0]), static_cast<int>(t[1]), take(text, pos, t[2])});
+    }
+    for (const auto& t : branches) {
+        p.branches.push_back({t[0], t[1], take(text, pos, t[2])});
     }
     p.main = text.substr(pos);
     return p;
+}
+
+std::string main_statement(const DeltaProgram& p, uint64_t has_old, uint64_t has_new) {
+    if (p.branches.empty()) {
+        return p.main;
+    }
+    std::vector<std::string> run;
+    for (const Branch& b : p.branches) {
+        if ((b.old_sources & ~has_old) == 0 && (b.new_sources & ~has_new) == 0) {
+            run.push_back("(" + b.sql + ")");
+        }
+    }
+    std::size_t at = p.main.find(kBranchesMarker);
+    if (at == std::string::npos) {
+        malformed();
+    }
+    if (run.empty()) {
+        return "";
+    }
+    return p.main.substr(0, at) + join(run, " UNION ") + p.main.substr(at + kBranchesMarker.size());
 }
 
 }  // namespace pgt::diff

@@ -5,21 +5,32 @@
 //                (parameters $1..$5) and returns (is_old bool, columns...);
 //                its rows become two relations the main statement reads
 //                (region_old_images(source), region_new_images(source))
+//   branches:    SELECTs over those relations and the tables; a branch is
+//                run only when every image relation it reads has rows (a
+//                branch over an empty relation finds nothing), so a refresh
+//                plans only the branches of the sources that changed
 //   main:        the apply statement over every window (one block of five
-//                parameters per window), returning (inserted, deleted, updated)
+//                parameters per window), returning (inserted, deleted,
+//                updated); with branches, the first kBranchesMarker in it
+//                stands for the UNION of the branches that run
 //
-// Text form: without image steps, the main statement as is. With them, a
-// first line "-- pgt:images s:w:len,..." (source index, window index,
-// statement length in bytes), then the image statements, then the main
-// statement; lengths make the split independent of what the SQL contains.
+// Text form: without image steps or branches, the main statement as is.
+// Otherwise header lines "-- pgt:images s:w:len,..." (source index, window
+// index, statement length in bytes) and "-- pgt:branches o:n:len,..."
+// (bit masks of the sources whose before- and after-images the branch
+// reads), then the statements in that order, then the main statement;
+// lengths make the split independent of what the SQL contains.
 #pragma once
 #include "core/core.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace pgt::diff {
+
+inline const std::string kBranchesMarker = "/*__pgt_branches__*/";
 
 struct ImageStep {
     std::size_t source = 0;  // names the relations: region_old_images(source), ...
@@ -27,8 +38,15 @@ struct ImageStep {
     std::string sql;
 };
 
+struct Branch {
+    uint64_t old_sources = 0;  // bit i: reads region_old_images(i)
+    uint64_t new_sources = 0;  // bit i: reads region_new_images(i)
+    std::string sql;
+};
+
 struct DeltaProgram {
     std::vector<ImageStep> images;
+    std::vector<Branch> branches;
     std::string main;
 };
 
@@ -36,5 +54,10 @@ std::string encode_program(const DeltaProgram& p);
 
 // Throws kInternalError on a malformed header.
 DeltaProgram decode_program(const std::string& text);
+
+// The main statement with the branches that can find rows, given which
+// sources have before-images (has_old) and after-images (has_new); "" when
+// no branch can (nothing changed in effect: the refresh applies nothing).
+std::string main_statement(const DeltaProgram& p, uint64_t has_old, uint64_t has_new);
 
 }  // namespace pgt::diff

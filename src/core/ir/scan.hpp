@@ -5,6 +5,7 @@
 #pragma once
 #include "core/core.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -52,11 +53,17 @@ struct RegionSource {
     std::vector<SourceColumn> columns;  // every live column (the images' columns)
 };
 
+struct RegionBranch {
+    std::string sql;           // SELECT <key expressions> FROM ... WHERE ...
+    uint64_t old_sources = 0;  // bit i: reads __pgt_old_<i>
+    uint64_t new_sources = 0;  // bit i: reads __pgt_new_<i>
+};
+
 struct JoinRegion {
     std::vector<RegionSource> sources;
-    std::vector<std::string> branches;  // SELECT <key expressions> FROM ... WHERE ...
-    std::string query;                  // the effective defining query
-    std::vector<std::string> outputs;   // quoted output columns, in order
+    std::vector<RegionBranch> branches;
+    std::string query;                 // the effective defining query
+    std::vector<std::string> outputs;  // quoted output columns, in order
     // Per identity key column (IdentityTarget::columns order): whether it
     // can be NULL (then NULL keys are matched too).
     std::vector<bool> key_nullable;

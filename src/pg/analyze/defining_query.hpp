@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/scan.hpp"
+
 extern "C" {
 #include "postgres.h"
 }
@@ -65,12 +67,12 @@ struct JoinShape {
 // An inner join of 2..kMaxRegionTables tables, plain, GROUP BY (every key
 // selected) or DISTINCT, maintained by recomputing the region of output
 // rows whose identity key a changed row touches (core/diff/join_region).
-inline constexpr int kMaxRegionTables = 4;
+inline constexpr int kMaxRegionTables = 8;
 struct RegionShape {
     bool present = false;
-    std::vector<Oid> relids;            // distinct source tables, in range-table order
-    std::vector<std::string> branches;  // deparsed, reading the image CTEs of relids' indexes
-    std::vector<bool> key_nullable;     // per identity key column
+    std::vector<Oid> relids;                 // distinct source tables, in range-table order
+    std::vector<ir::RegionBranch> branches;  // deparsed, reading the images of relids' indexes
+    std::vector<bool> key_nullable;          // per identity key column
     // Plain-column equalities between tables (a.x = b.y in ON or WHERE):
     // per source (relids order), the columns it is probed by.
     std::vector<std::vector<int>> equi_attnums;

@@ -4,11 +4,14 @@
 // resolution are the query's own.
 #include "pg/analyze/join_region.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/diff/join_region.hpp"
+#include "core/ir/scan.hpp"
 #include "pg/analyze/scan_shape.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
@@ -34,8 +37,10 @@ extern "C" {
 namespace pgt::pg {
 namespace {
 
+// A table of the join: its range-table index, inside the derived tables
+// on the way to it (path = the rtindex at each level, outermost first).
 struct RegionTable {
-    Index rtindex;
+    std::vector<Index> path;
     std::size_t source;  // index into RegionShape::relids
 };
 
@@ -151,7 +156,11 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 if (states[i] == 'c') {
                     continue;
                 }
-                RangeTblEntry* rte = rt_fetch(tables[i].rtindex, c->rtable);
+                Query* level = c;
+                for (std::size_t d = 0; d + 1 < tables[i].path.size(); d++) {
+                    level = rt_fetch(tables[i].path[d], level->rtable)->subquery;
+                }
+                RangeTblEntry* rte = rt_fetch(tables[i].path.back(), level->rtable);
                 std::string name = states[i] == 'o' ? diff::region_old_images(tables[i].source)
                                                     : diff::region_new_images(tables[i].source);
                 rte->rtekind = RTE_CTE;
@@ -183,7 +192,8 @@ void collect_equalities(Node* quals, const std::vector<RegionTable>& tables, Reg
         }
         for (Var* v : {castNode(Var, a), castNode(Var, b)}) {
             for (const RegionTable& t : tables) {
-                if (static_cast<Index>(v->varno) == t.rtindex && v->varattno > 0) {
+                if (t.path.size() == 1 && static_cast<Index>(v->varno) == t.path[0] &&
+                    v->varattno > 0) {
                     region.equi_attnums[t.source].push_back(v->varattno);
                 }
             }
@@ -218,6 +228,71 @@ bool quals_walker(Node* n, void* ctx) {
     return false;
 }
 
+// A derived table the region can see through: a plain SELECT over inner
+// joins, which PostgreSQL flattens into the outer query.
+const char* derived_table_blocker(const RangeTblEntry* rte) {
+    const Query* s = rte->subquery;
+    if (rte->lateral) {
+        return "a LATERAL subquery in FROM";
+    }
+    if (s->setOperations != nullptr || s->cteList != NIL || s->hasAggs || s->groupClause != NIL ||
+        s->groupingSets != NIL || s->havingQual != nullptr || s->hasWindowFuncs ||
+        s->distinctClause != NIL || s->hasTargetSRFs || s->hasSubLinks ||
+        s->limitCount != nullptr || s->limitOffset != nullptr || s->rowMarks != NIL) {
+        return "a subquery in FROM with aggregates, DISTINCT, LIMIT, set operations, window "
+               "functions or subqueries";
+    }
+    if (const char* o = outer_join(reinterpret_cast<Node*>(s->jointree))) {
+        return o;
+    }
+    return nullptr;
+}
+
+// The tables of q's FROM, through derived tables; false (with the blocker
+// set) when a FROM item is neither a table nor such a derived table.
+bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<RegionTable>& tables,
+                    RegionShape& region, AnalyzedQuery& out) {
+    ListCell* lc;
+    Index rtindex = 0;
+    foreach (lc, q->rtable) {
+        rtindex++;
+        RangeTblEntry* rte = static_cast<RangeTblEntry*>(lfirst(lc));
+        std::vector<Index> path = prefix;
+        path.push_back(rtindex);
+        if (rte->rtekind == RTE_JOIN) {
+            continue;
+        }
+        if (rte->rtekind == RTE_SUBQUERY) {
+            if (const char* b = derived_table_blocker(rte)) {
+                out.differential_blocker = b;
+                return false;
+            }
+            if (!check_functions(rte->subquery, out) ||
+                !collect_tables(rte->subquery, path, tables, region, out)) {
+                return false;
+            }
+            continue;
+        }
+        if (const char* b = relation_blocker(rte)) {
+            out.differential_blocker = b;
+            return false;
+        }
+        if (rte->tablesample != nullptr) {
+            out.differential_blocker = "TABLESAMPLE";
+            return false;
+        }
+        std::size_t source = 0;
+        while (source < region.relids.size() && region.relids[source] != rte->relid) {
+            source++;
+        }
+        if (source == region.relids.size()) {
+            region.relids.push_back(rte->relid);
+        }
+        tables.push_back({path, source});
+    }
+    return true;
+}
+
 }  // namespace
 
 bool derive_region_shape(Query* q, AnalyzedQuery& out) {
@@ -227,30 +302,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     }
     std::vector<RegionTable> tables;
     RegionShape region;
-    ListCell* lc;
-    Index rtindex = 0;
-    foreach (lc, q->rtable) {
-        rtindex++;
-        RangeTblEntry* rte = static_cast<RangeTblEntry*>(lfirst(lc));
-        if (rte->rtekind == RTE_JOIN) {
-            continue;
-        }
-        if (const char* b = relation_blocker(rte)) {
-            out.differential_blocker = b;
-            return true;
-        }
-        if (rte->tablesample != nullptr) {
-            out.differential_blocker = "TABLESAMPLE";
-            return true;
-        }
-        std::size_t source = 0;
-        while (source < region.relids.size() && region.relids[source] != rte->relid) {
-            source++;
-        }
-        if (source == region.relids.size()) {
-            region.relids.push_back(rte->relid);
-        }
-        tables.push_back({rtindex, source});
+    if (!collect_tables(q, {}, tables, region, out)) {
+        return true;
     }
     if (tables.size() > static_cast<std::size_t>(kMaxRegionTables)) {
         out.differential_blocker =
@@ -283,10 +336,20 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     // New rows: one table's after-images, the others as they are now. Old
     // rows: every non-empty set of tables read from their before-images.
     std::size_t n = tables.size();
+    auto add = [&](const std::string& states) {
+        ir::RegionBranch b;
+        b.sql = deparse_branch(q, keys, tables, states);
+        for (std::size_t i = 0; i < n; i++) {
+            uint64_t bit = uint64_t{1} << tables[i].source;
+            b.old_sources |= states[i] == 'o' ? bit : 0;
+            b.new_sources |= states[i] == 'n' ? bit : 0;
+        }
+        region.branches.push_back(std::move(b));
+    };
     for (std::size_t i = 0; i < n; i++) {
         std::string states(n, 'c');
         states[i] = 'n';
-        region.branches.push_back(deparse_branch(q, keys, tables, states));
+        add(states);
     }
     for (std::size_t mask = 1; mask < (std::size_t{1} << n); mask++) {
         std::string states(n, 'c');
@@ -295,7 +358,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
                 states[i] = 'o';
             }
         }
-        region.branches.push_back(deparse_branch(q, keys, tables, states));
+        add(states);
     }
     region.equi_attnums.resize(region.relids.size());
     QualsCtx ctx{&tables, &region};

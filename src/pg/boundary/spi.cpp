@@ -148,10 +148,12 @@ SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
     return collect();
 }
 
-void Spi::register_images(Snapshot snapshot, const std::string& sql,
-                          const std::vector<SpiParam>& params, const std::string& old_name,
-                          const std::string& new_name) {
+std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std::string& sql,
+                                                   const std::vector<SpiParam>& params,
+                                                   const std::string& old_name,
+                                                   const std::string& new_name) {
     run(sql, params, true, snapshot);
+    double counts[2] = {0, 0};
     pg_call([&] {
         // In the connection's procedure context: lives until SPI_finish.
         TupleDesc in = SPI_tuptable->tupdesc;
@@ -162,7 +164,6 @@ void Spi::register_images(Snapshot snapshot, const std::string& sql,
         }
         Tuplestorestate* stores[2] = {tuplestore_begin_heap(false, false, work_mem),
                                       tuplestore_begin_heap(false, false, work_mem)};
-        double counts[2] = {0, 0};
         std::vector<Datum> values(static_cast<std::size_t>(in->natts));
         bool* nulls =
             static_cast<bool*>(palloc(sizeof(bool) * static_cast<std::size_t>(in->natts)));
@@ -194,6 +195,7 @@ void Spi::register_images(Snapshot snapshot, const std::string& sql,
     });
     registered_.push_back(old_name);
     registered_.push_back(new_name);
+    return {static_cast<uint64_t>(counts[0]), static_cast<uint64_t>(counts[1])};
 }
 
 void Spi::unregister_relations() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -66,10 +67,11 @@ public:
     // sends a row to old_name (true) or new_name (false) and is dropped.
     // Statements that follow on this connection read them by name, with
     // their exact row counts known to the planner, until
-    // unregister_relations().
-    void register_images(Snapshot snapshot, const std::string& sql,
-                         const std::vector<SpiParam>& params, const std::string& old_name,
-                         const std::string& new_name);
+    // unregister_relations(). Returns the two row counts (old, new).
+    std::pair<uint64_t, uint64_t> register_images(Snapshot snapshot, const std::string& sql,
+                                                  const std::vector<SpiParam>& params,
+                                                  const std::string& old_name,
+                                                  const std::string& new_name);
     void unregister_relations();
 
 private:
