@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# TPC-H-derived refresh benchmark: FULL vs DIFFERENTIAL vs AUTO per query.
+# Loads scale factor $1 (default 0.1) into the database given by the libpq
+# environment (the extension must be installable there), creates each of the
+# 22 queries three times as stream tables (FULL, DIFFERENTIAL where this
+# version supports it, AUTO), runs $2 (default 2) refresh cycles
+# RF1+RF2+RF3 (one transaction each) and refreshes every stream table after
+# each cycle. Prints, for the last cycle, one markdown row per query with
+# each mode's refresh time (from pgt_refresh_history) and FULL/DIFFERENTIAL;
+# AUTO's first cycle is its learning cycle. Writes the rows as TSV to $3 if
+# given. Invariant: timing only, no assertion on time; after the last cycle
+# every stream table is compared with its query (a mismatch exits 1).
+# WARNING: drops and recreates schemas tpch and tpch_gen, and drops the
+# extension pg_trickle (CASCADE) in that database.
+set -uo pipefail
+
+sf=${1:-0.1}
+cycles=${2:-2}
+tsv=${3:-}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+psql_run=(psql -X -q -v ON_ERROR_STOP=1)
+die() { echo "bench.sh: $*" >&2; exit 1; }
+
+"${psql_run[@]}" -c "DROP EXTENSION IF EXISTS pg_trickle CASCADE" -c "CREATE EXTENSION pg_trickle" \
+    || die "extension"
+"${psql_run[@]}" -v sf="$sf" -f "$here/schema.sql" -f "$here/datagen.sql" >/dev/null || die "load"
+
+query_text() { sed -e '/^[[:space:]]*--/d' "$here/queries/$1.sql" | tr '\n' ' ' | sed 's/;[[:space:]]*$//'; }
+create() {  # name query mode; prints nothing, returns 1 if refused
+    "${psql_run[@]}" -c "SELECT pgtrickle.create_stream_table('$1', \$pgtq\$$2\$pgtq\$, refresh_mode => '$3')" \
+        >/dev/null 2>&1
+}
+
+declare -A has_diff
+for i in $(seq -w 1 22); do
+    q="q$i"; text=$(query_text "$q")
+    create "${q}_full" "$text" FULL || die "create ${q}_full"
+    create "${q}_auto" "$text" AUTO || die "create ${q}_auto"
+    if create "${q}_diff" "$text" DIFFERENTIAL; then has_diff[$q]=1; fi
+done
+"${psql_run[@]}" -c "ANALYZE" || die "analyze"
+
+ms_of() {  # the last refresh of stream table $1: "ms action"
+    psql -X -At -F ' ' -c "SELECT round(1000 * date_part('epoch', h.end_time - h.start_time))::int,
+        h.action FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id)
+        WHERE s.pgt_name = '$1' ORDER BY h.refresh_id DESC LIMIT 1"
+}
+
+for ((cycle = 1; cycle <= cycles; cycle++)); do
+    "${psql_run[@]}" -1 -v cycle="$cycle" -f "$here/rf1.sql" -f "$here/rf2.sql" -f "$here/rf3.sql" \
+        || die "refresh cycle $cycle"
+    for i in $(seq -w 1 22); do
+        for mode in diff auto full; do
+            st="q${i}_$mode"
+            [[ $mode == diff && -z ${has_diff[q$i]:-} ]] && continue
+            "${psql_run[@]}" -c "SELECT pgtrickle.refresh_stream_table('$st')" >/dev/null || die "refresh $st"
+        done
+    done
+done
+
+echo "| query | FULL ms | DIFFERENTIAL ms | FULL / DIFFERENTIAL | AUTO ms (action) |"
+echo "|---|---|---|---|---|"
+[[ -n $tsv ]] && : >"$tsv"
+for i in $(seq -w 1 22); do
+    q="q$i"
+    read -r full _ <<<"$(ms_of "${q}_full")"
+    read -r auto auto_action <<<"$(ms_of "${q}_auto")"
+    diff="—"; ratio="—"
+    if [[ -n ${has_diff[$q]:-} ]]; then
+        read -r diff _ <<<"$(ms_of "${q}_diff")"
+        ratio=$(awk -v f="$full" -v d="$diff" 'BEGIN { printf "%.2f", f / (d > 0 ? d : 1) }')
+    fi
+    echo "| $q | $full | $diff | $ratio | $auto ($auto_action) |"
+    [[ -n $tsv ]] && printf '%s\t%s\t%s\t%s\t%s\n' "$q" "$full" "$diff" "$auto" "$auto_action" >>"$tsv"
+done
+
+# Every stream table equals its query (multiset) after the last cycle.
+"${psql_run[@]}" <<'SQL' || die "a stream table differs from its query"
+DO $$
+DECLARE s record; cols text; n bigint;
+BEGIN
+  FOR s IN SELECT pgt_relid, pgt_name, defining_query FROM pgtrickle.pgt_stream_tables LOOP
+    SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
+      FROM pg_attribute WHERE attrelid = s.pgt_relid AND attnum > 0 AND NOT attisdropped
+        AND attname NOT LIKE '\_\_pgt\_%';
+    EXECUTE format('SELECT count(*) FROM ((SELECT %s FROM %s EXCEPT ALL (%s)) UNION ALL '
+                   '((%s) EXCEPT ALL SELECT %s FROM %s)) x', cols, s.pgt_relid::regclass,
+                   s.defining_query, s.defining_query, cols, s.pgt_relid::regclass) INTO n;
+    IF n <> 0 THEN RAISE EXCEPTION '% differs from its query (% rows)', s.pgt_name, n; END IF;
+  END LOOP;
+END $$;
+SQL
+echo "all stream tables equal their queries"
