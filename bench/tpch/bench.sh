@@ -10,8 +10,9 @@
 # AUTO's first cycle is its learning cycle. Writes the rows as TSV to $3 if
 # given. Invariant: timing only, no assertion on time; after the last cycle
 # every stream table is compared with its query (a mismatch exits 1).
-# WARNING: drops and recreates schemas tpch and tpch_gen, and drops the
-# extension pg_trickle (CASCADE) in that database.
+# WARNING: drops and recreates schemas tpch, tpch_gen and tpch_st (the
+# stream tables), and drops the extension pg_trickle (CASCADE) in that
+# database.
 set -uo pipefail
 
 sf=${1:-0.1}
@@ -21,13 +22,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 psql_run=(psql -X -q -v ON_ERROR_STOP=1)
 die() { echo "bench.sh: $*" >&2; exit 1; }
 
-"${psql_run[@]}" -c "DROP EXTENSION IF EXISTS pg_trickle CASCADE" -c "CREATE EXTENSION pg_trickle" \
-    || die "extension"
+"${psql_run[@]}" -c "SET client_min_messages = warning" \
+    -c "DROP EXTENSION IF EXISTS pg_trickle CASCADE" -c "DROP SCHEMA IF EXISTS tpch_st CASCADE" \
+    -c "CREATE EXTENSION pg_trickle" -c "CREATE SCHEMA tpch_st" || die "extension"
 "${psql_run[@]}" -v sf="$sf" -f "$here/schema.sql" -f "$here/datagen.sql" >/dev/null || die "load"
 
 query_text() { sed -e '/^[[:space:]]*--/d' "$here/queries/$1.sql" | tr '\n' ' ' | sed 's/;[[:space:]]*$//'; }
 create() {  # name query mode; prints nothing, returns 1 if refused
-    "${psql_run[@]}" -c "SELECT pgtrickle.create_stream_table('$1', \$pgtq\$$2\$pgtq\$, refresh_mode => '$3')" \
+    "${psql_run[@]}" -c "SELECT pgtrickle.create_stream_table('tpch_st.$1', \$pgtq\$$2\$pgtq\$, refresh_mode => '$3')" \
         >/dev/null 2>&1
 }
 
@@ -53,7 +55,7 @@ for ((cycle = 1; cycle <= cycles; cycle++)); do
         for mode in diff auto full; do
             st="q${i}_$mode"
             [[ $mode == diff && -z ${has_diff[q$i]:-} ]] && continue
-            "${psql_run[@]}" -c "SELECT pgtrickle.refresh_stream_table('$st')" >/dev/null || die "refresh $st"
+            "${psql_run[@]}" -c "SELECT pgtrickle.refresh_stream_table('tpch_st.$st')" >/dev/null || die "refresh $st"
         done
     done
 done

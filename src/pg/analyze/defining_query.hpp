@@ -71,6 +71,7 @@ inline constexpr int kMaxRegionTables = 8;
 struct RegionShape {
     bool present = false;
     std::vector<Oid> relids;                 // distinct source tables, in range-table order
+    std::vector<std::vector<int>> attnums;   // per source: the columns the query reads
     std::vector<ir::RegionBranch> branches;  // deparsed, reading the images of relids' indexes
     std::vector<bool> key_nullable;          // per identity key column
     // Plain-column equalities between tables (a.x = b.y in ON or WHERE):

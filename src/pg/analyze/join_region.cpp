@@ -4,6 +4,7 @@
 // resolution are the query's own.
 #include "pg/analyze/join_region.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -287,7 +288,17 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
         }
         if (source == region.relids.size()) {
             region.relids.push_back(rte->relid);
+            region.attnums.emplace_back();
         }
+        // The images carry only the columns the query reads (netting
+        // compares whole images: fewer columns, less work).
+        std::vector<int>& cols = region.attnums[source];
+        for (int a : referenced_attnums(q, rtindex, rte->relid)) {
+            if (std::find(cols.begin(), cols.end(), a) == cols.end()) {
+                cols.push_back(a);
+            }
+        }
+        std::sort(cols.begin(), cols.end());
         tables.push_back({path, source});
     }
     return true;

@@ -109,16 +109,20 @@ std::vector<std::string> names_of(List* names) {
     return out;
 }
 
-// Source columns the query reads (all of them for a whole-row reference).
-std::vector<int> referenced_attnums(Query* q, const RangeTblEntry* rte) {
+}  // namespace
+
+// Columns of range-table entry rtindex (table relid) that q's own level
+// reads (all of them for a whole-row reference), ascending.
+std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid) {
     std::vector<int> out;
     pg_call([&] {
         Bitmapset* cols = nullptr;
-        pull_varattnos((Node*)q->targetList, 1, &cols);
-        pull_varattnos(q->jointree->quals, 1, &cols);
-        pull_varattnos(q->havingQual, 1, &cols);
+        const int varno = static_cast<int>(rtindex);
+        pull_varattnos((Node*)q->targetList, varno, &cols);
+        pull_varattnos((Node*)q->jointree, varno, &cols);
+        pull_varattnos(q->havingQual, varno, &cols);
         bool whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols);
-        Relation rel = relation_open(rte->relid, AccessShareLock);
+        Relation rel = relation_open(relid, AccessShareLock);
         TupleDesc desc = RelationGetDescr(rel);
         for (int a = 1; a <= desc->natts; a++) {
             if ((whole_row || bms_is_member(a - FirstLowInvalidHeapAttributeNumber, cols)) &&
@@ -130,6 +134,8 @@ std::vector<int> referenced_attnums(Query* q, const RangeTblEntry* rte) {
     });
     return out;
 }
+
+namespace {
 
 // Fills group_attnums when every grouping key is a plain column.
 void plain_group_columns(Query* q, ScanShape& scan) {
@@ -377,7 +383,7 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = "a GROUP BY expression that is not in the select list";
         return;
     }
-    out.scan.referenced_attnums = referenced_attnums(q, rte);
+    out.scan.referenced_attnums = referenced_attnums(q, 1, rte->relid);
     deparse_scan(q, rte, out);
 }
 

@@ -4,6 +4,8 @@
 // one table is a blocker with a name a user recognises ("a join", ...).
 #pragma once
 
+#include <vector>
+
 #include "pg/analyze/defining_query.hpp"
 
 extern "C" {
@@ -15,6 +17,10 @@ namespace pgt::pg {
 
 // Sets out.differential_blocker, or out.scan when there is none.
 void derive_scan_shape(Query* q, AnalyzedQuery& out);
+
+// Columns of range-table entry rtindex (table relid) that q's own level
+// reads (all of them for a whole-row reference), ascending.
+std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid);
 
 // What keeps a FROM item from being a DIFFERENTIAL source, or nullptr.
 const char* relation_blocker(const RangeTblEntry* rte);

@@ -130,8 +130,9 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
 std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     ir::JoinRegion r;
     std::vector<std::pair<int64_t, std::size_t>> order;
-    for (Oid relid : q.region.relids) {
-        std::vector<int> attnums = all_attnums(relid);
+    for (std::size_t i = 0; i < q.region.relids.size(); i++) {
+        Oid relid = q.region.relids[i];
+        const std::vector<int>& attnums = q.region.attnums[i];
         CaptureSource src = ensure_capture(spi, relid, attnums);
         attach_frontier(spi, st.pgt_id, src);
         grant_buffer_read(spi, st.relid, src);
