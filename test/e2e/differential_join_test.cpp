@@ -278,10 +278,13 @@ TEST_F(DifferentialJoin, join_rejects_what_it_cannot_maintain) {
         {"SELECT a.id AS aid, b.id AS bid FROM a LEFT JOIN b ON a.k = b.k WHERE b.id IS NULL",
          "nullable side"},
         {"SELECT a.id AS aid, b.id AS bid FROM a FULL JOIN b ON a.k = b.k", "full join"},
-        {"SELECT a.id, b.y FROM a LEFT JOIN b ON a.k = b.k", "primary key"},
-        {"SELECT a.id AS aid, b.id AS bid, o.id AS oid FROM a JOIN b ON a.k = b.k "
-         "LEFT JOIN orders o ON o.cust = a.k",
-         "left or right join"},
+        {"SELECT a.id AS aid, b.id AS bid, o.id AS oid FROM a LEFT JOIN b ON a.k = b.k "
+         "LEFT JOIN orders o ON o.cust = b.k",
+         "nullable side"},
+        {"SELECT a.id AS aid, o.id AS oid FROM a LEFT JOIN (b JOIN orders o ON o.cust = b.k) "
+         "ON a.k = b.k",
+         "not a single table"},
+        {"SELECT k, a.x FROM a LEFT JOIN b USING (k)", "using"},
         {"SELECT a1.id AS i1 FROM a a1 JOIN a a2 ON a1.k = a2.k JOIN a a3 ON a2.k = a3.k "
          "JOIN b ON b.k = a3.k JOIN b b2 ON b2.k = b.k, (SELECT a.id FROM a, b, b b3, a a4) d",
          "more than 8 tables"},
@@ -486,6 +489,48 @@ TEST_F(DifferentialJoin, region_three_tables_self_join_distinct_and_plain_rows) 
     }
     for (size_t i = 0; i < queries.size(); i++) {
         EXPECT_GE(differential[i], 3) << queries[i];
+    }
+}
+
+// Outer joins in a region: NULL-padded rows appear when the last partner
+// goes and disappear with the first one, also when the partner moves in
+// the same transaction as the preserved row changes.
+TEST_F(DifferentialJoin, region_outer_joins_pad_with_the_last_and_first_partner) {
+    const std::vector<std::string> queries = {
+        "SELECT a.x, b.y FROM a LEFT JOIN b ON a.k = b.k",
+        "SELECT b.y, a.x FROM a RIGHT JOIN b ON a.k = b.k WHERE b.id < 9",
+        "SELECT c.region, count(o.id) AS n, sum(o.amount) AS total FROM customers c "
+        "LEFT JOIN orders o ON o.cust = c.id GROUP BY c.region",
+        "SELECT DISTINCT a.k, b.y, o.note FROM a JOIN orders o ON o.id = a.id LEFT JOIN b ON "
+        "b.k = a.k LEFT JOIN customers c ON c.id = o.cust",
+        "SELECT a.k, count(*) AS n, count(b.id) AS partners FROM a LEFT JOIN b ON a.k = b.k AND "
+        "b.y <> 'b2' GROUP BY a.k",
+    };
+    for (size_t i = 0; i < queries.size(); i++) {
+        create("oj" + std::to_string(i), queries[i]);
+    }
+    const std::vector<std::string> changes = {
+        "DELETE FROM b WHERE k = 1",            // last partners of k = 1 go
+        "INSERT INTO b VALUES (11, 1, 'b11')",  // a first one comes back
+        "BEGIN; UPDATE b SET k = 2 WHERE id = 11; UPDATE a SET k = 5 WHERE id = 3; COMMIT",
+        "BEGIN; DELETE FROM customers WHERE id = 10; UPDATE orders SET cust = 30 WHERE id = 2;"
+        " INSERT INTO customers VALUES (40, 'dee', 'west'); COMMIT",
+        "BEGIN; UPDATE a SET k = NULL WHERE id = 1; DELETE FROM b WHERE k = 2; COMMIT",
+        "BEGIN; INSERT INTO b VALUES (12, 5, 'b2'), (13, NULL, 'x'); UPDATE orders SET cust = 40;"
+        " UPDATE a SET x = 'n' WHERE id = 2; COMMIT",
+        "DELETE FROM orders",
+    };
+    for (const std::string& change : changes) {
+        SCOPED_TRACE(change);
+        db->exec(change);
+        for (size_t i = 0; i < queries.size(); i++) {
+            SCOPED_TRACE(queries[i]);
+            std::string st = "oj" + std::to_string(i);
+            refresh(st);
+            EXPECT_MATCHES_QUERY(*db, st);
+            std::string action = last_action(st);
+            EXPECT_TRUE(action == "DIFFERENTIAL" || action == "NO_DATA") << action;
+        }
     }
 }
 

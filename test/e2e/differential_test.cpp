@@ -626,7 +626,7 @@ struct Shape {
 const std::vector<Shape>& unsupported_shapes() {
     static const std::vector<Shape> shapes = {
         {"SELECT t.id, u.x FROM t FULL JOIN u ON u.id = t.id", {"join"}},
-        {"SELECT t.id, u.x FROM t LEFT JOIN u ON u.id = t.id", {"join"}},
+        {"SELECT t.id, u.x FROM t LEFT JOIN u ON u.id = t.id WHERE u.x IS NULL", {"join"}},
         {"SELECT t1.id FROM t t1, t t2, t t3, u, u u2, t t4, t t5, t t6, u u3 WHERE u.id = t1.id",
          {"more than 8 tables"}},
         {"SELECT sum(amount) AS total FROM t GROUP BY name", {"group by"}},

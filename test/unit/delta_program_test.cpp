@@ -52,9 +52,9 @@ TEST(DeltaProgram, only_branches_whose_images_have_rows_run) {
     p.main = "WITH keys AS (" + pgt::diff::kBranchesMarker + ") SELECT '" +
              pgt::diff::kBranchesMarker + "'";
     EXPECT_EQ(pgt::diff::main_statement(p, 0b01, 0b10),
-              "WITH keys AS ((A) UNION (B)) SELECT '" + pgt::diff::kBranchesMarker + "'");
+              "WITH keys AS ((A) UNION ALL (B)) SELECT '" + pgt::diff::kBranchesMarker + "'");
     EXPECT_EQ(pgt::diff::main_statement(p, 0b11, 0),
-              "WITH keys AS ((A) UNION (C)) SELECT '" + pgt::diff::kBranchesMarker + "'");
+              "WITH keys AS ((A) UNION ALL (C)) SELECT '" + pgt::diff::kBranchesMarker + "'");
     EXPECT_EQ(pgt::diff::main_statement(p, 0b10, 0b01), "") << "no branch can find a row";
 }
 

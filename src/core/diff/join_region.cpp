@@ -47,6 +47,9 @@ namespace {
 std::string fresh_filter(const ir::JoinRegion& j, const ir::IdentityTarget& t) {
     std::vector<std::string> conj;
     for (std::size_t k = 0; k < t.columns.size(); k++) {
+        if (!j.key_filtered[k]) {
+            continue;  // narrowed by the identity only
+        }
         std::string col = "q." + t.columns[k];
         std::string key = "k." + region_key(k);
         std::string in = col + kEq + "ANY (ARRAY(SELECT DISTINCT " + key + " FROM keys k WHERE " +
@@ -64,6 +67,7 @@ std::string fresh_filter(const ir::JoinRegion& j, const ir::IdentityTarget& t) {
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
     if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||
         j.key_nullable.size() != target.columns.size() ||
+        j.key_filtered.size() != target.columns.size() ||
         (target.columns.empty() && target.domain != "synthetic")) {
         throw Error(sqlstate::kInternalError,
                     "join region needs sources, branches and one nullability per key column");
@@ -83,7 +87,7 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
         out_fields.push_back("r." + c);
     }
     std::vector<std::string> ctes;
-    ctes.push_back("keys AS (" + kBranchesMarker + ")");
+    ctes.push_back("keys AS (" + kBranchesMarker + ")");  // UNION ALL: g dedups by identity
     ctes.push_back("g AS (SELECT DISTINCT " + row_id_expression(target.domain, key_fields) +
                    " AS __pgt_id FROM keys k)");
     ctes.push_back("fr AS (SELECT r.*, " + row_id_expression(target.domain, out_fields) +

@@ -119,7 +119,8 @@ std::string main_statement(const DeltaProgram& p, uint64_t has_old, uint64_t has
     if (run.empty()) {
         return "";
     }
-    return p.main.substr(0, at) + join(run, " UNION ") + p.main.substr(at + kBranchesMarker.size());
+    return p.main.substr(0, at) + join(run, " UNION ALL ") +
+           p.main.substr(at + kBranchesMarker.size());
 }
 
 }  // namespace pgt::diff

@@ -12,7 +12,7 @@
 //   main:        the apply statement over every window (one block of five
 //                parameters per window), returning (inserted, deleted,
 //                updated); with branches, the first kBranchesMarker in it
-//                stands for the UNION of the branches that run
+//                stands for the UNION ALL of the branches that run
 //
 // Text form: without image steps or branches, the main statement as is.
 // Otherwise header lines "-- pgt:images s:w:len,..." (source index, window

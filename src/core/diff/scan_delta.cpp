@@ -35,31 +35,31 @@ std::string image_side(const ir::ScanFilterProject& scan, char prefix, const cha
 // predicate is evaluated, so only states that were really committed (or are
 // this transaction's own current state) are ever computed on.
 std::string netted_sources(const ir::ScanFilterProject& scan, const std::string& sfx) {
-    std::vector<std::string> cols;
+    std::vector<std::string> cols, image_cols;
     for (const ir::SourceColumn& c : scan.columns) {
         cols.push_back("v." + c.name);
+        image_cols.push_back("e." + c.name);
     }
-    std::string img = "ROW(" + join(cols, ", ") + ")::pg_catalog.text";
+    std::string img = "ROW(" + join(image_cols, ", ") + ")::pg_catalog.text";
+    // One pass of window functions over the events sorted by image: no
+    // join, so no plan whose cost depends on the planner guessing the
+    // window's size (a nested loop over 180,000 events ran for minutes).
     return "ev" + sfx + " AS (" +
            image_side(scan, 'o', "-1", action_is("w.action", "U", "D"), sfx) + " UNION ALL " +
-           image_side(scan, 'n', "1", action_is("w.action", "I", "U"), sfx) + "), evi" + sfx +
-           " AS (SELECT v.*, " + img + " AS __pgt_src_img FROM ev" + sfx + " v), net" + sfx +
-           " AS (SELECT v.__pgt_src_img, "
-           "pg_catalog.sum(v.__pgt_sign) AS __pgt_n, pg_catalog.max(v.__pgt_seq) FILTER (WHERE "
-           "v.__pgt_sign > 0) AS __pgt_lp, pg_catalog.max(v.__pgt_seq) FILTER (WHERE "
-           "v.__pgt_sign < 0) AS __pgt_ln FROM evi" +
-           sfx +
-           " v GROUP BY v.__pgt_src_img), "
+           image_side(scan, 'n', "1", action_is("w.action", "I", "U"), sfx) + "), net" + sfx +
+           " AS (SELECT v.*, pg_catalog.sum(v.__pgt_sign) OVER (PARTITION BY v.__pgt_src_img) AS "
+           "__pgt_n, pg_catalog.row_number() OVER (PARTITION BY v.__pgt_src_img, v.__pgt_sign > 0 "
+           "ORDER BY v.__pgt_seq DESC) AS __pgt_rn FROM (SELECT e.*, " +
+           img + " AS __pgt_src_img FROM ev" + sfx +
+           " e) v), "
            // One representative per surviving image: its latest event with the
            // net's sign ((image, seq, sign) is unique: a buffer row gives one
-           // old and one new image). A hash join, no sort of the images.
+           // old and one new image).
            "src" +
-           sfx + " AS (SELECT v.__pgt_seq, n.__pgt_n AS __pgt_sign" +
-           (cols.empty() ? "" : ", " + join(cols, ", ")) + " FROM evi" + sfx + " v JOIN net" + sfx +
-           " n ON n.__pgt_src_img OPERATOR(pg_catalog.=) v.__pgt_src_img "
-           "WHERE n.__pgt_n OPERATOR(pg_catalog.<>) 0 AND v.__pgt_seq OPERATOR(pg_catalog.=) "
-           "CASE WHEN n.__pgt_n > 0 THEN n.__pgt_lp ELSE n.__pgt_ln END AND (v.__pgt_sign > 0) "
-           "OPERATOR(pg_catalog.=) (n.__pgt_n > 0))";
+           sfx + " AS (SELECT v.__pgt_seq, v.__pgt_n AS __pgt_sign" +
+           (cols.empty() ? "" : ", " + join(cols, ", ")) + " FROM net" + sfx +
+           " v WHERE v.__pgt_n OPERATOR(pg_catalog.<>) 0 AND v.__pgt_rn OPERATOR(pg_catalog.=) 1 "
+           "AND (v.__pgt_sign > 0) OPERATOR(pg_catalog.=) (v.__pgt_n > 0))";
 }
 
 std::string signed_outputs(const ir::ScanFilterProject& scan) {

@@ -65,8 +65,11 @@ struct JoinRegion {
     std::string query;                 // the effective defining query
     std::vector<std::string> outputs;  // quoted output columns, in order
     // Per identity key column (IdentityTarget::columns order): whether it
-    // can be NULL (then NULL keys are matched too).
+    // can be NULL (then NULL keys are matched too), and whether the query
+    // can be filtered on it with `= ANY (array)` (its type has a default
+    // equality in pg_catalog and an array type).
     std::vector<bool> key_nullable;
+    std::vector<bool> key_filtered;
 };
 
 struct IdentityTarget {

@@ -74,6 +74,7 @@ struct RegionShape {
     std::vector<std::vector<int>> attnums;   // per source: the columns the query reads
     std::vector<ir::RegionBranch> branches;  // deparsed, reading the images of relids' indexes
     std::vector<bool> key_nullable;          // per identity key column
+    std::vector<bool> key_filtered;          // per key: `= ANY (array)` filter possible
     // Plain-column equalities between tables (a.x = b.y in ON or WHERE):
     // per source (relids order), the columns it is probed by.
     std::vector<std::vector<int>> equi_attnums;

@@ -45,6 +45,13 @@ struct RegionTable {
     std::size_t source;  // index into RegionShape::relids
 };
 
+// A LEFT or RIGHT join of the top-level FROM whose nullable side is one
+// table: its rows are NULL-padded when it has no partner.
+struct OuterJoin {
+    Index nullable;  // the nullable table's rtindex
+    bool left;       // LEFT JOIN (the preserved side is larg)
+};
+
 // The first join that is not inner (JOIN ... ON, comma lists, CROSS JOIN,
 // USING and NATURAL are inner), named; nullptr when there is none.
 const char* outer_join(Node* n) {
@@ -107,9 +114,10 @@ bool nullable(Query* q, Expr* e) {
     });
 }
 
-// Keys are matched with `x OPERATOR(pg_catalog.=) ANY (array)` and
-// deduplicated: the type needs that equality, an array type and a hash or
-// sort support. Returns the type's name when it falls short.
+// The query is filtered on a key with `x OPERATOR(pg_catalog.=) ANY
+// (ARRAY(SELECT DISTINCT ...))`: the type needs that equality, an array
+// type and a hash or sort support. Returns the type's name when it falls
+// short (the key then narrows the region through the identity only).
 std::optional<std::string> unmatchable_type(Oid type) {
     bool ok = pg_call([&] {
         TypeCacheEntry* tc =
@@ -132,18 +140,111 @@ std::optional<std::string> unmatchable_type(Oid type) {
     return std::string(pg_call([&] { return format_type_be(type); }));
 }
 
+// Vars of table `varno` (this level) replaced by NULLs of their type: the
+// key a NULL-padded row would have.
+Node* null_vars_of(Node* node, void* ctx) {
+    if (node == nullptr) {
+        return nullptr;
+    }
+    Index varno = *static_cast<Index*>(ctx);
+    if (IsA(node, Var) && castNode(Var, node)->varlevelsup == 0 &&
+        static_cast<Index>(castNode(Var, node)->varno) == varno) {
+        Var* v = castNode(Var, node);
+        return reinterpret_cast<Node*>(makeNullConst(v->vartype, v->vartypmod, v->varcollid));
+    }
+    return expression_tree_mutator(
+        node, reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(null_vars_of)), ctx);
+}
+
+// The outer join whose nullable side is `nullable`, and the slot holding it.
+JoinExpr** find_outer_join(Node** slot, Index nullable) {
+    Node* n = *slot;
+    if (IsA(n, FromExpr)) {
+        ListCell* lc;
+        foreach (lc, castNode(FromExpr, n)->fromlist) {
+            if (JoinExpr** j = find_outer_join(reinterpret_cast<Node**>(&lfirst(lc)), nullable)) {
+                return j;
+            }
+        }
+    } else if (IsA(n, JoinExpr)) {
+        JoinExpr* j = castNode(JoinExpr, n);
+        Node* side = j->jointype == JOIN_LEFT    ? j->rarg
+                     : j->jointype == JOIN_RIGHT ? j->larg
+                                                 : nullptr;
+        if (side != nullptr && IsA(side, RangeTblRef) &&
+            static_cast<Index>(castNode(RangeTblRef, side)->rtindex) == nullable) {
+            return reinterpret_cast<JoinExpr**>(slot);
+        }
+        if (JoinExpr** found = find_outer_join(&j->larg, nullable)) {
+            return found;
+        }
+        return find_outer_join(&j->rarg, nullable);
+    }
+    return nullptr;
+}
+
+// Range-table indexes of the tables and derived tables under a FROM item.
+Bitmapset* rtindexes_under(Node* n) {
+    if (IsA(n, RangeTblRef)) {
+        return bms_make_singleton(castNode(RangeTblRef, n)->rtindex);
+    }
+    Bitmapset* out = nullptr;
+    if (IsA(n, JoinExpr)) {
+        out = bms_union(rtindexes_under(castNode(JoinExpr, n)->larg),
+                        rtindexes_under(castNode(JoinExpr, n)->rarg));
+    } else if (IsA(n, FromExpr)) {
+        ListCell* lc;
+        foreach (lc, castNode(FromExpr, n)->fromlist) {
+            out = bms_union(out, rtindexes_under(static_cast<Node*>(lfirst(lc))));
+        }
+    }
+    return out;
+}
+
+// How one branch treats an outer join.
+enum class Padding {
+    kKeep,       // as written (LEFT/RIGHT)
+    kInner,      // as an inner join (the nullable table reads images)
+    kPadded,     // as an inner join, keys as the NULL-padded row would have
+    kPreserved,  // ON false: the preserved rows, all padded
+};
+
 // The defining query's FROM/WHERE selecting the key expressions, with the
-// tables marked 'o' / 'n' read from their before- / after-images.
+// tables marked 'o' / 'n' read from their before- / after-images and the
+// outer joins treated as `padding` says (one entry per outer join).
 std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
-                           const std::vector<RegionTable>& tables, const std::string& states) {
+                           const std::vector<RegionTable>& tables, const std::string& states,
+                           const std::vector<OuterJoin>& outer = {},
+                           const std::vector<Padding>& padding = {}) {
     return with_pinned_search_path([&] {
         return std::string(pg_call([&] {
             Query* c = static_cast<Query*>(copyObjectImpl(q));
             List* tl = NIL;
             for (std::size_t k = 0; k < keys.size(); k++) {
-                tl = lappend(tl, makeTargetEntry(static_cast<Expr*>(copyObjectImpl(keys[k]->expr)),
-                                                 static_cast<AttrNumber>(k + 1),
-                                                 pstrdup(diff::region_key(k).c_str()), false));
+                Node* e = static_cast<Node*>(copyObjectImpl(keys[k]->expr));
+                for (std::size_t o = 0; o < outer.size(); o++) {
+                    if (padding[o] == Padding::kPadded || padding[o] == Padding::kPreserved) {
+                        Index varno = outer[o].nullable;
+                        e = null_vars_of(e, &varno);
+                    }
+                }
+                tl = lappend(
+                    tl, makeTargetEntry(reinterpret_cast<Expr*>(e), static_cast<AttrNumber>(k + 1),
+                                        pstrdup(diff::region_key(k).c_str()), false));
+            }
+            for (std::size_t o = 0; o < outer.size(); o++) {
+                JoinExpr** slot =
+                    find_outer_join(reinterpret_cast<Node**>(&c->jointree), outer[o].nullable);
+                if (slot == nullptr || padding[o] == Padding::kKeep) {
+                    continue;
+                }
+                if (padding[o] == Padding::kPreserved) {
+                    // ON false: every preserved row once, padded (the
+                    // nullable table is not read).
+                    (*slot)->quals = makeBoolConst(false, false);
+                } else {
+                    (*slot)->jointype = JOIN_INNER;
+                }
             }
             c->targetList = tl;
             c->groupClause = NIL;
@@ -229,6 +330,101 @@ bool quals_walker(Node* n, void* ctx) {
     return false;
 }
 
+// Collects the top-level outer joins; returns the blocker for one a region
+// cannot maintain (FULL, a nullable side that is not one table, USING or
+// NATURAL, an alias on the join), nullptr otherwise.
+const char* collect_outer_joins(Node* n, std::vector<OuterJoin>& out) {
+    if (IsA(n, FromExpr)) {
+        ListCell* lc;
+        foreach (lc, castNode(FromExpr, n)->fromlist) {
+            if (const char* b = collect_outer_joins(static_cast<Node*>(lfirst(lc)), out)) {
+                return b;
+            }
+        }
+    } else if (IsA(n, JoinExpr)) {
+        JoinExpr* j = castNode(JoinExpr, n);
+        if (j->jointype == JOIN_FULL) {
+            return "a FULL JOIN";
+        }
+        if (j->jointype == JOIN_LEFT || j->jointype == JOIN_RIGHT) {
+            Node* nullable = j->jointype == JOIN_LEFT ? j->rarg : j->larg;
+            if (!IsA(nullable, RangeTblRef)) {
+                return "a LEFT or RIGHT JOIN whose nullable side is not a single table";
+            }
+            if (j->usingClause != NIL || j->alias != nullptr) {
+                return "a LEFT or RIGHT JOIN with USING, NATURAL or an alias";
+            }
+            out.push_back({static_cast<Index>(castNode(RangeTblRef, nullable)->rtindex),
+                           j->jointype == JOIN_LEFT});
+        } else if (j->jointype != JOIN_INNER) {
+            return "a semi- or anti-join";
+        }
+        if (const char* b = collect_outer_joins(j->larg, out)) {
+            return b;
+        }
+        return collect_outer_joins(j->rarg, out);
+    }
+    return nullptr;
+}
+
+// Where the nullable tables' columns may be read: their own ON, the select
+// list and HAVING. A WHERE or another join condition over them would make
+// a row's presence depend on padding the region cannot follow.
+bool nullable_read_only_where_allowed(Query* q, const std::vector<OuterJoin>& joins) {
+    struct Ctx {
+        const std::vector<OuterJoin>* joins;
+        bool ok;
+    } ctx{&joins, true};
+    auto reads_nullable = [&](Node* quals, Index own) {
+        Bitmapset* used = pull_varnos(nullptr, quals);
+        for (const OuterJoin& oj : joins) {
+            if (oj.nullable != own && bms_is_member(static_cast<int>(oj.nullable), used)) {
+                return true;
+            }
+        }
+        return false;
+    };
+    std::vector<Node*> stack{reinterpret_cast<Node*>(q->jointree)};
+    while (!stack.empty() && ctx.ok) {
+        Node* n = stack.back();
+        stack.pop_back();
+        if (IsA(n, FromExpr)) {
+            ctx.ok = !reads_nullable(castNode(FromExpr, n)->quals, 0);
+            ListCell* lc;
+            foreach (lc, castNode(FromExpr, n)->fromlist) {
+                stack.push_back(static_cast<Node*>(lfirst(lc)));
+            }
+        } else if (IsA(n, JoinExpr)) {
+            JoinExpr* j = castNode(JoinExpr, n);
+            Node* nullable = j->jointype == JOIN_LEFT    ? j->rarg
+                             : j->jointype == JOIN_RIGHT ? j->larg
+                                                         : nullptr;
+            Index own = nullable != nullptr && IsA(nullable, RangeTblRef)
+                            ? static_cast<Index>(castNode(RangeTblRef, nullable)->rtindex)
+                            : 0;
+            ctx.ok = !reads_nullable(j->quals, own);
+            stack.push_back(j->larg);
+            stack.push_back(j->rarg);
+        }
+    }
+    return ctx.ok;
+}
+
+// No column is read through a join's range-table entry (USING merges,
+// join aliases): branches remove joins from the FROM tree.
+bool reads_join_entries(Query* q) {
+    Bitmapset* used = pull_varnos(nullptr, reinterpret_cast<Node*>(q->targetList));
+    used = bms_union(used, pull_varnos(nullptr, reinterpret_cast<Node*>(q->jointree)));
+    used = bms_union(used, pull_varnos(nullptr, q->havingQual));
+    int x = -1;
+    while ((x = bms_next_member(used, x)) >= 0) {
+        if (rt_fetch(static_cast<Index>(x), q->rtable)->rtekind == RTE_JOIN) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // A derived table the region can see through: a plain SELECT over inner
 // joins, which PostgreSQL flattens into the outer query.
 const char* derived_table_blocker(const RangeTblEntry* rte) {
@@ -307,8 +503,18 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
 }  // namespace
 
 bool derive_region_shape(Query* q, AnalyzedQuery& out) {
-    if (const char* o = outer_join(reinterpret_cast<Node*>(q->jointree))) {
+    std::vector<OuterJoin> outer;
+    if (const char* o = collect_outer_joins(reinterpret_cast<Node*>(q->jointree), outer)) {
         out.differential_blocker = o;
+        return false;
+    }
+    if (!outer.empty() && !pg_call([&] { return nullable_read_only_where_allowed(q, outer); })) {
+        out.differential_blocker =
+            "an outer join whose nullable side is read by WHERE or another join condition";
+        return false;
+    }
+    if (!outer.empty() && pg_call([&] { return reads_join_entries(q); })) {
+        out.differential_blocker = "a column read through a join alias or USING";
         return false;
     }
     std::vector<RegionTable> tables;
@@ -336,26 +542,72 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     std::vector<TargetEntry*> keys = key_entries(q, out.identity.key_columns);
     for (TargetEntry* te : keys) {
         Oid type = exprType(reinterpret_cast<Node*>(te->expr));
-        if (std::optional<std::string> name = unmatchable_type(type)) {
-            out.differential_blocker = "a join selecting column \"" + std::string(te->resname) +
-                                       "\" of type " + *name +
-                                       ", which has no default equality in pg_catalog";
-            return true;
+        region.key_filtered.push_back(!unmatchable_type(type).has_value());
+        bool padded = false;
+        for (const OuterJoin& oj : outer) {
+            padded =
+                padded || pg_call([&] {
+                    return bms_is_member(static_cast<int>(oj.nullable),
+                                         pull_varnos(nullptr, reinterpret_cast<Node*>(te->expr)));
+                });
         }
-        region.key_nullable.push_back(nullable(q, te->expr));
+        region.key_nullable.push_back(padded || nullable(q, te->expr));
     }
     // New rows: one table's after-images, the others as they are now. Old
     // rows: every non-empty set of tables read from their before-images.
     std::size_t n = tables.size();
-    auto add = [&](const std::string& states) {
-        ir::RegionBranch b;
-        b.sql = deparse_branch(q, keys, tables, states);
+    // Per outer join: which tables its nullable side and its preserved side are.
+    std::vector<std::size_t> nullable_table(outer.size(), n);
+    std::vector<std::vector<bool>> preserved_tables(outer.size(), std::vector<bool>(n, false));
+    for (std::size_t o = 0; o < outer.size(); o++) {
+        JoinExpr** slot =
+            find_outer_join(reinterpret_cast<Node**>(&q->jointree), outer[o].nullable);
+        Node* kept = outer[o].left ? (*slot)->larg : (*slot)->rarg;
+        Bitmapset* under = pg_call([&] { return rtindexes_under(kept); });
         for (std::size_t i = 0; i < n; i++) {
-            uint64_t bit = uint64_t{1} << tables[i].source;
-            b.old_sources |= states[i] == 'o' ? bit : 0;
-            b.new_sources |= states[i] == 'n' ? bit : 0;
+            if (tables[i].path.size() == 1 && tables[i].path[0] == outer[o].nullable) {
+                nullable_table[o] = i;
+            }
+            preserved_tables[o][i] = bms_is_member(static_cast<int>(tables[i].path[0]), under);
         }
-        region.branches.push_back(std::move(b));
+    }
+    auto add = [&](const std::string& states) {
+        auto push = [&](const std::vector<Padding>& padding) {
+            ir::RegionBranch b;
+            b.sql = deparse_branch(q, keys, tables, states, outer, padding);
+            for (std::size_t i = 0; i < n; i++) {
+                uint64_t bit = uint64_t{1} << tables[i].source;
+                b.old_sources |= states[i] == 'o' ? bit : 0;
+                b.new_sources |= states[i] == 'n' ? bit : 0;
+            }
+            region.branches.push_back(std::move(b));
+        };
+        // The join rows with a changed row; with an outer join whose
+        // nullable table changed, as an inner join (the preserved rows it
+        // pads are those with a changed partner: the padded variant).
+        std::vector<Padding> base(outer.size(), Padding::kKeep);
+        for (std::size_t o = 0; o < outer.size(); o++) {
+            if (states[nullable_table[o]] != 'c') {
+                base[o] = Padding::kInner;
+            }
+        }
+        push(base);
+        for (std::size_t o = 0; o < outer.size(); o++) {
+            std::vector<Padding> variant = base;
+            bool preserved_changed = false;
+            for (std::size_t i = 0; i < n; i++) {
+                preserved_changed =
+                    preserved_changed || (preserved_tables[o][i] && states[i] != 'c');
+            }
+            if (base[o] == Padding::kInner) {
+                variant[o] = Padding::kPadded;  // a partner came or went
+            } else if (preserved_changed) {
+                variant[o] = Padding::kPreserved;  // a changed preserved row, padded
+            } else {
+                continue;
+            }
+            push(variant);
+        }
     };
     for (std::size_t i = 0; i < n; i++) {
         std::string states(n, 'c');

@@ -366,7 +366,7 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     // recomputed when a change reaches it) are join regions.
     if (list_length(q->rtable) != 1 || out.identity.domain == "synthetic" ||
         static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind == RTE_SUBQUERY) {
-        if (!derive_region_shape(q, out) && !join_blocker.empty()) {
+        if (!derive_region_shape(q, out) && out.differential_blocker.empty()) {
             out.differential_blocker = join_blocker;
         }
         return;

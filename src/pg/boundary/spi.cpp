@@ -186,6 +186,7 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
             enr->md.enrtype = ENR_NAMED_TUPLESTORE;
             enr->md.enrtuples = counts[i];
             enr->reldata = stores[i];
+            stores_.push_back(stores[i]);
             int rc = SPI_register_relation(enr);
             if (rc != SPI_OK_REL_REGISTER) {
                 elog(ERROR, "could not register relation \"%s\": %s", names[i],
@@ -203,6 +204,11 @@ void Spi::unregister_relations() {
         pg_call([&] { (void)SPI_unregister_relation(name.c_str()); });
     }
     registered_.clear();
+    // Their temporary files (past work_mem) go now, not at transaction end.
+    for (Tuplestorestate* ts : stores_) {
+        pg_call([&] { tuplestore_end(ts); });
+    }
+    stores_.clear();
 }
 
 SpiRows Spi::collect() {

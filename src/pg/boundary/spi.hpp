@@ -13,6 +13,7 @@ extern "C" {
 #include "postgres.h"
 #include "executor/spi.h"
 #include "utils/snapshot.h"
+#include "utils/tuplestore.h"
 }
 
 namespace pgt::pg {
@@ -81,6 +82,7 @@ private:
     SpiRows collect();
     bool open_ = false;
     std::vector<std::string> registered_;
+    std::vector<Tuplestorestate*> stores_;
 };
 
 }  // namespace pgt::pg

@@ -149,6 +149,7 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         r.outputs.push_back(quote_ident(c.name));
     }
     r.key_nullable = q.region.key_nullable;
+    r.key_filtered = q.region.key_filtered;
     return diff::encode_program(diff::join_region_program(r, identity_target(st)));
 }
 
