@@ -7,8 +7,9 @@
 # RF1+RF2+RF3 (one transaction each) and refreshes every stream table after
 # each cycle. Prints, for the last cycle, one markdown row per query with
 # each mode's refresh time (from pgt_refresh_history) and FULL/DIFFERENTIAL;
-# AUTO's first cycle is its learning cycle. Writes the rows as TSV to $3 if
-# given. Invariant: timing only, no assertion on time; after the last cycle
+# AUTO's first cycle is its learning cycle. Then the same after a trickle
+# of about 100 changed rows. Writes the rows as TSV to $3 (and
+# <$3 without .tsv>-trickle.tsv) if given. Invariant: timing only, no assertion on time; after the last cycle
 # every stream table is compared with its query (a mismatch exits 1).
 # WARNING: drops and recreates schemas tpch, tpch_gen and tpch_st (the
 # stream tables), and drops the extension pg_trickle (CASCADE) in that
@@ -48,33 +49,58 @@ ms_of() {  # the last refresh of stream table $1: "ms action"
         WHERE s.pgt_name = '$1' ORDER BY h.refresh_id DESC LIMIT 1"
 }
 
-for ((cycle = 1; cycle <= cycles; cycle++)); do
-    "${psql_run[@]}" -1 -v cycle="$cycle" -f "$here/rf1.sql" -f "$here/rf2.sql" -f "$here/rf3.sql" \
-        || die "refresh cycle $cycle"
+report() {  # title, tsv file (or "")
+    echo
+    echo "$1"
+    echo
+    echo "| query | FULL ms | DIFFERENTIAL ms | FULL / DIFFERENTIAL | AUTO ms (action) |"
+    echo "|---|---|---|---|---|"
+    [[ -n $2 ]] && : >"$2"
+    for i in $(seq -w 1 22); do
+        q="q$i"
+        read -r full _ <<<"$(ms_of "${q}_full")"
+        read -r auto auto_action <<<"$(ms_of "${q}_auto")"
+        diff="—"; ratio="—"
+        if [[ -n ${has_diff[$q]:-} ]]; then
+            read -r diff _ <<<"$(ms_of "${q}_diff")"
+            ratio=$(awk -v f="$full" -v d="$diff" 'BEGIN { printf "%.2f", f / (d > 0 ? d : 1) }')
+        fi
+        echo "| $q | $full | $diff | $ratio | $auto ($auto_action) |"
+        [[ -n $2 ]] && printf '%s\t%s\t%s\t%s\t%s\n' "$q" "$full" "$diff" "$auto" "$auto_action" >>"$2"
+    done
+}
+
+refresh_all() {
     for i in $(seq -w 1 22); do
         for mode in diff auto full; do
             st="q${i}_$mode"
             [[ $mode == diff && -z ${has_diff[q$i]:-} ]] && continue
-            "${psql_run[@]}" -c "SELECT pgtrickle.refresh_stream_table('tpch_st.$st')" >/dev/null || die "refresh $st"
+            "${psql_run[@]}" -c "SELECT pgtrickle.refresh_stream_table('tpch_st.$st')" >/dev/null \
+                || die "refresh $st"
         done
     done
+}
+
+for ((cycle = 1; cycle <= cycles; cycle++)); do
+    "${psql_run[@]}" -1 -v cycle="$cycle" -f "$here/rf1.sql" -f "$here/rf2.sql" -f "$here/rf3.sql" \
+        || die "refresh cycle $cycle"
+    refresh_all
 done
 
-echo "| query | FULL ms | DIFFERENTIAL ms | FULL / DIFFERENTIAL | AUTO ms (action) |"
-echo "|---|---|---|---|---|"
-[[ -n $tsv ]] && : >"$tsv"
-for i in $(seq -w 1 22); do
-    q="q$i"
-    read -r full _ <<<"$(ms_of "${q}_full")"
-    read -r auto auto_action <<<"$(ms_of "${q}_auto")"
-    diff="—"; ratio="—"
-    if [[ -n ${has_diff[$q]:-} ]]; then
-        read -r diff _ <<<"$(ms_of "${q}_diff")"
-        ratio=$(awk -v f="$full" -v d="$diff" 'BEGIN { printf "%.2f", f / (d > 0 ? d : 1) }')
-    fi
-    echo "| $q | $full | $diff | $ratio | $auto ($auto_action) |"
-    [[ -n $tsv ]] && printf '%s\t%s\t%s\t%s\t%s\n' "$q" "$full" "$diff" "$auto" "$auto_action" >>"$tsv"
-done
+report "Refresh after RF1+RF2+RF3 cycle $cycles (SF $sf)" "$tsv"
+
+# A trickle: 10 orders with their lineitems deleted, 10 orders' lineitems
+# get a new discount, 5 customers change segment (about 100 rows).
+"${psql_run[@]}" -1 <<'SQL' || die "trickle"
+DELETE FROM tpch.lineitem WHERE l_orderkey IN (SELECT o_orderkey FROM tpch.orders ORDER BY o_orderkey LIMIT 10);
+DELETE FROM tpch.orders WHERE o_orderkey IN (SELECT o_orderkey FROM tpch.orders ORDER BY o_orderkey LIMIT 10);
+UPDATE tpch.lineitem SET l_discount = (l_discount + 0.01) % 0.11
+ WHERE l_orderkey IN (SELECT o_orderkey FROM tpch.orders ORDER BY o_orderkey DESC LIMIT 10);
+UPDATE tpch.customer SET c_mktsegment = CASE c_mktsegment WHEN 'BUILDING' THEN 'MACHINERY' ELSE 'BUILDING' END
+ WHERE c_custkey IN (SELECT c_custkey FROM tpch.customer ORDER BY c_custkey LIMIT 5);
+SQL
+refresh_all
+report "Refresh after a trickle of about 100 changed rows (SF $sf)" "${tsv:+${tsv%.tsv}-trickle.tsv}"
 
 # Every stream table equals its query (multiset) after the last cycle.
 "${psql_run[@]}" <<'SQL' || die "a stream table differs from its query"
