@@ -84,25 +84,33 @@ std::string ms_text(double ms) {
 
 }  // namespace
 
-AutoChoice choose_auto(const AutoInputs& in) {
-    const std::string n = std::to_string(in.changes) + " changes";
+int64_t auto_change_limit(const AutoInputs& in) {
     if (in.diff_ms >= 0 && in.diff_changes > 0 && in.full_ms >= 0) {
-        double estimate =
-            in.diff_ms * static_cast<double>(in.changes) / static_cast<double>(in.diff_changes);
-        if (estimate > in.full_ms) {
-            return {true, "AUTO: " + n + ", DIFFERENTIAL estimated at " + ms_text(estimate) +
-                              " (last: " + std::to_string(in.diff_changes) + " changes in " +
-                              ms_text(in.diff_ms) + "), FULL took " + ms_text(in.full_ms) +
-                              ": recomputed"};
+        if (in.diff_ms <= 0) {
+            return -1;
         }
+        return static_cast<int64_t>(in.full_ms * static_cast<double>(in.diff_changes) / in.diff_ms);
+    }
+    if (in.source_rows > 0) {
+        return static_cast<int64_t>(in.source_rows / 4);
+    }
+    return -1;
+}
+
+AutoChoice choose_auto(const AutoInputs& in) {
+    int64_t limit = auto_change_limit(in);
+    if (limit < 0 || in.changes <= limit) {
         return {};
     }
-    if (in.source_rows > 0 && static_cast<double>(in.changes) > in.source_rows / 4) {
-        return {true, "AUTO: " + n + " for about " +
-                          std::to_string(static_cast<int64_t>(in.source_rows)) +
-                          " source rows: recomputed"};
+    const std::string more = "AUTO: more than " + std::to_string(limit) + " changes";
+    if (in.diff_ms >= 0 && in.diff_changes > 0 && in.full_ms >= 0) {
+        return {true, more + " (the last DIFFERENTIAL refresh applied " +
+                          std::to_string(in.diff_changes) + " in " + ms_text(in.diff_ms) +
+                          ", FULL took " + ms_text(in.full_ms) + "): recomputed"};
     }
-    return {};
+    return {true, more + " (a quarter of about " +
+                      std::to_string(static_cast<int64_t>(in.source_rows)) +
+                      " source rows): recomputed"};
 }
 
 }  // namespace pgt

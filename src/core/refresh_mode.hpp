@@ -42,12 +42,14 @@ struct AutoChoice {
     std::string reason;  // why FULL was chosen ("" for DIFFERENTIAL)
 };
 
-// AUTO's per-refresh choice. With both measurements: FULL when the changes
-// at the last DIFFERENTIAL refresh's cost per change would take longer
-// than the last FULL refresh (the per-change cost includes that refresh's
-// fixed part, so growth is over- rather than underestimated). Without a
-// DIFFERENTIAL measurement: FULL when the changes exceed a quarter of the
-// source rows.
+// AUTO's per-refresh choice: DIFFERENTIAL for at most auto_change_limit()
+// changes, else FULL. With both measurements the limit is where the last
+// DIFFERENTIAL refresh's cost per change reaches the last FULL refresh's
+// time (the per-change cost includes that refresh's fixed part, so growth
+// is over- rather than underestimated); without a DIFFERENTIAL
+// measurement, a quarter of the source rows; -1 (no limit) when nothing
+// is known. The refresh counts changes only up to limit + 1.
+int64_t auto_change_limit(const AutoInputs& in);
 AutoChoice choose_auto(const AutoInputs& in);
 
 }  // namespace pgt

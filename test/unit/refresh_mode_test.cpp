@@ -76,7 +76,9 @@ TEST(AutoChoice, differential_when_changes_are_few_and_nothing_is_measured) {
     in.changes = 251;
     pgt::AutoChoice c = pgt::choose_auto(in);
     EXPECT_TRUE(c.full);
-    EXPECT_NE(c.reason.find("251 changes"), std::string::npos) << c.reason;
+    EXPECT_EQ(pgt::auto_change_limit(in), 250);
+    EXPECT_EQ(c.reason,
+              "AUTO: more than 250 changes (a quarter of about 1000 source rows): recomputed");
 }
 
 TEST(AutoChoice, measured_costs_decide_once_both_exist) {
@@ -90,9 +92,20 @@ TEST(AutoChoice, measured_costs_decide_once_both_exist) {
     in.changes = 501;
     pgt::AutoChoice c = pgt::choose_auto(in);
     EXPECT_TRUE(c.full);
-    EXPECT_NE(c.reason.find("FULL took 200 ms"), std::string::npos) << c.reason;
+    EXPECT_EQ(pgt::auto_change_limit(in), 500);
+    EXPECT_EQ(
+        c.reason,
+        "AUTO: more than 500 changes (the last DIFFERENTIAL refresh applied 100 in 40 ms, FULL "
+        "took 200 ms): recomputed");
     in.changes = 900;  // more than a quarter of the rows, but cheap by measurement
     in.diff_ms = 10;
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+}
+
+TEST(AutoChoice, nothing_known_means_no_limit) {
+    pgt::AutoInputs in;
+    in.changes = 1000000;
+    EXPECT_EQ(pgt::auto_change_limit(in), -1);
     EXPECT_FALSE(pgt::choose_auto(in).full);
 }
 

@@ -137,7 +137,8 @@ std::string window_has_rows_sql(const std::string& buffer) {
 }
 
 std::string window_count_sql(const std::string& buffer) {
-    return "SELECT pg_catalog.count(*) FROM " + buffer + " b WHERE " + window_predicate("b");
+    return "SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + buffer + " b WHERE " +
+           window_predicate("b") + " LIMIT $6) x";
 }
 
 std::string window_has_truncate_sql(const std::string& buffer) {

@@ -64,16 +64,20 @@ bool window_has(Spi& spi, const RefreshSnapshot& rs, const Window& w, bool trunc
     return *spi.query_at(rs.snapshot, sql, window_params(rs, w.frontier)).rows.at(0).at(0) == "t";
 }
 
-int64_t window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w) {
-    return std::stoll(*spi.query_at(rs.snapshot, diff::window_count_sql(w.source.buffer),
-                                    window_params(rs, w.frontier))
-                           .rows.at(0)
-                           .at(0));
+// Change rows in w's window, at most `at_most` of them (-1: all).
+int64_t window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w, int64_t at_most) {
+    if (at_most == 0) {
+        return 0;
+    }
+    std::vector<SpiParam> p = window_params(rs, w.frontier);
+    p.push_back(at_most < 0 ? SpiParam{INT8OID, (Datum)0, true} : int8_param(at_most));
+    return std::stoll(
+        *spi.query_at(rs.snapshot, diff::window_count_sql(w.source.buffer), p).rows.at(0).at(0));
 }
 
 // The sources' size and this stream table's last measured refreshes.
 AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
-                       const std::vector<Window>& windows, int64_t changes) {
+                       const std::vector<Window>& windows) {
     std::string relids = "{";
     for (const Window& w : windows) {
         relids += (relids.size() > 1 ? "," : "") + std::to_string(w.source.relid);
@@ -93,7 +97,6 @@ AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
         {int8_param(st.pgt_id), text_param(relids + "}")});
     const auto& row = r.rows.at(0);
     AutoInputs in;
-    in.changes = changes;
     in.source_rows = row[0] ? std::stod(*row[0]) : 0;
     in.full_ms = row[1] ? std::stod(*row[1]) : -1;
     in.diff_ms = row[2] ? std::stod(*row[2]) : -1;
@@ -206,14 +209,18 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
                 }
             }
             if (st.requested_mode == "AUTO") {
+                // Counting stops one past the limit: enough to decide.
+                AutoInputs in = auto_inputs(spi, st, windows);
+                int64_t limit = auto_change_limit(in);
                 int64_t changes = 0;
                 for (const Window& w : windows) {
-                    changes += window_count(spi, rs, w);
+                    changes += window_count(spi, rs, w, limit < 0 ? -1 : limit + 1 - changes);
                 }
                 if (changes == 0) {
                     return RefreshResult{"NO_DATA"};
                 }
-                AutoChoice choice = choose_auto(auto_inputs(spi, st, windows, changes));
+                in.changes = changes;
+                AutoChoice choice = choose_auto(in);
                 if (choice.full) {
                     why = choice.reason;
                     return recompute(spi, st, rs);
