@@ -27,9 +27,9 @@ std::string upper_trimmed(std::string_view text) {
     throw Error(sqlstate::kFeatureNotSupported,
                 "DIFFERENTIAL refresh cannot maintain " + std::string(blocker),
                 "This version maintains differentially: SELECT, SELECT DISTINCT, GROUP BY "
-                "[HAVING] and aggregates without GROUP BY over one table or an inner join of up "
-                "to 8 tables (derived tables that are plain joins included); a LEFT or RIGHT "
-                "join of two tables with both primary keys selected. Other queries are "
+                "[HAVING] and aggregates without GROUP BY over one table or a join of up to 8 "
+                "tables (inner joins, derived tables that are plain joins, LEFT or RIGHT joins "
+                "to one table read only in its ON and the select list). Other queries are "
                 "recomputed by FULL refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }

@@ -548,8 +548,11 @@ TEST_F(Scheduler, killed_scheduler_worker_restarts_and_continues) {
             return true;
         },
         "the server to accept connections after the crash restart"));
+    // A fresh session per poll: the first reconnect can land before the
+    // postmaster's crash restart ends it.
     ASSERT_TRUE(eventually(
         [&] {
+            db = std::make_unique<Conn>(sched_cluster().conninfo(dbname_));
             int now = scheduler_pid(*db);
             return now != 0 && now != pid;
         },

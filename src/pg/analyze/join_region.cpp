@@ -278,29 +278,15 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
 // Plain-column equalities between two tables, per source: what each table
 // is probed by when a branch joins another table's images to it.
 void collect_equalities(Node* quals, const std::vector<RegionTable>& tables, RegionShape& region) {
-    List* conj = make_ands_implicit(reinterpret_cast<Expr*>(quals));
-    ListCell* lc;
-    foreach (lc, conj) {
-        Node* n = static_cast<Node*>(lfirst(lc));
-        if (!IsA(n, OpExpr) || list_length(castNode(OpExpr, n)->args) != 2) {
-            continue;
-        }
-        OpExpr* op = castNode(OpExpr, n);
-        Node* a = static_cast<Node*>(linitial(op->args));
-        Node* b = static_cast<Node*>(lsecond(op->args));
-        if (!IsA(a, Var) || !IsA(b, Var) || !op_mergejoinable(op->opno, exprType(a)) ||
-            castNode(Var, a)->varno == castNode(Var, b)->varno) {
-            continue;
-        }
-        for (Var* v : {castNode(Var, a), castNode(Var, b)}) {
+    for_each_column_equality(quals, [&](const Var* a, const Var* b) {
+        for (const Var* v : {a, b}) {
             for (const RegionTable& t : tables) {
-                if (t.path.size() == 1 && static_cast<Index>(v->varno) == t.path[0] &&
-                    v->varattno > 0) {
+                if (t.path.size() == 1 && static_cast<Index>(v->varno) == t.path[0]) {
                     region.equi_attnums[t.source].push_back(v->varattno);
                 }
             }
         }
-    }
+    });
 }
 
 bool quals_walker(Node* n, void* ctx);

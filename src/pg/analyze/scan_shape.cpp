@@ -3,6 +3,7 @@
 // function blocks, a STABLE one is reported), never on the query text.
 #include "pg/analyze/scan_shape.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -110,6 +111,25 @@ std::vector<std::string> names_of(List* names) {
 }
 
 }  // namespace
+
+void for_each_column_equality(Node* quals, const std::function<void(const Var*, const Var*)>& fn) {
+    List* conj = make_ands_implicit(reinterpret_cast<Expr*>(quals));
+    ListCell* lc;
+    foreach (lc, conj) {
+        Node* n = static_cast<Node*>(lfirst(lc));
+        if (!IsA(n, OpExpr) || list_length(castNode(OpExpr, n)->args) != 2) {
+            continue;
+        }
+        OpExpr* op = castNode(OpExpr, n);
+        Node* a = static_cast<Node*>(linitial(op->args));
+        Node* b = static_cast<Node*>(lsecond(op->args));
+        if (IsA(a, Var) && IsA(b, Var) && op_mergejoinable(op->opno, exprType(a)) &&
+            castNode(Var, a)->varno != castNode(Var, b)->varno && castNode(Var, a)->varattno > 0 &&
+            castNode(Var, b)->varattno > 0) {
+            fn(castNode(Var, a), castNode(Var, b));
+        }
+    }
+}
 
 // Columns of range-table entry rtindex (table relid) that q's own level
 // reads (all of them for a whole-row reference), ascending.
@@ -236,30 +256,15 @@ bool where_reads_only(Query* q, Index rt) {
 // Plain-column equalities between the two sides (`a.x = b.y`, in ON or
 // WHERE, at the top level of an AND): the columns each side is probed by.
 void collect_equi_columns(Node* quals, const Index idx[2], JoinShape& join) {
-    List* conj = make_ands_implicit(reinterpret_cast<Expr*>(quals));
-    ListCell* lc;
-    foreach (lc, conj) {
-        Node* n = static_cast<Node*>(lfirst(lc));
-        if (!IsA(n, OpExpr) || list_length(castNode(OpExpr, n)->args) != 2) {
-            continue;
-        }
-        OpExpr* op = castNode(OpExpr, n);
-        Node* a = static_cast<Node*>(linitial(op->args));
-        Node* b = static_cast<Node*>(lsecond(op->args));
-        if (!IsA(a, Var) || !IsA(b, Var) || !op_mergejoinable(op->opno, exprType(a))) {
-            continue;
-        }
-        Var* va = castNode(Var, a);
-        Var* vb = castNode(Var, b);
+    for_each_column_equality(quals, [&](const Var* va, const Var* vb) {
         for (int side = 0; side < 2; side++) {
             if (static_cast<Index>(va->varno) == idx[side] &&
-                static_cast<Index>(vb->varno) == idx[1 - side] && va->varattno > 0 &&
-                vb->varattno > 0) {
+                static_cast<Index>(vb->varno) == idx[1 - side]) {
                 join.equi_attnums[side].push_back(va->varattno);
                 join.equi_attnums[1 - side].push_back(vb->varattno);
             }
         }
-    }
+    });
 }
 
 // Every join condition: WHERE and the ON of a JoinExpr.

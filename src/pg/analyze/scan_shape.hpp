@@ -4,6 +4,7 @@
 // one table is a blocker with a name a user recognises ("a join", ...).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "pg/analyze/defining_query.hpp"
@@ -11,6 +12,7 @@
 extern "C" {
 #include "postgres.h"
 #include "nodes/parsenodes.h"
+#include "nodes/primnodes.h"
 }
 
 namespace pgt::pg {
@@ -21,6 +23,11 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out);
 // Columns of range-table entry rtindex (table relid) that q's own level
 // reads (all of them for a whole-row reference), ascending.
 std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid);
+
+// Calls fn(a, b) for every `a = b` between plain columns of two different
+// range-table entries at the top level of the AND in quals (mergejoinable
+// equality: what an index on either column serves). Runs inside pg_call.
+void for_each_column_equality(Node* quals, const std::function<void(const Var*, const Var*)>& fn);
 
 // What keeps a FROM item from being a DIFFERENTIAL source, or nullptr.
 const char* relation_blocker(const RangeTblEntry* rte);
