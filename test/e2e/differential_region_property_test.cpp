@@ -7,10 +7,13 @@
 // one transaction (join-key, group-key and primary key changes, MIN/MAX
 // rows deleted, a partner deleted while its match moves away — seed EC-01,
 // every partner of a key value gone or back), rollbacks and savepoints;
-// refresh and oracle each batch.
+// refresh and oracle each batch. PGT_PROPERTY_TRACE=file writes the run as a
+// psql script.
 // Invariant: the printed seed decides everything; PGT_PROPERTY_SEED replays it.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <string>
@@ -324,25 +327,24 @@ std::string partner_churn(Rng& r) {
         }
         return row_values(r, t, id, keys);
     };
-    switch (r.range(0, 3)) {
-        case 0:
-            return "DELETE FROM " + t.name + " WHERE " + k.name + " = " + v;
-        case 1: {
-            std::string rows;
-            for (int id : distinct_keys(r, r.range(1, 2), kIds - 1)) {
-                rows += (rows.empty() ? "" : ", ") + row_with_v(std::to_string(id));
-            }
-            return "INSERT INTO " + t.name + " VALUES " + rows +
-                   " ON CONFLICT (id) DO UPDATE SET " + k.name + " = EXCLUDED." + k.name;
-        }
-        case 2:
-            return "UPDATE " + t.name + " SET " + k.name + " = " + key_lit(r, k) + " WHERE " +
-                   k.name + " = " + v;
-        default:
-            return "DELETE FROM " + t.name + " WHERE " + k.name + " = " + v + "; INSERT INTO " +
-                   t.name + " VALUES " + row_with_v(r.num(0, kIds - 1)) +
-                   " ON CONFLICT (id) DO NOTHING";
+    const int p = r.range(0, 99);
+    if (p < 25) {
+        return "DELETE FROM " + t.name + " WHERE " + k.name + " = " + v;
     }
+    if (p < 65) {
+        std::string rows;
+        for (int id : distinct_keys(r, r.range(2, 5), kIds - 1)) {
+            rows += (rows.empty() ? "" : ", ") + row_with_v(std::to_string(id));
+        }
+        return "INSERT INTO " + t.name + " VALUES " + rows + " ON CONFLICT (id) DO UPDATE SET " +
+               k.name + " = EXCLUDED." + k.name;
+    }
+    if (p < 75) {
+        return "UPDATE " + t.name + " SET " + k.name + " = " + key_lit(r, k) + " WHERE " + k.name +
+               " = " + v;
+    }
+    return "DELETE FROM " + t.name + " WHERE " + k.name + " = " + v + "; INSERT INTO " + t.name +
+           " VALUES " + row_with_v(r.num(0, kIds - 1)) + " ON CONFLICT (id) DO NOTHING";
 }
 
 std::string random_statement(Rng& r) {
@@ -958,6 +960,7 @@ std::string attach(Rng& r, Scope& s, const std::string& head, size_t first,
             if (style < 15) {
                 segments.push_back(seg);
                 seg = c.sql();
+                single = true;
                 start = i;
                 where.push_back(cond);
                 continue;
@@ -993,7 +996,8 @@ void add_preserved_where(Rng& r, const Scope& s, const std::vector<bool>& nullab
     where.push_back(where_atom(r, kept));
 }
 
-// 1-3 single tables LEFT/RIGHT joined to an inner join tree of 1-4 items.
+// 2-5 items: single tables LEFT/RIGHT joined (at least one, any but the
+// first) to the inner join tree of the others.
 From outer_from(Rng& r) {
     From f;
     Scope& s = f.s;
@@ -1171,10 +1175,13 @@ protected:
         const long cycles =
             std::max(1L, static_cast<long>(env_u64("PGT_PROPERTY_CYCLES", kDefaultCycles)));
         Rng r(seed * 0x9E3779B97F4A7C15ULL + salt);
-        db->exec(setup_sql());
+        if (const char* path = std::getenv("PGT_PROPERTY_TRACE")) {
+            trace_.open(path);
+        }
+        exec(setup_sql());
         // Unanalyzed tables look 20 times larger to the planner, whose cost
         // then crosses jit_above_cost: compiling took 0.6 s of an oracle query.
-        db->exec("ANALYZE ra, rb, rc, rd; SET jit = off");
+        exec("ANALYZE ra, rb, rc, rd; SET jit = off");
 
         std::vector<StreamTable> sts;
         for (int i = 0; i < kStreamTables; i++) {
@@ -1184,7 +1191,7 @@ protected:
         for (int batch = 0; done < cycles && !HasFailure(); batch++) {
             if (batch > 0 && batch % kReplaceEvery == 0) {
                 auto& victim = sts[static_cast<size_t>(r.range(0, kStreamTables - 1))];
-                db->exec("SELECT pgtrickle.drop_stream_table($1)", {victim.name});
+                exec("SELECT pgtrickle.drop_stream_table('" + victim.name + "')");
                 victim = create(r);
             }
             done += cycle(r, sts, seed, batch);
@@ -1199,10 +1206,23 @@ protected:
     }
 
 private:
+    // Runs sql; with PGT_PROPERTY_TRACE=file, also appends it to file: a
+    // psql script replaying the run (compare the stream tables by hand).
+    void exec(const std::string& sql) {
+        if (trace_.is_open()) {
+            trace_ << sql << ";" << std::endl;
+        }
+        db->exec(sql);
+    }
+
     StreamTable create(Rng& r) {
         StreamTable st;
         st.name = "sr_" + std::to_string(next_id_++);
         st.query = random_region_query(r);
+        if (trace_.is_open()) {
+            trace_ << "SELECT pgtrickle.create_stream_table('" << st.name << "', $q$" << st.query
+                   << "$q$, refresh_mode => '" << refresh_mode() << "');" << std::endl;
+        }
         try {
             db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
                      {st.name, st.query, refresh_mode()});
@@ -1280,21 +1300,31 @@ private:
                      std::to_string(batch) + ": " + (sql.empty() ? "(no DML)" : sql));
         try {
             if (!sql.empty()) {
-                db->exec(sql);
+                exec(sql);
             }
         } catch (const SqlError& e) {
             ADD_FAILURE() << "the generated DML failed (a generator bug): " << e.what();
             return 0;
         }
+        if (trace_.is_open()) {
+            trace_ << "-- batch " << batch << std::endl;
+            for (size_t i = 0; i < sts.size(); i++) {
+                if (static_cast<int>(i) != skip) {
+                    trace_ << "SELECT pgtrickle.refresh_stream_table('" << sts[i].name << "');"
+                           << std::endl;
+                }
+            }
+        }
         const bool changes = wrap != Wrap::Rollback && wrap != Wrap::Empty;
         long made = refresh_and_check(*db, sts, skip, changes, wrap == Wrap::RefreshInside);
         if (wrap == Wrap::RefreshInside) {
-            db->exec("COMMIT");
+            exec("COMMIT");
         }
         return made;
     }
 
     int next_id_ = 0;
+    std::ofstream trace_;
 };
 
 TEST_F(DifferentialRegionProperty, inner_outer_and_derived_joins_and_scalar_aggregates) {

@@ -68,6 +68,7 @@ struct JoinShape {
 // selected) or DISTINCT, maintained by recomputing the region of output
 // rows whose identity key a changed row touches (core/diff/join_region).
 inline constexpr int kMaxRegionTables = 8;
+inline constexpr std::size_t kMaxRegionBranches = 1024;  // branch queries stored per stream table
 struct RegionShape {
     bool present = false;
     std::vector<Oid> relids;                 // distinct source tables, in range-table order

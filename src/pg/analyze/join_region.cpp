@@ -183,24 +183,6 @@ JoinExpr** find_outer_join(Node** slot, Index nullable) {
     return nullptr;
 }
 
-// Range-table indexes of the tables and derived tables under a FROM item.
-Bitmapset* rtindexes_under(Node* n) {
-    if (IsA(n, RangeTblRef)) {
-        return bms_make_singleton(castNode(RangeTblRef, n)->rtindex);
-    }
-    Bitmapset* out = nullptr;
-    if (IsA(n, JoinExpr)) {
-        out = bms_union(rtindexes_under(castNode(JoinExpr, n)->larg),
-                        rtindexes_under(castNode(JoinExpr, n)->rarg));
-    } else if (IsA(n, FromExpr)) {
-        ListCell* lc;
-        foreach (lc, castNode(FromExpr, n)->fromlist) {
-            out = bms_union(out, rtindexes_under(static_cast<Node*>(lfirst(lc))));
-        }
-    }
-    return out;
-}
-
 // How one branch treats an outer join.
 enum class Padding {
     kKeep,       // as written (LEFT/RIGHT)
@@ -542,21 +524,43 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     // New rows: one table's after-images, the others as they are now. Old
     // rows: every non-empty set of tables read from their before-images.
     std::size_t n = tables.size();
-    // Per outer join: which tables its nullable side and its preserved side are.
+    // Per outer join: which table its nullable side is.
     std::vector<std::size_t> nullable_table(outer.size(), n);
-    std::vector<std::vector<bool>> preserved_tables(outer.size(), std::vector<bool>(n, false));
     for (std::size_t o = 0; o < outer.size(); o++) {
-        JoinExpr** slot =
-            find_outer_join(reinterpret_cast<Node**>(&q->jointree), outer[o].nullable);
-        Node* kept = outer[o].left ? (*slot)->larg : (*slot)->rarg;
-        Bitmapset* under = pg_call([&] { return rtindexes_under(kept); });
         for (std::size_t i = 0; i < n; i++) {
             if (tables[i].path.size() == 1 && tables[i].path[0] == outer[o].nullable) {
                 nullable_table[o] = i;
             }
-            preserved_tables[o][i] = bms_is_member(static_cast<int>(tables[i].path[0]), under);
         }
     }
+    auto ways_of = [&](const std::string& states) {
+        // Per outer join, the ways this branch reads it. A row of the old
+        // (new) state with a changed row is found where each outer join is
+        // read the way that row has it:
+        //   nullable table changed:   inner (a pair with a changed partner)
+        //                             or padded keys (the partner that came
+        //                             or went, padding its preserved row);
+        //   another table changed:    as written (the partner now) or ON
+        //                             false (padded as it may have been
+        //                             then: the partners may have changed);
+        //   nothing else changed:     as written.
+        // Every combination, since one row can be padded by several joins.
+        std::vector<std::vector<Padding>> ways(outer.size());
+        for (std::size_t o = 0; o < outer.size(); o++) {
+            bool others_changed = false;
+            for (std::size_t i = 0; i < n; i++) {
+                others_changed = others_changed || (i != nullable_table[o] && states[i] != 'c');
+            }
+            if (states[nullable_table[o]] != 'c') {
+                ways[o] = {Padding::kInner, Padding::kPadded};
+            } else if (others_changed) {
+                ways[o] = {Padding::kKeep, Padding::kPreserved};
+            } else {
+                ways[o] = {Padding::kKeep};
+            }
+        }
+        return ways;
+    };
     auto add = [&](const std::string& states) {
         auto push = [&](const std::vector<Padding>& padding) {
             ir::RegionBranch b;
@@ -568,37 +572,27 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
             }
             region.branches.push_back(std::move(b));
         };
-        // The join rows with a changed row; with an outer join whose
-        // nullable table changed, as an inner join (the preserved rows it
-        // pads are those with a changed partner: the padded variant).
-        std::vector<Padding> base(outer.size(), Padding::kKeep);
-        for (std::size_t o = 0; o < outer.size(); o++) {
-            if (states[nullable_table[o]] != 'c') {
-                base[o] = Padding::kInner;
+        std::vector<std::vector<Padding>> ways = ways_of(states);
+        std::vector<std::size_t> pick(outer.size(), 0);
+        for (;;) {
+            std::vector<Padding> padding(outer.size());
+            for (std::size_t o = 0; o < outer.size(); o++) {
+                padding[o] = ways[o][pick[o]];
             }
-        }
-        push(base);
-        for (std::size_t o = 0; o < outer.size(); o++) {
-            std::vector<Padding> variant = base;
-            bool preserved_changed = false;
-            for (std::size_t i = 0; i < n; i++) {
-                preserved_changed =
-                    preserved_changed || (preserved_tables[o][i] && states[i] != 'c');
+            push(padding);
+            std::size_t o = 0;
+            while (o < outer.size() && ++pick[o] == ways[o].size()) {
+                pick[o++] = 0;
             }
-            if (base[o] == Padding::kInner) {
-                variant[o] = Padding::kPadded;  // a partner came or went
-            } else if (preserved_changed) {
-                variant[o] = Padding::kPreserved;  // a changed preserved row, padded
-            } else {
-                continue;
+            if (o == outer.size()) {
+                break;
             }
-            push(variant);
         }
     };
+    std::vector<std::string> all_states;
     for (std::size_t i = 0; i < n; i++) {
-        std::string states(n, 'c');
-        states[i] = 'n';
-        add(states);
+        all_states.emplace_back(n, 'c');
+        all_states.back()[i] = 'n';
     }
     for (std::size_t mask = 1; mask < (std::size_t{1} << n); mask++) {
         std::string states(n, 'c');
@@ -607,6 +601,23 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
                 states[i] = 'o';
             }
         }
+        all_states.push_back(states);
+    }
+    std::size_t count = 0;
+    for (const std::string& states : all_states) {
+        std::size_t product = 1;
+        for (const auto& w : ways_of(states)) {
+            product *= w.size();
+        }
+        count += product;
+    }
+    if (count > kMaxRegionBranches) {
+        out.differential_blocker = "a join whose delta needs " + std::to_string(count) +
+                                   " branches (at most " + std::to_string(kMaxRegionBranches) +
+                                   "; fewer tables or outer joins)";
+        return true;
+    }
+    for (const std::string& states : all_states) {
         add(states);
     }
     region.equi_attnums.resize(region.relids.size());
