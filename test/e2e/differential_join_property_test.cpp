@@ -274,9 +274,6 @@ std::string random_join_query(Rng& r) {
 
 // --- the property -----------------------------------------------------------
 
-// How a batch of statements is committed.
-enum class Wrap { Commit, Rollback, Savepoint, RefreshInside, Empty };
-
 class DifferentialJoinProperty : public DbTest {
 protected:
     void run(uint64_t salt) {
@@ -305,33 +302,8 @@ protected:
 
 private:
     StreamTable create(Rng& r) {
-        StreamTable st;
-        st.name = "sj_" + std::to_string(next_id_++);
-        st.query = random_join_query(r);
-        try {
-            db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
-                     {st.name, st.query, refresh_mode()});
-        } catch (const SqlError& e) {
-            ADD_FAILURE() << "supported join rejected: " << st.query << "\n" << e.what();
-            throw;
-        }
-        EXPECT_EQ(db->scalar("SELECT refresh_mode FROM pgtrickle.pgt_stream_tables "
-                             "WHERE pgt_relid = $1::regclass",
-                             {st.name}),
-                  refresh_mode())
-            << st.query;
-        EXPECT_TRUE(matches_query(*db, st.name)) << "after create: " << st.query;
-        st.history_rows = 1;  // the initial FULL at creation
-        return st;
-    }
-
-    static Wrap pick_wrap(Rng& r) {
-        int p = r.range(0, 99);
-        return p < 68   ? Wrap::Commit
-               : p < 80 ? Wrap::Rollback
-               : p < 89 ? Wrap::Savepoint
-               : p < 95 ? Wrap::RefreshInside
-                        : Wrap::Empty;
+        std::string name = "sj_" + std::to_string(next_id_++);
+        return create_checked(*db, name, random_join_query(r));
     }
 
     // 1-6 statements on both tables in one transaction.
@@ -343,47 +315,15 @@ private:
         for (int n = r.range(wrap == Wrap::Savepoint ? 3 : 1, 6); n > 0; n--) {
             stmts.push_back(random_statement(r));
         }
-        std::string sql = "BEGIN; ";
-        for (size_t i = 0; i < stmts.size(); i++) {
-            if (wrap == Wrap::Savepoint && i == 1) {
-                sql += "SAVEPOINT sp; ";
-            }
-            sql += stmts[i] + "; ";
-            if (wrap == Wrap::Savepoint && i == stmts.size() - 2) {
-                sql += "ROLLBACK TO SAVEPOINT sp; ";
-            }
-        }
-        switch (wrap) {
-            case Wrap::Rollback:
-                return sql + "ROLLBACK";
-            case Wrap::RefreshInside:
-                return sql;  // committed after the refreshes
-            default:
-                return sql + "COMMIT";
-        }
+        return wrap_statements(stmts, wrap);
     }
 
     // One batch, the refreshes and the checks; returns the cycles it made.
     long cycle(Rng& r, std::vector<StreamTable>& sts, uint64_t seed, int batch) {
         Wrap wrap = pick_wrap(r);
         std::string sql = batch_sql(r, wrap);
-        int skip = wrap != Wrap::RefreshInside && r.chance(10) ? r.range(0, kStreamTables - 1) : -1;
-        SCOPED_TRACE("PGT_PROPERTY_SEED=" + std::to_string(seed) + " batch " +
-                     std::to_string(batch) + ": " + (sql.empty() ? "(no DML)" : sql));
-        try {
-            if (!sql.empty()) {
-                db->exec(sql);
-            }
-        } catch (const SqlError& e) {
-            ADD_FAILURE() << "the generated DML failed (a generator bug): " << e.what();
-            return 0;
-        }
-        const bool changes = wrap != Wrap::Rollback && wrap != Wrap::Empty;
-        long made = refresh_and_check(*db, sts, skip, changes, wrap == Wrap::RefreshInside);
-        if (wrap == Wrap::RefreshInside) {
-            db->exec("COMMIT");
-        }
-        return made;
+        return run_batch(*db, r, sts, seed, batch, wrap, sql,
+                         [&](const std::string& q) { db->exec(q); });
     }
 
     int next_id_ = 0;

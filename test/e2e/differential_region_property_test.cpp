@@ -1164,9 +1164,6 @@ std::string random_region_query(Rng& r) {
 
 // --- the property -----------------------------------------------------------
 
-// How a batch of statements is committed.
-enum class Wrap { Commit, Rollback, Savepoint, RefreshInside, Empty };
-
 class DifferentialRegionProperty : public DbTest {
 protected:
     void run(uint64_t salt) {
@@ -1223,30 +1220,7 @@ private:
             trace_ << "SELECT pgtrickle.create_stream_table('" << st.name << "', $q$" << st.query
                    << "$q$, refresh_mode => '" << refresh_mode() << "');" << std::endl;
         }
-        try {
-            db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
-                     {st.name, st.query, refresh_mode()});
-        } catch (const SqlError& e) {
-            ADD_FAILURE() << "supported join region rejected: " << st.query << "\n" << e.what();
-            throw;
-        }
-        EXPECT_EQ(db->scalar("SELECT refresh_mode FROM pgtrickle.pgt_stream_tables "
-                             "WHERE pgt_relid = $1::regclass",
-                             {st.name}),
-                  refresh_mode())
-            << st.query;
-        EXPECT_TRUE(matches_query(*db, st.name)) << "after create: " << st.query;
-        st.history_rows = 1;  // the initial FULL at creation
-        return st;
-    }
-
-    static Wrap pick_wrap(Rng& r) {
-        int p = r.range(0, 99);
-        return p < 68   ? Wrap::Commit
-               : p < 80 ? Wrap::Rollback
-               : p < 89 ? Wrap::Savepoint
-               : p < 95 ? Wrap::RefreshInside
-                        : Wrap::Empty;
+        return create_checked(*db, st.name, st.query);
     }
 
     // Statements in one transaction: often one on every table (in random
@@ -1271,56 +1245,27 @@ private:
                 stmts.push_back(random_statement(r));
             }
         }
-        std::string sql = "BEGIN; ";
-        for (size_t i = 0; i < stmts.size(); i++) {
-            if (wrap == Wrap::Savepoint && i == 1) {
-                sql += "SAVEPOINT sp; ";
-            }
-            sql += stmts[i] + "; ";
-            if (wrap == Wrap::Savepoint && i == stmts.size() - 2) {
-                sql += "ROLLBACK TO SAVEPOINT sp; ";
-            }
-        }
-        switch (wrap) {
-            case Wrap::Rollback:
-                return sql + "ROLLBACK";
-            case Wrap::RefreshInside:
-                return sql;  // committed after the refreshes
-            default:
-                return sql + "COMMIT";
-        }
+        return wrap_statements(stmts, wrap);
     }
 
     // One batch, the refreshes and the checks; returns the cycles it made.
     long cycle(Rng& r, std::vector<StreamTable>& sts, uint64_t seed, int batch) {
         Wrap wrap = pick_wrap(r);
         std::string sql = batch_sql(r, wrap);
-        int skip = wrap != Wrap::RefreshInside && r.chance(10) ? r.range(0, kStreamTables - 1) : -1;
-        SCOPED_TRACE("PGT_PROPERTY_SEED=" + std::to_string(seed) + " batch " +
-                     std::to_string(batch) + ": " + (sql.empty() ? "(no DML)" : sql));
-        try {
-            if (!sql.empty()) {
-                exec(sql);
-            }
-        } catch (const SqlError& e) {
-            ADD_FAILURE() << "the generated DML failed (a generator bug): " << e.what();
-            return 0;
-        }
-        if (trace_.is_open()) {
-            trace_ << "-- batch " << batch << std::endl;
-            for (size_t i = 0; i < sts.size(); i++) {
-                if (static_cast<int>(i) != skip) {
-                    trace_ << "SELECT pgtrickle.refresh_stream_table('" << sts[i].name << "');"
-                           << std::endl;
+        return run_batch(
+            *db, r, sts, seed, batch, wrap, sql, [&](const std::string& q) { exec(q); },
+            [&](int skip) {
+                if (!trace_.is_open()) {
+                    return;
                 }
-            }
-        }
-        const bool changes = wrap != Wrap::Rollback && wrap != Wrap::Empty;
-        long made = refresh_and_check(*db, sts, skip, changes, wrap == Wrap::RefreshInside);
-        if (wrap == Wrap::RefreshInside) {
-            exec("COMMIT");
-        }
-        return made;
+                trace_ << "-- batch " << batch << std::endl;
+                for (size_t i = 0; i < sts.size(); i++) {
+                    if (static_cast<int>(i) != skip) {
+                        trace_ << "SELECT pgtrickle.refresh_stream_table('" << sts[i].name << "');"
+                               << std::endl;
+                    }
+                }
+            });
     }
 
     int next_id_ = 0;

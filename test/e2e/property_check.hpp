@@ -5,6 +5,8 @@
 // nothing twice after a refresh inside the writing transaction.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,65 @@ struct StreamTable {
     bool pending = false;          // source changes since its last refresh
     bool refreshed_in_tx = false;  // last refreshed inside the writing transaction
 };
+
+// How a batch of statements is committed.
+enum class Wrap { Commit, Rollback, Savepoint, RefreshInside, Empty };
+
+inline Wrap pick_wrap(Rng& r) {
+    int p = r.range(0, 99);
+    return p < 68   ? Wrap::Commit
+           : p < 80 ? Wrap::Rollback
+           : p < 89 ? Wrap::Savepoint
+           : p < 95 ? Wrap::RefreshInside
+                    : Wrap::Empty;
+}
+
+// One transaction around stmts: committed, rolled back, with the middle
+// ones rolled back to a savepoint, or left open (RefreshInside: committed
+// after the refreshes).
+inline std::string wrap_statements(const std::vector<std::string>& stmts, Wrap wrap) {
+    std::string sql = "BEGIN; ";
+    for (size_t i = 0; i < stmts.size(); i++) {
+        if (wrap == Wrap::Savepoint && i == 1) {
+            sql += "SAVEPOINT sp; ";
+        }
+        sql += stmts[i] + "; ";
+        if (wrap == Wrap::Savepoint && i == stmts.size() - 2) {
+            sql += "ROLLBACK TO SAVEPOINT sp; ";
+        }
+    }
+    switch (wrap) {
+        case Wrap::Rollback:
+            return sql + "ROLLBACK";
+        case Wrap::RefreshInside:
+            return sql;
+        default:
+            return sql + "COMMIT";
+    }
+}
+
+// Creates a stream table of the mode under test (refresh_mode()); a refusal
+// fails the test with the query; checks the catalog's mode and the oracle.
+inline StreamTable create_checked(Conn& db, const std::string& name, const std::string& query) {
+    StreamTable st;
+    st.name = name;
+    st.query = query;
+    try {
+        db.exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
+                {st.name, st.query, refresh_mode()});
+    } catch (const SqlError& e) {
+        ADD_FAILURE() << "supported query rejected: " << st.query << "\n" << e.what();
+        throw;
+    }
+    EXPECT_EQ(db.scalar("SELECT refresh_mode FROM pgtrickle.pgt_stream_tables "
+                        "WHERE pgt_relid = $1::regclass",
+                        {st.name}),
+              refresh_mode())
+        << st.query;
+    EXPECT_TRUE(matches_query(db, st.name)) << "after create: " << st.query;
+    st.history_rows = 1;  // the initial FULL at creation
+    return st;
+}
 
 inline void check_history(Conn& db, const StreamTable& st) {
     Result h = db.exec(
@@ -77,6 +138,36 @@ inline long refresh_and_check(Conn& db, std::vector<StreamTable>& sts, int skip,
         st.pending = false;
         st.refreshed_in_tx = in_tx;
         made++;
+    }
+    return made;
+}
+
+// One batch: its SQL (made for `wrap`) run through exec, then the
+// refreshes and the checks, one stream table left out now and then
+// (before_refresh(skip) runs first, e.g. to trace). Returns the cycles made.
+inline long run_batch(Conn& db, Rng& r, std::vector<StreamTable>& sts, uint64_t seed, int batch,
+                      Wrap wrap, const std::string& sql,
+                      const std::function<void(const std::string&)>& exec,
+                      const std::function<void(int)>& before_refresh = {}) {
+    const int n = static_cast<int>(sts.size());
+    int skip = wrap != Wrap::RefreshInside && r.chance(10) ? r.range(0, n - 1) : -1;
+    SCOPED_TRACE("PGT_PROPERTY_SEED=" + std::to_string(seed) + " batch " + std::to_string(batch) +
+                 ": " + (sql.empty() ? "(no DML)" : sql));
+    try {
+        if (!sql.empty()) {
+            exec(sql);
+        }
+    } catch (const SqlError& e) {
+        ADD_FAILURE() << "the generated DML failed (a generator bug): " << e.what();
+        return 0;
+    }
+    if (before_refresh) {
+        before_refresh(skip);
+    }
+    const bool changes = wrap != Wrap::Rollback && wrap != Wrap::Empty;
+    long made = refresh_and_check(db, sts, skip, changes, wrap == Wrap::RefreshInside);
+    if (wrap == Wrap::RefreshInside) {
+        exec("COMMIT");
     }
     return made;
 }
