@@ -36,7 +36,8 @@ std::string upper_trimmed(std::string_view text) {
 
 }  // namespace
 
-ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker) {
+ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker,
+                                  std::string_view auto_full_reason) {
     std::string up = upper_trimmed(text);
     if (up == "FULL") {
         return {up, "FULL", ""};
@@ -48,8 +49,13 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
         return {up, "DIFFERENTIAL", ""};
     }
     if (up == "AUTO") {
-        if (differential_blocker.empty()) {
+        if (differential_blocker.empty() && auto_full_reason.empty()) {
             return {up, "DIFFERENTIAL", ""};
+        }
+        if (differential_blocker.empty()) {
+            return {up, "FULL",
+                    "refresh_mode AUTO resolved to FULL: DIFFERENTIAL would recompute " +
+                        std::string(auto_full_reason) + " on every change"};
         }
         return {up, "FULL",
                 "refresh_mode AUTO resolved to FULL: DIFFERENTIAL cannot maintain " +

@@ -21,7 +21,11 @@ struct ResolvedMode {
 // maintaining the query ("" when it can). AUTO picks DIFFERENTIAL when it
 // can, else FULL with a notice; DIFFERENTIAL that cannot → 0A000; unknown
 // → 22023; IMMEDIATE → 0A000 (not yet).
-ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker);
+// auto_full_reason (when DIFFERENTIAL can maintain the query but would
+// recompute all of it on every change, e.g. an aggregate without GROUP BY)
+// makes AUTO pick FULL, with a notice naming it.
+ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker,
+                                  std::string_view auto_full_reason = "");
 
 // ACTIVE | SUSPENDED (case-insensitive); throws pgt::Error 22023 otherwise.
 std::string parse_status(std::string_view text);

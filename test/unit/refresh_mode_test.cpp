@@ -120,3 +120,17 @@ TEST(AutoChoice, a_differential_without_changes_is_no_measurement) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RefreshMode, auto_takes_full_when_differential_would_recompute_everything) {
+    auto m = pgt::resolve_refresh_mode("AUTO", "", "the whole aggregate without GROUP BY");
+    EXPECT_EQ(m.effective, "FULL");
+    EXPECT_EQ(m.notice,
+              "refresh_mode AUTO resolved to FULL: DIFFERENTIAL would recompute the whole "
+              "aggregate without GROUP BY on every change");
+    auto d = pgt::resolve_refresh_mode("DIFFERENTIAL", "", "the whole aggregate without GROUP BY");
+    EXPECT_EQ(d.effective, "DIFFERENTIAL") << "an explicit request is honoured";
+}
+
+}  // namespace

@@ -88,6 +88,7 @@ struct AnalyzedQuery {
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
+    std::string auto_full_reason;         // DIFFERENTIAL would recompute it all: AUTO picks FULL
     ScanShape scan;                       // filled when differential_blocker is "" (one table)
     JoinShape join;                       // or this, for a two-table inner join
     RegionShape region;                   // or this, for other inner joins

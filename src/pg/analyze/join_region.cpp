@@ -625,6 +625,9 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
     region.present = true;
     out.region = region;
+    if (out.identity.domain == "synthetic") {
+        out.auto_full_reason = "the whole aggregate without GROUP BY";
+    }
     return true;
 }
 

@@ -97,7 +97,7 @@ std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
 // and cannot maintain q); says why when AUTO chose FULL, and warns about
 // STABLE functions under DIFFERENTIAL.
 ResolvedMode resolve_mode(const std::string& text, const AnalyzedQuery& q) {
-    ResolvedMode mode = resolve_refresh_mode(text, q.differential_blocker);
+    ResolvedMode mode = resolve_refresh_mode(text, q.differential_blocker, q.auto_full_reason);
     notice(mode.notice);
     if (mode.effective == "DIFFERENTIAL" && !q.scan.stable_functions.empty()) {
         warning(
