@@ -552,6 +552,27 @@ TEST_F(DifferentialJoin, region_outer_join_padding_from_before_a_first_partner) 
     EXPECT_EQ(rows("pj", "td, j"), (std::vector<std::string>{"newer"}));
 }
 
+// A region refresh that fails (division by zero in a recomputed group)
+// changes nothing and leaves nothing behind: after the data is fixed the
+// next refresh, in the same session and after a savepoint rollback,
+// applies everything.
+TEST_F(DifferentialJoin, region_refresh_error_leaves_nothing_behind) {
+    create("e",
+           "SELECT a.k, sum(100 / b.id) AS q, count(*) AS n FROM a JOIN b ON a.k = b.k "
+           "GROUP BY a.k");
+    db->exec("INSERT INTO b VALUES (0, 1, 'zero')");
+    SqlError err = db->error_of("SELECT pgtrickle.refresh_stream_table('e')");
+    EXPECT_EQ(err.sqlstate, "22012") << err.message;
+    db->exec("BEGIN; SAVEPOINT s");
+    SqlError again = db->error_of("SELECT pgtrickle.refresh_stream_table('e')");
+    EXPECT_EQ(again.sqlstate, "22012") << again.message;
+    db->exec(
+        "ROLLBACK TO SAVEPOINT s; UPDATE b SET id = 9 WHERE id = 0;"
+        " SELECT pgtrickle.refresh_stream_table('e'); COMMIT");
+    EXPECT_MATCHES_QUERY(*db, "e");
+    EXPECT_EQ(last_action("e"), "DIFFERENTIAL");
+}
+
 // Only the groups a change touches are written: the other rows keep their
 // row version.
 TEST_F(DifferentialJoin, region_untouched_groups_keep_their_row_version) {

@@ -187,6 +187,9 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
             enr->md.enrtuples = counts[i];
             enr->reldata = stores[i];
             stores_.push_back(stores[i]);
+            // A refresh that failed in a subtransaction on this connection
+            // may have left its relation registered: replace it.
+            (void)SPI_unregister_relation(names[i]);
             int rc = SPI_register_relation(enr);
             if (rc != SPI_OK_REL_REGISTER) {
                 elog(ERROR, "could not register relation \"%s\": %s", names[i],
@@ -197,6 +200,14 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
     registered_.push_back(old_name);
     registered_.push_back(new_name);
     return {static_cast<uint64_t>(counts[0]), static_cast<uint64_t>(counts[1])};
+}
+
+void Spi::forget_relations() {
+    for (const std::string& name : registered_) {
+        pg_call([&] { (void)SPI_unregister_relation(name.c_str()); });
+    }
+    registered_.clear();
+    stores_.clear();
 }
 
 void Spi::unregister_relations() {

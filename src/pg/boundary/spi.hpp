@@ -74,6 +74,9 @@ public:
                                                   const std::string& old_name,
                                                   const std::string& new_name);
     void unregister_relations();
+    // After an error: the names go, the tuplestores are left to the
+    // (sub)transaction abort that owns their files.
+    void forget_relations();
 
 private:
     Spi() = default;

@@ -120,6 +120,19 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         // CTE sizes), and JIT compiling it took 0.7 s of a 0.7 s refresh.
         pin_setting("jit", "off");
         diff::DeltaProgram program = diff::decode_program(st.delta_sql.value());
+        // An error leaves no registered image relation behind on spi.
+        struct Forget {
+            Spi& spi;
+            bool done = false;
+            ~Forget() {
+                if (!done) {
+                    try {
+                        spi.forget_relations();
+                    } catch (...) {  // NOLINT(bugprone-empty-catch): already failing
+                    }
+                }
+            }
+        } forget{spi};
         uint64_t has_old = 0, has_new = 0;
         for (const diff::ImageStep& step : program.images) {
             auto [olds, news] = spi.register_images(
@@ -131,11 +144,13 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         std::string main = diff::main_statement(program, has_old, has_new);
         if (main.empty()) {  // the changes cancel out: nothing to apply
             spi.unregister_relations();
+            forget.done = true;
             return;
         }
         // With images, plan for their sizes each time.
         SpiRows counts = spi.query_at(rs.snapshot, main, params, !program.images.empty());
         spi.unregister_relations();
+        forget.done = true;
         r.rows_inserted =
             std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
         r.rows_deleted = std::stoll(*counts.rows.at(0).at(1));
