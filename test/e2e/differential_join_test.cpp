@@ -573,6 +573,44 @@ TEST_F(DifferentialJoin, region_refresh_error_leaves_nothing_behind) {
     EXPECT_EQ(last_action("e"), "DIFFERENTIAL");
 }
 
+// DISTINCT ON (k) keeps the first row per k in ORDER BY order: a change to
+// any row of k can change which row that is, so k is the identity and the
+// whole k is recomputed (here with a total ORDER BY, so the query itself is
+// deterministic).
+TEST_F(DifferentialJoin, region_distinct_on_follows_the_first_row_per_key) {
+    const std::vector<std::string> queries = {
+        "SELECT DISTINCT ON (a.k) a.k, a.id, a.x FROM a ORDER BY a.k, a.x DESC NULLS LAST, a.id",
+        "SELECT DISTINCT ON (a.k, b.y) a.k, b.y, a.id AS aid, b.id AS bid FROM a JOIN b ON b.k = "
+        "a.k ORDER BY a.k, b.y, b.id DESC, a.id",
+        "SELECT DISTINCT ON (c.region) c.region, o.amount, o.id FROM customers c LEFT JOIN orders "
+        "o ON o.cust = c.id ORDER BY c.region, o.amount DESC NULLS LAST, o.id",
+    };
+    for (size_t i = 0; i < queries.size(); i++) {
+        create("don" + std::to_string(i), queries[i]);
+    }
+    const std::vector<std::string> changes = {
+        "UPDATE a SET x = 'zz' WHERE id = 2",  // another row comes first for k = 1
+        "DELETE FROM a WHERE id = 2",          // the first row goes
+        "INSERT INTO a VALUES (7, 1, NULL), (8, 2, 'a3')",
+        "BEGIN; UPDATE b SET id = 20 WHERE id = 2; UPDATE a SET k = 2 WHERE id = 1; COMMIT",
+        "BEGIN; UPDATE orders SET amount = 99 WHERE id = 2; DELETE FROM orders WHERE id = 3; "
+        "COMMIT",
+        "DELETE FROM orders",
+    };
+    for (const std::string& change : changes) {
+        SCOPED_TRACE(change);
+        db->exec(change);
+        for (size_t i = 0; i < queries.size(); i++) {
+            SCOPED_TRACE(queries[i]);
+            std::string st = "don" + std::to_string(i);
+            refresh(st);
+            EXPECT_MATCHES_QUERY(*db, st);
+            std::string action = last_action(st);
+            EXPECT_TRUE(action == "DIFFERENTIAL" || action == "NO_DATA") << action;
+        }
+    }
+}
+
 // Only the groups a change touches are written: the other rows keep their
 // row version.
 TEST_F(DifferentialJoin, region_untouched_groups_keep_their_row_version) {

@@ -632,7 +632,7 @@ const std::vector<Shape>& unsupported_shapes() {
         {"SELECT sum(amount) AS total FROM t GROUP BY name", {"group by"}},
         {"SELECT name, sum(amount) AS total FROM t GROUP BY CUBE (name)",
          {"grouping sets", "cube"}},
-        {"SELECT DISTINCT ON (name) id, name FROM t ORDER BY name, id", {"distinct"}},
+        {"SELECT DISTINCT ON (name) id FROM t ORDER BY name, id", {"distinct on"}},
         {"SELECT id, row_number() OVER (ORDER BY id) AS rn FROM t", {"window"}},
         {"SELECT id FROM (SELECT id FROM t ORDER BY id LIMIT 5) sub", {"subquer"}},
         {"SELECT id FROM t WHERE id IN (SELECT id FROM u)", {"subquer", "sublink"}},
@@ -1033,7 +1033,7 @@ TEST_F(Differential, grouped_shapes_it_cannot_maintain_are_named) {
     for (const auto& [query, construct] : std::vector<std::pair<std::string, std::string>>{
              {"SELECT k, count(*) AS n FROM g GROUP BY ROLLUP (k)", "GROUPING SETS"},
              {"SELECT count(*) AS n FROM g GROUP BY k", "GROUP BY expression"},
-             {"SELECT DISTINCT ON (k) k, v FROM g ORDER BY k, v", "DISTINCT ON"},
+             {"SELECT DISTINCT ON (k) v FROM g ORDER BY k, v", "DISTINCT ON"},
              {"SELECT DISTINCT k, count(*) AS n FROM g GROUP BY k", "DISTINCT over aggregates"}}) {
         SCOPED_TRACE(query);
         SqlError e = db->error_of("SELECT pgtrickle.create_stream_table('x', $q$" + query +

@@ -3,6 +3,7 @@
 //       → scan_key if t's primary key (or a NOT NULL unique index) is output
 //   SELECT g1, g2, agg(...) ... GROUP BY g1, g2   → group_key (g1, g2)
 //   SELECT agg(...) ... (no GROUP BY)             → synthetic singleton
+//   SELECT DISTINCT ON (k) k, ...                  → group_key (k)
 //   anything else                                  → keyless_row (all columns)
 // Invariant: only proofs, never guesses: an unproven key is keyless_row.
 #include "pg/analyze/output_key.hpp"
@@ -94,7 +95,7 @@ List* unique_keys_of(Oid relid) {
 
 std::optional<RowIdentityShape> scan_key(Query* q) {
     if (q->hasAggs || q->groupClause != NIL || q->setOperations != nullptr || q->hasTargetSRFs ||
-        list_length(q->jointree->fromlist) != 1 ||
+        q->hasDistinctOn || list_length(q->jointree->fromlist) != 1 ||
         !IsA(linitial(q->jointree->fromlist), RangeTblRef)) {
         return std::nullopt;
     }
@@ -159,6 +160,27 @@ std::optional<RowIdentityShape> distinct_key(Query* q, size_t ncols) {
     return shape;
 }
 
+// SELECT DISTINCT ON (<exprs>) ...: one row per value of the DISTINCT ON
+// expressions, so they are the key when every one of them is selected.
+std::optional<RowIdentityShape> distinct_on_key(Query* q) {
+    if (!q->hasDistinctOn || q->hasAggs || q->groupClause != NIL || q->setOperations != nullptr ||
+        q->hasTargetSRFs) {
+        return std::nullopt;
+    }
+    RowIdentityShape shape{"group_key", {}};
+    ListCell* lc;
+    foreach (lc, q->distinctClause) {
+        SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
+        TargetEntry* te = pg_call([&] { return get_sortgroupclause_tle(sgc, q->targetList); });
+        std::optional<int> col = te->resjunk ? std::nullopt : output_index(q, te);
+        if (!col) {
+            return std::nullopt;  // a DISTINCT ON expression that is not output
+        }
+        shape.key_columns.push_back(*col);
+    }
+    return shape;
+}
+
 }  // namespace
 
 std::optional<SelectedKey> selected_unique_key(Query* q, Index rtindex) {
@@ -191,6 +213,9 @@ RowIdentityShape derive_row_identity(Query* q, const std::vector<OutputColumn>& 
         return *g;
     }
     if (auto d = distinct_key(q, cols.size())) {
+        return *d;
+    }
+    if (auto d = distinct_on_key(q)) {
         return *d;
     }
     RowIdentityShape keyless{"keyless_row", {}};

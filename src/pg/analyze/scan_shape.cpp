@@ -44,7 +44,6 @@ constexpr BlockRule kBlockers[] = {
     {[](const Query* q) { return q->cteList != NIL; }, "WITH queries"},
     {[](const Query* q) { return q->groupingSets != NIL; }, "GROUPING SETS, CUBE or ROLLUP"},
     {[](const Query* q) { return q->hasWindowFuncs; }, "window functions"},
-    {[](const Query* q) { return q->hasDistinctOn; }, "DISTINCT ON"},
     {[](const Query* q) {
          return q->distinctClause != NIL && (q->hasAggs || q->groupClause != NIL);
      },
@@ -367,9 +366,13 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
             return;
         }
     }
-    // Joins, derived tables, and aggregates without GROUP BY (one row,
-    // recomputed when a change reaches it) are join regions.
-    if (list_length(q->rtable) != 1 || out.identity.domain == "synthetic" ||
+    // Joins, derived tables, DISTINCT ON and aggregates without GROUP BY
+    // (one row, recomputed when a change reaches it) are join regions.
+    if (q->hasDistinctOn && out.identity.domain != "group_key") {
+        out.differential_blocker = "DISTINCT ON an expression that is not in the select list";
+        return;
+    }
+    if (list_length(q->rtable) != 1 || out.identity.domain == "synthetic" || q->hasDistinctOn ||
         static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind == RTE_SUBQUERY) {
         if (!derive_region_shape(q, out) && out.differential_blocker.empty()) {
             out.differential_blocker = join_blocker;
