@@ -1103,7 +1103,8 @@ From single_from(Rng& r) {
     return f;
 }
 
-// SELECT [DISTINCT] ... | SELECT keys, aggregates ... GROUP BY ... [HAVING]
+// SELECT [DISTINCT | DISTINCT ON (...)] ... | SELECT keys, aggregates ...
+// GROUP BY ... [HAVING]
 std::string select_over(Rng& r, const From& f) {
     const Scope& s = f.s;
     int shape = r.range(0, 99);
@@ -1120,12 +1121,31 @@ std::string select_over(Rng& r, const From& f) {
         }
         return "SELECT " + join_list(select) + f.sql;
     }
-    if (shape < 65) {
+    if (shape < 60) {
         std::vector<std::string> select;
         for (int i = 0, n = r.range(1, 3); i < n; i++) {
             select.push_back(group_expr(r, s) + " AS d" + std::to_string(i));
         }
         return "SELECT DISTINCT " + join_list(select) + f.sql;
+    }
+    if (shape < 68) {  // DISTINCT ON: the first row per key, in a total order
+        std::vector<std::string> select, on, order;
+        for (int i = 0, n = r.range(1, 2); i < n; i++) {
+            select.push_back(group_expr(r, s) + " AS d" + std::to_string(i));
+            on.push_back("d" + std::to_string(i));
+        }
+        for (int i = 0, n = r.range(1, 2); i < n; i++) {
+            select.push_back(plain_expr(r, s) + " AS e" + std::to_string(i));
+        }
+        order = on;
+        if (r.chance(60)) {
+            order.push_back(r.pick(s.exact).name + (r.chance(50) ? " DESC" : "") + " NULLS LAST");
+        }
+        for (const Item& it : s.items) {
+            order.push_back(it.col("id"));
+        }
+        return "SELECT DISTINCT ON (" + join_list(on) + ") " + join_list(select) + f.sql +
+               " ORDER BY " + join_list(order);
     }
     return grouped_query(r, s, f.sql);
 }
