@@ -130,7 +130,8 @@ SELECT pgtrickle.refresh_stream_table('north_orders') \g /dev/null
 UNLISTEN *;
 
 \echo
-\echo '== 11. Joins and GROUP BY are maintained incrementally too =='
+\echo '== 11. Joins (LEFT/RIGHT too, up to 8 tables) and GROUP BY are maintained incrementally =='
+\echo 'A new customer without orders gets a row with 0 orders (LEFT JOIN).'
 \o /dev/null
 SELECT pgtrickle.create_stream_table(
     'customer_orders',
@@ -141,15 +142,32 @@ SELECT pgtrickle.create_stream_table(
     'units_per_customer',
     'SELECT customer_id, count(*) AS orders, sum(quantity) AS units FROM orders GROUP BY customer_id',
     schedule => '1h', refresh_mode => 'DIFFERENTIAL');
+SELECT pgtrickle.create_stream_table(
+    'revenue_by_category_region',
+    $$SELECT p.category, c.region, count(*) AS orders, sum(o.quantity * p.price) AS revenue
+        FROM orders o JOIN customers c ON c.id = o.customer_id JOIN products p ON p.id = o.product_id
+       GROUP BY p.category, c.region$$,
+    schedule => '1h', refresh_mode => 'DIFFERENTIAL');
+SELECT pgtrickle.create_stream_table(
+    'orders_per_customer',
+    $$SELECT c.name, count(o.id) AS orders FROM customers c LEFT JOIN orders o ON o.customer_id = c.id
+       GROUP BY c.name$$,
+    schedule => '1h', refresh_mode => 'DIFFERENTIAL');
 \o
 UPDATE customers SET name = 'Ada L.' WHERE id = 1;
 UPDATE orders SET customer_id = 4 WHERE id = 5;
+INSERT INTO customers VALUES (9, 'Ed', 'west');
 SELECT pgtrickle.refresh_stream_table('customer_orders') \g /dev/null
 SELECT pgtrickle.refresh_stream_table('units_per_customer') \g /dev/null
+SELECT pgtrickle.refresh_stream_table('revenue_by_category_region') \g /dev/null
+SELECT pgtrickle.refresh_stream_table('orders_per_customer') \g /dev/null
 SELECT s.pgt_name AS stream_table, h.action, h.rows_inserted, h.rows_deleted
   FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id)
- WHERE s.pgt_name IN ('customer_orders', 'units_per_customer') AND h.initiated_by = 'MANUAL'
+ WHERE s.pgt_name IN ('customer_orders', 'units_per_customer', 'revenue_by_category_region',
+                      'orders_per_customer')
+   AND h.initiated_by = 'MANUAL'
  ORDER BY h.refresh_id;
+SELECT name, orders FROM orders_per_customer ORDER BY name;
 SELECT NOT EXISTS (
          (SELECT order_id, customer_id, name, quantity FROM customer_orders
           EXCEPT ALL SELECT o.id, c.id, c.name, o.quantity FROM orders o
