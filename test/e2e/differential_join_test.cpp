@@ -57,6 +57,32 @@ protected:
         EXPECT_MATCHES_QUERY(*db, st);
         EXPECT_EQ(last_action(st), "DIFFERENTIAL") << st;
     }
+    // Creates prefix0.. for queries, then applies each change and refreshes
+    // and checks every one (the oracle; DIFFERENTIAL, or NO_DATA when none
+    // of its sources changed). Returns how often each refresh was
+    // DIFFERENTIAL.
+    std::vector<int> create_change_and_check(const std::string& prefix,
+                                             const std::vector<std::string>& queries,
+                                             const std::vector<std::string>& changes) {
+        for (size_t i = 0; i < queries.size(); i++) {
+            create(prefix + std::to_string(i), queries[i]);
+        }
+        std::vector<int> differential(queries.size(), 0);
+        for (const std::string& change : changes) {
+            SCOPED_TRACE(change);
+            db->exec(change);
+            for (size_t i = 0; i < queries.size(); i++) {
+                SCOPED_TRACE(queries[i]);
+                std::string st = prefix + std::to_string(i);
+                refresh(st);
+                EXPECT_MATCHES_QUERY(*db, st);
+                std::string action = last_action(st);
+                EXPECT_TRUE(action == "DIFFERENTIAL" || action == "NO_DATA") << action;
+                differential[i] += action == "DIFFERENTIAL";
+            }
+        }
+        return differential;
+    }
     // The rows of st as "k1|k2|...", sorted, one per element.
     std::vector<std::string> rows(const std::string& st, const std::string& cols) {
         Result res = db->exec("SELECT concat_ws('|', " + cols + ") FROM " + st + " ORDER BY 1");
@@ -458,9 +484,6 @@ TEST_F(DifferentialJoin, region_three_tables_self_join_distinct_and_plain_rows) 
         "SELECT count(*) AS n, string_agg(x, ',' ORDER BY x) AS xs FROM a",
         "SELECT count(*) AS n FROM a HAVING count(*) > 3",
     };
-    for (size_t i = 0; i < queries.size(); i++) {
-        create("r" + std::to_string(i), queries[i]);
-    }
     const std::vector<std::string> changes = {
         "BEGIN; DELETE FROM orders WHERE cust = 10; DELETE FROM customers WHERE id = 10;"
         " UPDATE a SET k = 2 WHERE id = 1; DELETE FROM b WHERE k = 1 AND id = 1; COMMIT",
@@ -473,20 +496,7 @@ TEST_F(DifferentialJoin, region_three_tables_self_join_distinct_and_plain_rows) 
         "BEGIN; INSERT INTO a VALUES (8, 1, 'a8'), (9, 2, NULL); UPDATE orders SET amount = 3;"
         " UPDATE b SET y = 'b' WHERE id = 5; COMMIT",
     };
-    std::vector<int> differential(queries.size(), 0);
-    for (const std::string& change : changes) {
-        SCOPED_TRACE(change);
-        db->exec(change);
-        for (size_t i = 0; i < queries.size(); i++) {
-            SCOPED_TRACE(queries[i]);
-            std::string st = "r" + std::to_string(i);
-            refresh(st);
-            EXPECT_MATCHES_QUERY(*db, st);
-            std::string action = last_action(st);  // NO_DATA when no source of st changed
-            EXPECT_TRUE(action == "DIFFERENTIAL" || action == "NO_DATA") << action;
-            differential[i] += action == "DIFFERENTIAL";
-        }
-    }
+    std::vector<int> differential = create_change_and_check("r", queries, changes);
     for (size_t i = 0; i < queries.size(); i++) {
         EXPECT_GE(differential[i], 3) << queries[i];
     }
@@ -506,9 +516,6 @@ TEST_F(DifferentialJoin, region_outer_joins_pad_with_the_last_and_first_partner)
         "SELECT a.k, count(*) AS n, count(b.id) AS partners FROM a LEFT JOIN b ON a.k = b.k AND "
         "b.y <> 'b2' GROUP BY a.k",
     };
-    for (size_t i = 0; i < queries.size(); i++) {
-        create("oj" + std::to_string(i), queries[i]);
-    }
     const std::vector<std::string> changes = {
         "DELETE FROM b WHERE k = 1",            // last partners of k = 1 go
         "INSERT INTO b VALUES (11, 1, 'b11')",  // a first one comes back
@@ -520,18 +527,7 @@ TEST_F(DifferentialJoin, region_outer_joins_pad_with_the_last_and_first_partner)
         " UPDATE a SET x = 'n' WHERE id = 2; COMMIT",
         "DELETE FROM orders",
     };
-    for (const std::string& change : changes) {
-        SCOPED_TRACE(change);
-        db->exec(change);
-        for (size_t i = 0; i < queries.size(); i++) {
-            SCOPED_TRACE(queries[i]);
-            std::string st = "oj" + std::to_string(i);
-            refresh(st);
-            EXPECT_MATCHES_QUERY(*db, st);
-            std::string action = last_action(st);
-            EXPECT_TRUE(action == "DIFFERENTIAL" || action == "NO_DATA") << action;
-        }
-    }
+    (void)create_change_and_check("oj", queries, changes);
 }
 
 // The padded row of the old state is found although its partner exists
@@ -585,9 +581,6 @@ TEST_F(DifferentialJoin, region_distinct_on_follows_the_first_row_per_key) {
         "SELECT DISTINCT ON (c.region) c.region, o.amount, o.id FROM customers c LEFT JOIN orders "
         "o ON o.cust = c.id ORDER BY c.region, o.amount DESC NULLS LAST, o.id",
     };
-    for (size_t i = 0; i < queries.size(); i++) {
-        create("don" + std::to_string(i), queries[i]);
-    }
     const std::vector<std::string> changes = {
         "UPDATE a SET x = 'zz' WHERE id = 2",  // another row comes first for k = 1
         "DELETE FROM a WHERE id = 2",          // the first row goes
@@ -597,18 +590,7 @@ TEST_F(DifferentialJoin, region_distinct_on_follows_the_first_row_per_key) {
         "COMMIT",
         "DELETE FROM orders",
     };
-    for (const std::string& change : changes) {
-        SCOPED_TRACE(change);
-        db->exec(change);
-        for (size_t i = 0; i < queries.size(); i++) {
-            SCOPED_TRACE(queries[i]);
-            std::string st = "don" + std::to_string(i);
-            refresh(st);
-            EXPECT_MATCHES_QUERY(*db, st);
-            std::string action = last_action(st);
-            EXPECT_TRUE(action == "DIFFERENTIAL" || action == "NO_DATA") << action;
-        }
-    }
+    (void)create_change_and_check("don", queries, changes);
 }
 
 // Only the groups a change touches are written: the other rows keep their
