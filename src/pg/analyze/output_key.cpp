@@ -124,6 +124,23 @@ std::optional<RowIdentityShape> scan_key(Query* q) {
     return std::nullopt;
 }
 
+// group_key over the output columns of a GROUP BY or DISTINCT ON clause;
+// nothing when one of its expressions is not in the select list.
+std::optional<RowIdentityShape> clause_key(Query* q, List* clause) {
+    RowIdentityShape shape{"group_key", {}};
+    ListCell* lc;
+    foreach (lc, clause) {
+        SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
+        TargetEntry* te = pg_call([&] { return get_sortgroupclause_tle(sgc, q->targetList); });
+        std::optional<int> col = te->resjunk ? std::nullopt : output_index(q, te);
+        if (!col) {
+            return std::nullopt;
+        }
+        shape.key_columns.push_back(*col);
+    }
+    return shape;
+}
+
 std::optional<RowIdentityShape> group_key(Query* q) {
     if (q->groupingSets != NIL || q->setOperations != nullptr || q->hasTargetSRFs ||
         (!q->hasAggs && q->groupClause == NIL)) {
@@ -132,18 +149,7 @@ std::optional<RowIdentityShape> group_key(Query* q) {
     if (q->groupClause == NIL) {
         return RowIdentityShape{"synthetic", {}};  // one row at most
     }
-    RowIdentityShape shape{"group_key", {}};
-    ListCell* lc;
-    foreach (lc, q->groupClause) {
-        SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
-        TargetEntry* te = pg_call([&] { return get_sortgroupclause_tle(sgc, q->targetList); });
-        std::optional<int> col = te->resjunk ? std::nullopt : output_index(q, te);
-        if (!col) {
-            return std::nullopt;  // a grouping expression that is not output
-        }
-        shape.key_columns.push_back(*col);
-    }
-    return shape;
+    return clause_key(q, q->groupClause);  // nothing when a grouping expression is not output
 }
 
 // SELECT DISTINCT <exprs> FROM ... (no DISTINCT ON, no grouping): the rows
@@ -167,18 +173,7 @@ std::optional<RowIdentityShape> distinct_on_key(Query* q) {
         q->hasTargetSRFs) {
         return std::nullopt;
     }
-    RowIdentityShape shape{"group_key", {}};
-    ListCell* lc;
-    foreach (lc, q->distinctClause) {
-        SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
-        TargetEntry* te = pg_call([&] { return get_sortgroupclause_tle(sgc, q->targetList); });
-        std::optional<int> col = te->resjunk ? std::nullopt : output_index(q, te);
-        if (!col) {
-            return std::nullopt;  // a DISTINCT ON expression that is not output
-        }
-        shape.key_columns.push_back(*col);
-    }
-    return shape;
+    return clause_key(q, q->distinctClause);  // nothing when one is not output
 }
 
 }  // namespace

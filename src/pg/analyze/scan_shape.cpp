@@ -347,9 +347,8 @@ bool check_functions(Query* q, AnalyzedQuery& out) {
 }
 
 void derive_scan_shape(Query* q, AnalyzedQuery& out) {
-    // A two-table join with both keys selected has its own delta; when the
-    // keys are missing, a join region may still maintain it.
-    std::string join_blocker;
+    // A two-table join with both keys selected has its own delta; otherwise
+    // a join region may still maintain it (and names what it cannot).
     if (derive_join_shape(q, out)) {
         if (out.join.present) {
             if (!check_functions(q, out)) {
@@ -357,7 +356,6 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
             }
             return;
         }
-        join_blocker = out.differential_blocker;
         out.differential_blocker.clear();
     }
     for (const BlockRule& rule : kBlockers) {
@@ -374,9 +372,7 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     }
     if (list_length(q->rtable) != 1 || out.identity.domain == "synthetic" || q->hasDistinctOn ||
         static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind == RTE_SUBQUERY) {
-        if (!derive_region_shape(q, out) && out.differential_blocker.empty()) {
-            out.differential_blocker = join_blocker;
-        }
+        (void)derive_region_shape(q, out);
         return;
     }
     const RangeTblEntry* rte = static_cast<RangeTblEntry*>(linitial(q->rtable));
