@@ -363,3 +363,35 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION pgtrickle.row_probe_v1(bytea) IS
 'Bounded index key of a row identity: the identity itself up to 256 bytes, else its first 256 bytes and a 16-byte xxh3_128 digest';
+
+-- Display scale of exact numeric sums kept by algebraic aggregates: the
+-- largest scale among finite inputs and how many have it, packed as
+-- scale * 2^40 + count (src/core/diff/scale_state.hpp).
+CREATE FUNCTION pgtrickle.numeric_scale_acc(state bigint, x numeric, weight bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pgt_numeric_scale_acc'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION pgtrickle.numeric_scale_combine(a bigint, b bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pgt_numeric_scale_combine'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE pgtrickle.numeric_scale_state(numeric, bigint) (
+    SFUNC = pgtrickle.numeric_scale_acc,
+    STYPE = bigint,
+    INITCOND = '0',
+    COMBINEFUNC = pgtrickle.numeric_scale_combine,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE pgtrickle.numeric_scale_state(numeric, bigint) IS
+'Largest display scale among the finite inputs and their weighted count at it, packed as scale * 2^40 + count (stream-table auxiliary state)';
+
+CREATE FUNCTION pgtrickle.numeric_scale_merge(stored bigint, inserted bigint, deleted bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pgt_numeric_scale_merge'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pgtrickle.numeric_scale_merge(bigint, bigint, bigint) IS
+'A numeric_scale_state after inserting and deleting inputs; NULL when the largest scale of what remains is unknown';

@@ -58,11 +58,39 @@ TEST(DeltaProgram, only_branches_whose_images_have_rows_run) {
     EXPECT_EQ(pgt::diff::main_statement(p, 0b10, 0b01), "") << "no branch can find a row";
 }
 
+TEST(DeltaProgram, the_full_query_and_auxiliary_columns_round_trip) {
+    DeltaProgram p;
+    p.images.push_back({0, 0, "SELECT 1"});
+    p.branches.push_back({1, 0, "SELECT -1 AS w -- pgt:full 3:x\n"});
+    p.full_query = "SELECT 'a\n-- pgt:full 1:y\n', count(*) AS __pgt_count FROM t";
+    p.full_aux = {"__pgt_count", "__pgt_n1", "__pgt_sc2"};
+    p.main = "WITH d AS (" + pgt::diff::kBranchesMarker + ") SELECT 1, 0, 0";
+    DeltaProgram back = decode_program(encode_program(p));
+    EXPECT_EQ(back.full_query, p.full_query);
+    EXPECT_EQ(back.full_aux, p.full_aux);
+    ASSERT_EQ(back.branches.size(), 1u);
+    EXPECT_EQ(back.branches[0].sql, p.branches[0].sql);
+    EXPECT_EQ(back.main, p.main);
+    DeltaProgram lone;
+    lone.full_query = "SELECT 1 AS a, 2 AS __pgt_count";
+    lone.full_aux = {"__pgt_count"};
+    lone.main = "SELECT 1, 0, 0";
+    DeltaProgram lone_back = decode_program(encode_program(lone));
+    EXPECT_EQ(lone_back.full_query, lone.full_query);
+    EXPECT_EQ(lone_back.full_aux, lone.full_aux);
+    EXPECT_EQ(lone_back.main, lone.main);
+    DeltaProgram bad;
+    bad.full_query = "SELECT 1";
+    bad.full_aux = {"Bad Name"};
+    EXPECT_THROW((void)encode_program(bad), pgt::Error) << "names are written unquoted";
+}
+
 TEST(DeltaProgram, a_malformed_header_is_an_internal_error) {
     for (const char* text :
          {"-- pgt:images ", "-- pgt:images 1:2\n", "-- pgt:images 1:2:99\nab",
           "-- pgt:images x:1:1\nab", "-- pgt:images 1:1:1;SELECT", "-- pgt:branches 1:1\n",
-          "-- pgt:images 0:0:1\n-- pgt:branches 1:0:50\nab"}) {
+          "-- pgt:images 0:0:1\n-- pgt:branches 1:0:50\nab", "-- pgt:full 5:a,\nSELECT 1",
+          "-- pgt:full 50:a\nSELECT 1", "-- pgt:full 3:A b\nabc"}) {
         try {
             (void)decode_program(text);
             ADD_FAILURE() << "accepted: " << text;

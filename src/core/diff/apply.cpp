@@ -132,7 +132,7 @@ std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityT
     return target.keyed ? keyed_apply(outs, target) : counted_apply(outs, target);
 }
 
-std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
     std::vector<std::string> sets;
     for (const std::string& o : outs) {
         sets.push_back(o + " = f." + o);
@@ -146,8 +146,13 @@ std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::Id
            "g.__pgt_id) RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
            insert_columns(outs) + " SELECT " + insert_values(outs, "f") +
            " FROM f WHERE NOT EXISTS (SELECT 1 FROM " + t.table + " t WHERE " + id_match("t", "f") +
-           ") RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM ins), "
-           "(SELECT pg_catalog.count(*) FROM del), (SELECT pg_catalog.count(*) FROM upd)";
+           ") RETURNING 1)";
+}
+
+std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    return rescan_apply_ctes(outs, t) +
+           " SELECT (SELECT pg_catalog.count(*) FROM ins), (SELECT pg_catalog.count(*) FROM del), "
+           "(SELECT pg_catalog.count(*) FROM upd)";
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,

@@ -36,6 +36,9 @@ std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityT
 // inserted. Same result row as apply_tail.
 std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 
+// rescan_apply_tail's CTEs del, upd and ins without the result row.
+std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
+
 // FULL refresh as a delta: e = (+1, every row of `query`) ∪ (−1, every row
 // of the stream table), then apply_tail. Rows present with the same values
 // on both sides are left untouched. `row_id` is the identity expression over

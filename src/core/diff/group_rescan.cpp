@@ -37,7 +37,13 @@ std::string keys_cte(const ir::GroupRescan& g) {
 // Source rows of the touched groups: keys without NULLs through IN (an
 // index on the grouping columns serves it), keys with a NULL through
 // IS NOT DISTINCT FROM, a branch skipped whole when no such key exists.
+// Without grouping keys (one group), every row when `keys` has a row.
 std::string rows_cte(const ir::GroupRescan& g) {
+    const std::string& a = g.scan.alias;
+    if (g.group_outputs.empty()) {
+        return "rows AS (SELECT " + a + ".* FROM " + g.source_table + " " + a +
+               " WHERE EXISTS (SELECT 1 FROM keys))";
+    }
     std::vector<std::string> exprs, keys, not_null, any_null, same;
     for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
         exprs.push_back(group_expr(g, j));
@@ -46,13 +52,14 @@ std::string rows_cte(const ir::GroupRescan& g) {
         any_null.push_back("k." + key_name(j) + " IS NULL");
         same.push_back("k." + key_name(j) + " IS NOT DISTINCT FROM " + group_expr(g, j));
     }
-    const std::string& a = g.scan.alias;
     std::string null_keys = "SELECT 1 FROM keys k WHERE (" + join(any_null, " OR ") + ")";
+    // The one-time gate keeps the source unread when no group is touched.
     return "rows AS (SELECT " + a + ".* FROM " + g.source_table + " " + a + " WHERE (" +
            join(exprs, ", ") + ") IN (SELECT " + join(keys, ", ") + " FROM keys k WHERE " +
-           join(not_null, " AND ") + ") UNION ALL SELECT " + a + ".* FROM " + g.source_table + " " +
-           a + " WHERE (SELECT EXISTS (" + null_keys + ")) AND EXISTS (" + null_keys + " AND " +
-           join(same, " AND ") + "))";
+           join(not_null, " AND ") +
+           ") AND (SELECT EXISTS (SELECT 1 FROM keys)) UNION ALL SELECT " + a + ".* FROM " +
+           g.source_table + " " + a + " WHERE (SELECT EXISTS (" + null_keys + ")) AND EXISTS (" +
+           null_keys + " AND " + join(same, " AND ") + "))";
 }
 
 // fresh: the defining query over the touched groups' rows, with identities.
@@ -68,9 +75,12 @@ std::string fresh_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
         id_fields.push_back("r." + c);
     }
     const std::string& a = g.scan.alias;
+    // One group: its one row only when it was touched.
+    std::string grouping = groups.empty() ? " HAVING EXISTS (SELECT 1 FROM keys)"
+                                          : " GROUP BY " + join(groups, ", ") +
+                                                (g.having.empty() ? "" : " HAVING " + g.having);
     return "fresh AS (SELECT " + join(cols, ", ") + " FROM rows " + a +
-           (g.scan.predicate.empty() ? "" : " WHERE " + g.scan.predicate) + " GROUP BY " +
-           join(groups, ", ") + (g.having.empty() ? "" : " HAVING " + g.having) +
+           (g.scan.predicate.empty() ? "" : " WHERE " + g.scan.predicate) + grouping +
            "), f AS (SELECT r.*, " + row_id_expression(t.domain, id_fields) +
            " AS __pgt_id FROM fresh r)";
 }
@@ -87,6 +97,10 @@ std::string touched_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
 
 }  // namespace
 
+std::string rescan_keyed_ctes(const ir::GroupRescan& g, const ir::IdentityTarget& target) {
+    return rows_cte(g) + ", " + fresh_cte(g, target) + ", " + touched_cte(g, target);
+}
+
 std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget& target) {
     if (target.domain != "group_key" || g.group_outputs.empty() ||
         target.columns.size() != g.group_outputs.size()) {
@@ -97,8 +111,8 @@ std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget&
     for (const ir::OutputColumn& o : g.scan.outputs) {
         outs.push_back(o.name);
     }
-    return window_source_ctes(g.scan) + ", " + keys_cte(g) + ", " + rows_cte(g) + ", " +
-           fresh_cte(g, target) + ", " + touched_cte(g, target) + rescan_apply_tail(outs, target);
+    return window_source_ctes(g.scan) + ", " + keys_cte(g) + ", " + rescan_keyed_ctes(g, target) +
+           rescan_apply_tail(outs, target);
 }
 
 }  // namespace pgt::diff

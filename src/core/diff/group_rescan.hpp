@@ -20,6 +20,12 @@ namespace pgt::diff {
 
 // One statement; parameters as in window_predicate; returns one row
 // (rows_inserted, rows_deleted, rows_updated).
+// The CTEs rows, fresh, f and g of a rescan (for rescan_apply_tail) of the
+// groups whose grouping values a CTE `keys` lists (columns __pgt_k1, ...,
+// in group_outputs order). Without grouping keys (an aggregate without
+// GROUP BY), `keys` has a row (no columns) when the one group is touched.
+std::string rescan_keyed_ctes(const ir::GroupRescan& g, const ir::IdentityTarget& target);
+
 std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget& target);
 
 }  // namespace pgt::diff

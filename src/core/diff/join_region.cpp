@@ -27,7 +27,7 @@ std::string region_key(std::size_t j) {
 
 namespace {}  // namespace
 
-std::string region_images_sql(const ir::RegionSource& s) {
+std::string region_images_sql(const ir::RegionSource& s, bool multiplicity) {
     ir::ScanFilterProject scan;
     scan.buffer = s.buffer;
     scan.columns = s.columns;
@@ -36,7 +36,10 @@ std::string region_images_sql(const ir::RegionSource& s) {
         cols.push_back("v." + c.name);
     }
     return "WITH " + window_source_cte_list(scan, "", 0) + " SELECT " + join(cols, ", ") +
-           " FROM src v";
+           " FROM src v" +
+           (multiplicity ? " CROSS JOIN LATERAL pg_catalog.generate_series(1, "
+                           "pg_catalog.abs(v.__pgt_sign)) AS __pgt_copy"
+                         : "");
 }
 
 namespace {
@@ -64,6 +67,23 @@ std::string fresh_filter(const ir::JoinRegion& j, const ir::IdentityTarget& t) {
 
 }  // namespace
 
+std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
+    std::vector<std::string> key_fields, out_fields;
+    for (std::size_t k = 0; k < target.columns.size(); k++) {
+        key_fields.push_back("k." + region_key(k));
+    }
+    for (const std::string& c : target.columns) {
+        out_fields.push_back("r." + c);
+    }
+    // The query runs only when some key was touched (a one-time gate).
+    return "g AS (SELECT DISTINCT " + row_id_expression(target.domain, key_fields) +
+           " AS __pgt_id FROM keys k), fr AS (SELECT r.*, " +
+           row_id_expression(target.domain, out_fields) + " AS __pgt_id FROM (SELECT q.* FROM (" +
+           j.query + ") q WHERE " + fresh_filter(j, target) +
+           " AND (SELECT EXISTS (SELECT 1 FROM keys))) r), f AS (SELECT fr.* FROM fr WHERE "
+           "fr.__pgt_id IN (SELECT g.__pgt_id FROM g))";
+}
+
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
     if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||
         j.key_nullable.size() != target.columns.size() ||
@@ -74,26 +94,15 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
     }
     DeltaProgram p;
     for (std::size_t i = 0; i < j.sources.size(); i++) {
-        p.images.push_back({i, j.sources[i].window, region_images_sql(j.sources[i])});
+        p.images.push_back(
+            {i, j.sources[i].window, region_images_sql(j.sources[i], j.image_multiplicity)});
     }
     for (const ir::RegionBranch& b : j.branches) {
         p.branches.push_back({b.old_sources, b.new_sources, b.sql});
     }
-    std::vector<std::string> key_fields, out_fields;
-    for (std::size_t k = 0; k < target.columns.size(); k++) {
-        key_fields.push_back("k." + region_key(k));
-    }
-    for (const std::string& c : target.columns) {
-        out_fields.push_back("r." + c);
-    }
     std::vector<std::string> ctes;
     ctes.push_back("keys AS (" + kBranchesMarker + ")");  // UNION ALL: g dedups by identity
-    ctes.push_back("g AS (SELECT DISTINCT " + row_id_expression(target.domain, key_fields) +
-                   " AS __pgt_id FROM keys k)");
-    ctes.push_back("fr AS (SELECT r.*, " + row_id_expression(target.domain, out_fields) +
-                   " AS __pgt_id FROM (SELECT q.* FROM (" + j.query + ") q WHERE " +
-                   fresh_filter(j, target) + ") r)");
-    ctes.push_back("f AS (SELECT fr.* FROM fr WHERE fr.__pgt_id IN (SELECT g.__pgt_id FROM g))");
+    ctes.push_back(region_rescan_ctes(j, target));
     std::string sql = "WITH " + join(ctes, ", ");
     if (target.keyed) {
         p.main = sql + rescan_apply_tail(j.outputs, target);

@@ -35,12 +35,19 @@
 
 namespace pgt::diff {
 
+// CTEs g, fr and f over a CTE `keys` (columns region_key(k)): g the
+// identities of the keys, f the rows of j.query with those identities
+// (the query narrowed by a filter PostgreSQL pushes down; not run at all
+// when keys is empty).
+std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget& target);
+
 // The image steps (one per source) and the main statement; see program.hpp.
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target);
 
 // The image statement of one source: its netted window (parameters
-// $1..$5), as (is_old, every live column).
-std::string region_images_sql(const ir::RegionSource& s);
+// $1..$5), as (is_old, every live column); with multiplicity, an image of
+// net weight ±w as w rows, else once.
+std::string region_images_sql(const ir::RegionSource& s, bool multiplicity = false);
 
 // Names of the image CTEs the branches read.
 std::string region_old_images(std::size_t source);

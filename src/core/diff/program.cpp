@@ -2,6 +2,7 @@
 // Invariant: decode_program(encode_program(p)) == p for every p.
 #include "core/diff/program.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,12 @@ namespace {
 
 const std::string kImages = "-- pgt:images ";
 const std::string kBranches = "-- pgt:branches ";
+const std::string kFull = "-- pgt:full ";
+
+bool plain_identifier(const std::string& s) {
+    return !s.empty() &&
+           s.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+}
 
 [[noreturn]] void malformed() {
     throw Error(sqlstate::kInternalError, "malformed delta program in the catalog");
@@ -76,6 +83,15 @@ std::string encode_program(const DeltaProgram& p) {
         body += b.sql;
     }
     header += p.branches.empty() ? "" : "\n";
+    if (!p.full_query.empty()) {
+        for (const std::string& a : p.full_aux) {
+            if (!plain_identifier(a)) {
+                throw Error(sqlstate::kInternalError, "auxiliary column name \"" + a + "\"");
+            }
+        }
+        header += kFull + std::to_string(p.full_query.size()) + ":" + join(p.full_aux, ",") + "\n";
+        body += p.full_query;
+    }
     return header + body + p.main;
 }
 
@@ -91,6 +107,26 @@ DeltaProgram decode_program(const std::string& text) {
         pos += kBranches.size();
         branches = triples(text, pos);
     }
+    uint64_t full_len = 0;
+    if (text.compare(pos, kFull.size(), kFull) == 0) {
+        pos += kFull.size();
+        char sep = 0;
+        full_len = number(text, pos, ":", sep);
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string::npos) {
+            malformed();
+        }
+        std::string names = text.substr(pos, end - pos);
+        pos = end + 1;
+        for (std::size_t at = 0; !names.empty() && at <= names.size();) {
+            std::size_t comma = std::min(names.find(',', at), names.size());
+            p.full_aux.push_back(names.substr(at, comma - at));
+            if (!plain_identifier(p.full_aux.back())) {
+                malformed();
+            }
+            at = comma + 1;
+        }
+    }
     for (const auto& t : images) {
         p.images.push_back(
             {static_cast<std::size_t>(t[0]), static_cast<int>(t[1]), take(text, pos, t[2])});
@@ -98,6 +134,7 @@ DeltaProgram decode_program(const std::string& text) {
     for (const auto& t : branches) {
         p.branches.push_back({t[0], t[1], take(text, pos, t[2])});
     }
+    p.full_query = take(text, pos, full_len);
     p.main = text.substr(pos);
     return p;
 }

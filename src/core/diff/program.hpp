@@ -19,7 +19,10 @@
 // index, statement length in bytes) and "-- pgt:branches o:n:len,..."
 // (bit masks of the sources whose before- and after-images the branch
 // reads), then the statements in that order, then the main statement;
-// lengths make the split independent of what the SQL contains.
+// lengths make the split independent of what the SQL contains. A program
+// whose storage has auxiliary columns (algebraic aggregates) also carries
+// the query a FULL refresh fills them with: header "-- pgt:full len:a,b"
+// (statement length, auxiliary column names), its text after the branches.
 #pragma once
 #include "core/core.hpp"
 
@@ -47,6 +50,10 @@ struct Branch {
 struct DeltaProgram {
     std::vector<ImageStep> images;
     std::vector<Branch> branches;
+    // Recomputation with auxiliary columns: full_query returns the user
+    // columns, then full_aux in that order ("" and none without them).
+    std::string full_query;
+    std::vector<std::string> full_aux;  // plain lower-case identifiers
     std::string main;
 };
 

@@ -41,6 +41,34 @@ struct GroupRescan {
     std::string having;              // deparsed HAVING, empty when none
 };
 
+// An aggregate the stream table keeps algebraically: from its stored value,
+// hidden auxiliary columns and the change's images, never the group's rows
+// (core/diff/algebraic).
+enum class AggKind { kCountStar, kCount, kSum, kAvg, kMin, kMax };
+
+struct AlgebraicAgg {
+    AggKind kind = AggKind::kCountStar;
+    int output = 0;  // position in the outputs
+    // The argument over the scan alias with FILTER folded in (CASE WHEN
+    // filter THEN arg END; count(*) FILTER: CASE WHEN filter THEN 1 END);
+    // "" for an unfiltered count(*).
+    std::string arg;
+    bool numeric = false;     // kSum/kAvg over numeric: display scale tracked
+    std::string result_type;  // kSum/kAvg: the output type, schema-qualified
+    bool exact_ties = true;   // kMin/kMax: equal values always look the same
+};
+
+// GROUP BY over one table without HAVING (or an aggregate without GROUP
+// BY: no grouping keys, exactly one row) whose every output is a grouping
+// key or an AlgebraicAgg.
+struct AlgebraicGroup {
+    GroupRescan group;  // group.having is empty; group_outputs may be empty
+    std::vector<AlgebraicAgg> aggs;
+    // Per grouping key: equal values always look the same (else a group
+    // whose rows show the key differently, 1.0 and 1.00, is recomputed).
+    std::vector<bool> key_alike;
+};
+
 // An inner join of several tables (optionally GROUP BY or DISTINCT),
 // maintained by recomputing the region of output rows whose identity key
 // some changed source row touches. The branches are the defining query's
@@ -70,6 +98,20 @@ struct JoinRegion {
     // equality in pg_catalog and an array type).
     std::vector<bool> key_nullable;
     std::vector<bool> key_filtered;
+    // Images carry their multiplicity (a netted image of weight ±w is w
+    // rows); finding keys needs each image once, summing needs them all.
+    bool image_multiplicity = false;
+};
+
+// An inner join kept algebraically: branches (in `region`) select
+// (weight, grouping keys, arguments) from the signed change of the join,
+// Σ over non-empty table sets S of ± ⋈(images of S, tables now);
+// `row_query` selects (keys, arguments) of the join as it is now (columns
+// in that order). shape's aggregate arguments read r.__pgt_x<i>.
+struct AlgebraicJoin {
+    JoinRegion region;  // region.query is unused (the full query is built)
+    AlgebraicGroup shape;
+    std::string row_query;
 };
 
 struct IdentityTarget {

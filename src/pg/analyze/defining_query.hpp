@@ -50,6 +50,12 @@ struct ScanShape {
     // Grouped, when every grouping key is a plain source column: their
     // attribute numbers (GROUP BY order), for the index advice.
     std::vector<int> group_attnums;
+    // Grouped without HAVING (or an aggregate without GROUP BY), when every
+    // output is a grouping key or a COUNT/SUM/AVG/MIN/MAX kept algebraically
+    // (core/diff/algebraic): the aggregates, in output order.
+    bool algebraic = false;
+    std::vector<ir::AlgebraicAgg> aggs;
+    std::vector<bool> key_alike;  // per grouping key (ir::AlgebraicGroup)
 };
 inline constexpr const char* kScanAlias = "__pgt_src";
 
@@ -79,6 +85,13 @@ struct RegionShape {
     // Plain-column equalities between tables (a.x = b.y in ON or WHERE):
     // per source (relids order), the columns it is probed by.
     std::vector<std::vector<int>> equi_attnums;
+    // An inner join whose outputs are grouping keys and algebraic
+    // aggregates (no HAVING): branches select (weight, keys, arguments) of
+    // the join's signed change instead of keys (ir::AlgebraicJoin).
+    bool algebraic = false;
+    std::vector<ir::AlgebraicAgg> aggs;  // arguments read r.__pgt_x<i>
+    std::vector<bool> key_alike;         // per grouping key (ir::AlgebraicGroup)
+    std::string row_query;               // (keys, arguments) of the join now
 };
 
 struct AnalyzedQuery {

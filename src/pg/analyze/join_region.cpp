@@ -22,6 +22,7 @@ extern "C" {
 #include "access/relation.h"
 #include "access/htup_details.h"
 #include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
 #include "catalog/pg_namespace.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -468,6 +469,92 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
     return true;
 }
 
+// An aggregate's argument as the branches select it: FILTER folded in
+// (CASE WHEN filter THEN arg END; count(*) FILTER: CASE WHEN filter THEN
+// 1 END); nullptr for an unfiltered count(*).
+Expr* folded_argument(const Aggref* a) {
+    Expr* arg = a->args == NIL
+                    ? nullptr
+                    : static_cast<Expr*>(copyObjectImpl(linitial_node(TargetEntry, a->args)->expr));
+    if (a->aggfilter == nullptr) {
+        return arg;
+    }
+    if (arg == nullptr) {
+        arg = reinterpret_cast<Expr*>(
+            makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(1), false, true));
+    }
+    CaseWhen* w = makeNode(CaseWhen);
+    w->expr = static_cast<Expr*>(copyObjectImpl(a->aggfilter));
+    w->result = arg;
+    w->location = -1;
+    CaseExpr* c = makeNode(CaseExpr);
+    c->casetype = exprType(reinterpret_cast<Node*>(arg));
+    c->casecollid = exprCollation(reinterpret_cast<Node*>(arg));
+    c->arg = nullptr;
+    c->args = list_make1(w);
+    c->defresult = reinterpret_cast<Expr*>(
+        makeNullConst(c->casetype, exprTypmod(reinterpret_cast<Node*>(arg)), c->casecollid));
+    c->location = -1;
+    return reinterpret_cast<Expr*>(c);
+}
+
+// Fills the algebraic form of an inner join's region (see RegionShape):
+// false when the outputs are not all keys and algebraic aggregates or the
+// signed change needs more branches than a region may store.
+bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
+                      const std::vector<bool>& key_alike, const std::vector<RegionTable>& tables,
+                      RegionShape& region) {
+    std::optional<std::vector<AlgebraicOutput>> outs = algebraic_outputs(q, nullptr);
+    std::size_t n = tables.size(), branches = 1;
+    for (std::size_t i = 0; i < n; i++) {
+        branches *= 3;
+    }
+    if (!outs || branches - 1 > kMaxRegionBranches) {
+        return false;
+    }
+    std::vector<TargetEntry*> entries = keys;
+    std::vector<ir::AlgebraicAgg> aggs;
+    for (std::size_t i = 0; i < outs->size(); i++) {
+        ir::AlgebraicAgg x = (*outs)[i].agg;
+        Expr* arg = pg_call([&] { return folded_argument((*outs)[i].aggref); });
+        if (arg != nullptr) {
+            x.arg = "r.__pgt_x" + std::to_string(i + 1);
+            entries.push_back(pg_call([&] {
+                return makeTargetEntry(arg, static_cast<AttrNumber>(entries.size() + 1), nullptr,
+                                       false);
+            }));
+        }
+        aggs.push_back(x);
+    }
+    region.row_query = deparse_branch(q, entries, tables, std::string(n, 'c'));
+    // Σ over non-empty sets S of tables: (−1)^(|S|+1) ⋈(D_i, i ∈ S; the
+    // others now), each D_i = after-images (+1) − before-images (−1).
+    region.branches.clear();
+    for (std::size_t code = 1; code < branches; code++) {
+        std::string states(n, 'c');
+        int in_s = 0, olds = 0;
+        for (std::size_t i = 0, c = code; i < n; i++, c /= 3) {
+            states[i] = "con"[c % 3];
+            in_s += states[i] != 'c' ? 1 : 0;
+            olds += states[i] == 'o' ? 1 : 0;
+        }
+        int sign = ((in_s + 1 + olds) % 2 == 0) ? 1 : -1;
+        ir::RegionBranch b;
+        b.sql = "SELECT " + std::to_string(sign) + "::pg_catalog.int8 AS __pgt_w, b.* FROM (" +
+                deparse_branch(q, entries, tables, states) + ") b";
+        for (std::size_t i = 0; i < n; i++) {
+            uint64_t bit = uint64_t{1} << tables[i].source;
+            b.old_sources |= states[i] == 'o' ? bit : 0;
+            b.new_sources |= states[i] == 'n' ? bit : 0;
+        }
+        region.branches.push_back(std::move(b));
+    }
+    region.algebraic = true;
+    region.aggs = aggs;
+    region.key_alike = key_alike;
+    return true;
+}
+
 }  // namespace
 
 bool derive_region_shape(Query* q, AnalyzedQuery& out) {
@@ -624,8 +711,12 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     QualsCtx ctx{&tables, &region};
     pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
     region.present = true;
+    if (outer.empty()) {
+        (void)algebraic_region(q, keys, keys_look_alike(q, out.identity.key_columns), tables,
+                               region);
+    }
     out.region = region;
-    if (out.identity.domain == "synthetic") {
+    if (out.identity.domain == "synthetic" && !region.algebraic) {
         out.auto_full_reason = "the whole aggregate without GROUP BY";
     }
     return true;

@@ -27,7 +27,11 @@ extern "C" {
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/fmgroids.h"
 #include "utils/ruleutils.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
 }
 
 namespace pgt::pg {
@@ -176,6 +180,106 @@ void plain_group_columns(Query* q, ScanShape& scan) {
     }
 }
 
+// Whether equal values of the type always look the same (MIN/MAX keep the
+// stored extreme on a tie only then: 1.0 = 1.00 and 0 = -0 do not).
+// Runs under pg_call.
+bool ties_look_alike(Oid type, Oid collation) {
+    switch (type) {
+        case INT2OID:
+        case INT4OID:
+        case INT8OID:
+        case OIDOID:
+        case BOOLOID:
+        case DATEOID:
+        case TIMESTAMPOID:
+        case TIMESTAMPTZOID:
+            return true;
+        case TEXTOID:
+        case VARCHAROID:
+            return OidIsValid(collation) && get_collation_isdeterministic(collation);
+        default:
+            return false;
+    }
+}
+
+// An aggregate output kept algebraically, or nothing.
+std::optional<ir::AlgebraicAgg> algebraic_agg(const Aggref* a, List* ctx) {
+    if (a->aggdistinct != NIL || a->aggkind != AGGKIND_NORMAL || a->agglevelsup != 0 ||
+        list_length(a->args) > 1) {
+        return std::nullopt;
+    }
+    ir::AlgebraicAgg x;
+    auto numeric_sum = [&](ir::AggKind k, bool numeric, const char* type) {
+        x.kind = k;
+        x.numeric = numeric;
+        x.result_type = type;
+    };
+    switch (a->aggfnoid) {
+        case F_COUNT_:
+            x.kind = ir::AggKind::kCountStar;
+            break;
+        case F_COUNT_ANY:
+            x.kind = ir::AggKind::kCount;
+            break;
+        case F_SUM_INT2:
+        case F_SUM_INT4:
+            numeric_sum(ir::AggKind::kSum, false, "pg_catalog.int8");
+            break;
+        case F_SUM_INT8:
+            numeric_sum(ir::AggKind::kSum, false, "pg_catalog.numeric");
+            break;
+        case F_SUM_NUMERIC:
+            numeric_sum(ir::AggKind::kSum, true, "pg_catalog.numeric");
+            break;
+        case F_AVG_INT2:
+        case F_AVG_INT4:
+        case F_AVG_INT8:
+            numeric_sum(ir::AggKind::kAvg, false, "pg_catalog.numeric");
+            break;
+        case F_AVG_NUMERIC:
+            numeric_sum(ir::AggKind::kAvg, true, "pg_catalog.numeric");
+            break;
+        default: {
+            // pg_catalog's min(T)/max(T) for any T (LEAST/GREATEST order alike).
+            if (list_length(a->args) != 1) {
+                return std::nullopt;
+            }
+            Node* arg = (Node*)linitial_node(TargetEntry, a->args)->expr;
+            // 0: not algebraic, 1: min, 2: max; 4: ties look alike.
+            int how = pg_call([&] {
+                const char* name = get_func_name(a->aggfnoid);
+                if (get_func_namespace(a->aggfnoid) != PG_CATALOG_NAMESPACE || name == nullptr ||
+                    (strcmp(name, "min") != 0 && strcmp(name, "max") != 0) ||
+                    exprType(arg) != a->aggtype) {
+                    return 0;
+                }
+                return (strcmp(name, "min") == 0 ? 1 : 2) +
+                       (ties_look_alike(a->aggtype, exprCollation(arg)) ? 4 : 0);
+            });
+            if (how == 0) {
+                return std::nullopt;
+            }
+            x.kind = (how & 3) == 1 ? ir::AggKind::kMin : ir::AggKind::kMax;
+            x.exact_ties = (how & 4) != 0;
+        }
+    }
+    if (ctx == nullptr) {
+        return x;
+    }
+    std::string arg = a->args == NIL ? "" : pg_call([&] {
+        return deparse_expression((Node*)linitial_node(TargetEntry, a->args)->expr, ctx, true,
+                                  false);
+    });
+    if (a->aggfilter != nullptr) {
+        std::string f =
+            pg_call([&] { return deparse_expression((Node*)a->aggfilter, ctx, true, false); });
+        arg = "CASE WHEN (" + f + ") THEN " + (arg.empty() ? std::string("1") : "(" + arg + ")") +
+              " END";
+    }
+    x.arg = arg;
+    return x;
+}
+
 void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     std::vector<char*> exprs;
     char* pred = nullptr;
@@ -197,14 +301,22 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
                 having = deparse_expression(q->havingQual, ctx, true, false);
             }
         });
+        List* ctx = pg_call([&] { return deparse_context_for(kScanAlias, rte->relid); });
+        if (auto outs = algebraic_outputs(q, ctx)) {
+            out.scan.algebraic = true;
+            out.scan.key_alike = keys_look_alike(q, out.identity.key_columns);
+            for (const AlgebraicOutput& o : *outs) {
+                out.scan.aggs.push_back(o.agg);
+            }
+        }
     });
     out.scan.source_relid = rte->relid;
     out.scan.exprs.assign(exprs.begin(), exprs.end());
     out.scan.predicate = pred ? pred : "";
     // GROUP BY, or SELECT DISTINCT read as GROUP BY every output column
     // (unless a source key in the output makes the DISTINCT a no-op).
-    out.scan.grouped =
-        q->groupClause != NIL || (q->distinctClause != NIL && out.identity.domain == "group_key");
+    out.scan.grouped = q->groupClause != NIL || out.scan.algebraic ||
+                       (q->distinctClause != NIL && out.identity.domain == "group_key");
     out.scan.having = having ? having : "";
     plain_group_columns(q, out.scan);
 }
@@ -326,7 +438,69 @@ bool derive_join_shape(Query* q, AnalyzedQuery& out) {
     return true;
 }
 
+// An aggregate without GROUP BY over one table whose outputs are all
+// algebraic aggregates (kept from the images alone; else a join region
+// recomputes it whole).
+bool scalar_algebraic(Query* q) {
+    if (q->groupClause != NIL || q->havingQual != nullptr || !q->hasAggs ||
+        static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind != RTE_RELATION) {
+        return false;
+    }
+    return algebraic_outputs(q, nullptr).has_value();
+}
+
 }  // namespace
+
+std::optional<std::vector<AlgebraicOutput>> algebraic_outputs(Query* q, List* ctx) {
+    if (q->havingQual != nullptr || q->distinctClause != NIL || q->groupingSets != NIL ||
+        !q->hasAggs) {
+        return std::nullopt;
+    }
+    std::vector<AlgebraicOutput> out;
+    int p = 0;
+    ListCell* lc;
+    foreach (lc, q->targetList) {
+        TargetEntry* te = lfirst_node(TargetEntry, lc);
+        if (te->resjunk) {
+            continue;
+        }
+        bool key = te->ressortgroupref != 0 && pg_call([&] {
+                       return get_sortgroupref_clause_noerr(te->ressortgroupref, q->groupClause) !=
+                              nullptr;
+                   });
+        if (!key) {
+            if (!IsA(te->expr, Aggref)) {
+                return std::nullopt;
+            }
+            const Aggref* a = castNode(Aggref, te->expr);
+            std::optional<ir::AlgebraicAgg> x = algebraic_agg(a, ctx);
+            if (!x) {
+                return std::nullopt;
+            }
+            x->output = p;
+            out.push_back({*x, a});
+        }
+        p++;
+    }
+    return out;
+}
+
+std::vector<bool> keys_look_alike(Query* q, const std::vector<int>& key_columns) {
+    std::vector<Node*> outputs;
+    ListCell* lc;
+    foreach (lc, q->targetList) {
+        TargetEntry* te = lfirst_node(TargetEntry, lc);
+        if (!te->resjunk) {
+            outputs.push_back(reinterpret_cast<Node*>(te->expr));
+        }
+    }
+    std::vector<bool> out;
+    for (int p : key_columns) {
+        Node* e = outputs.at(static_cast<std::size_t>(p));
+        out.push_back(pg_call([&] { return ties_look_alike(exprType(e), exprCollation(e)); }));
+    }
+    return out;
+}
 
 // Volatile functions block DIFFERENTIAL (named); stable ones are listed for
 // the WARNING. Returns false when a blocker was set.
@@ -370,8 +544,9 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = "DISTINCT ON an expression that is not in the select list";
         return;
     }
-    if (list_length(q->rtable) != 1 || out.identity.domain == "synthetic" || q->hasDistinctOn ||
-        static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind == RTE_SUBQUERY) {
+    if (list_length(q->rtable) != 1 || q->hasDistinctOn ||
+        static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind == RTE_SUBQUERY ||
+        (out.identity.domain == "synthetic" && !scalar_algebraic(q))) {
         (void)derive_region_shape(q, out);
         return;
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "pg/analyze/defining_query.hpp"
@@ -35,5 +36,20 @@ const char* relation_blocker(const RangeTblEntry* rte);
 // Volatile functions block DIFFERENTIAL (named); stable ones are listed for
 // the WARNING. Returns false when a blocker was set.
 bool check_functions(Query* q, AnalyzedQuery& out);
+
+// One output kept algebraically and the aggregate call it is.
+struct AlgebraicOutput {
+    ir::AlgebraicAgg agg;
+    const Aggref* aggref;
+};
+
+// q's aggregates when every output is a grouping key or an algebraic
+// aggregate and there is no HAVING (core/diff/algebraic), in output order;
+// arguments deparsed with ctx (left empty without one).
+std::optional<std::vector<AlgebraicOutput>> algebraic_outputs(Query* q, List* ctx);
+
+// Per output position in key_columns: whether equal values of its type
+// always look the same (numeric 1.0 = 1.00 do not).
+std::vector<bool> keys_look_alike(Query* q, const std::vector<int>& key_columns);
 
 }  // namespace pgt::pg

@@ -163,9 +163,18 @@ void advise_indexes(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
     if (mode != "DIFFERENTIAL") {
         return;
     }
-    if (q.scan.grouped && !q.scan.group_attnums.empty()) {
+    // Algebraic aggregates read a group's rows only when its MIN or MAX
+    // goes (or a numeric sum turns NaN or infinite: rare).
+    bool reads_groups = !q.scan.algebraic;
+    for (const ir::AlgebraicAgg& x : q.scan.aggs) {
+        reads_groups = reads_groups || x.kind == ir::AggKind::kMin || x.kind == ir::AggKind::kMax;
+    }
+    if (q.scan.grouped && !q.scan.group_attnums.empty() && reads_groups) {
         advise_index(spi, q.scan.source_relid, q.scan.group_attnums, true, "grouping columns",
-                     "recomputes the groups it touches by reading ", "");
+                     q.scan.algebraic
+                         ? "recomputes a group whose MIN or MAX was deleted by reading "
+                         : "recomputes the groups it touches by reading ",
+                     "");
     }
     for (std::size_t i = 0; q.region.present && i < q.region.relids.size(); i++) {
         if (!q.region.equi_attnums[i].empty()) {

@@ -45,8 +45,17 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     for (const OutputColumn& c : user_columns(st.relid)) {
         outs.push_back(quote_ident(c.name));
     }
-    std::string sql = diff::full_diff_sql(outs, identity_target(st), st.effective_query,
-                                          row_id_expression(st, "q"));
+    // With auxiliary columns (algebraic aggregates), they are filled too.
+    std::string query = st.effective_query;
+    if (st.refresh_mode == "DIFFERENTIAL" && st.delta_sql) {
+        diff::DeltaProgram p = diff::decode_program(*st.delta_sql);
+        if (!p.full_query.empty()) {
+            query = p.full_query;
+            outs.insert(outs.end(), p.full_aux.begin(), p.full_aux.end());
+        }
+    }
+    std::string sql =
+        diff::full_diff_sql(outs, identity_target(st), query, row_id_expression(st, "q"));
     RefreshResult r{"FULL"};
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {

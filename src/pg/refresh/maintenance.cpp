@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/diff/algebraic.hpp"
 #include "core/diff/group_rescan.hpp"
+#include "core/diff/program.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
@@ -125,6 +127,14 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
     return diff::join_rescan_sql(j, identity_target(st));
 }
 
+std::vector<std::pair<std::string, std::string>> aux_of(const ir::AlgebraicGroup& a) {
+    std::vector<std::pair<std::string, std::string>> aux;
+    for (const diff::AuxColumn& c : diff::aux_columns(a)) {
+        aux.emplace_back(c.name, c.type);
+    }
+    return aux;
+}
+
 // Every source of a join region is captured whole; each gets its window
 // block by captured_sources_of order (source_id).
 std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
@@ -150,7 +160,40 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     }
     r.key_nullable = q.region.key_nullable;
     r.key_filtered = q.region.key_filtered;
-    return diff::encode_program(diff::join_region_program(r, identity_target(st)));
+    if (!q.region.algebraic) {
+        return diff::encode_program(diff::join_region_program(r, identity_target(st)));
+    }
+    ir::AlgebraicJoin aj;
+    aj.region = r;
+    aj.row_query = q.region.row_query;
+    aj.shape.aggs = q.region.aggs;
+    aj.shape.key_alike = q.region.key_alike;
+    aj.shape.group.group_outputs = q.identity.key_columns;
+    for (const std::string& name : r.outputs) {
+        aj.shape.group.scan.outputs.push_back({"", name});
+    }
+    // Over the row query, grouping key j is column r.__pgt_k<j+1>.
+    for (std::size_t j = 0; j < q.identity.key_columns.size(); j++) {
+        aj.shape.group.scan.outputs.at(static_cast<std::size_t>(q.identity.key_columns[j])).expr =
+            "r." + diff::region_key(j);
+    }
+    sync_aux_columns(spi, st.relid, aux_of(aj.shape));
+    return diff::encode_program(diff::algebraic_join_program(aj, identity_target(st)));
+}
+
+// Algebraic aggregates: auxiliary columns in storage, and the query a FULL
+// refresh fills them with carried in the delta program.
+std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                            const ir::GroupRescan& g) {
+    ir::AlgebraicGroup a{g, q.scan.aggs, q.scan.key_alike};
+    diff::DeltaProgram p;
+    for (const diff::AuxColumn& c : diff::aux_columns(a)) {
+        p.full_aux.push_back(c.name);
+    }
+    sync_aux_columns(spi, st.relid, aux_of(a));
+    p.full_query = diff::algebraic_full_query(a);
+    p.main = diff::algebraic_group_sql(a, identity_target(st));
+    return diff::encode_program(p);
 }
 
 }  // namespace
@@ -158,6 +201,11 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     detach_frontiers(spi, st.pgt_id);
     st.delta_sql.reset();
+    bool algebraic = q.region.present ? q.region.algebraic
+                                      : !q.join.present && q.scan.grouped && q.scan.algebraic;
+    if (st.refresh_mode != "DIFFERENTIAL" || !algebraic) {
+        sync_aux_columns(spi, st.relid, {});
+    }
     if (st.refresh_mode == "DIFFERENTIAL" && q.region.present) {
         st.delta_sql = region_delta(spi, st, q);
     } else if (st.refresh_mode == "DIFFERENTIAL" && q.join.present) {
@@ -168,9 +216,11 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         attach_frontier(spi, st.pgt_id, src);
         grant_buffer_read(spi, st.relid, src);
         ir::ScanFilterProject scan = scan_ir(q, src);
-        if (q.scan.grouped) {
-            ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid),
-                              q.identity.key_columns, q.scan.having};
+        ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
+                          q.scan.having};
+        if (q.scan.grouped && q.scan.algebraic) {
+            st.delta_sql = algebraic_delta(spi, st, q, g);
+        } else if (q.scan.grouped) {
             st.delta_sql = diff::group_rescan_sql(g, identity_target(st));
         } else {
             st.delta_sql = diff::apply_sql(scan, identity_target(st));

@@ -91,6 +91,51 @@ std::string output_column_list(Oid relid) {
     return list;
 }
 
+void sync_aux_columns(Spi& spi, Oid relid,
+                      const std::vector<std::pair<std::string, std::string>>& aux) {
+    // name → type as format_type prints it (schema-qualified for comparison).
+    SpiRows have = spi.query(
+        "SELECT a.attname::pg_catalog.text, pg_catalog.format_type(a.atttypid, NULL) FROM "
+        "pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attnum > 0 "
+        "AND NOT a.attisdropped AND pg_catalog.starts_with(a.attname::pg_catalog.text, $2) AND "
+        "a.attname OPERATOR(pg_catalog.<>) ALL (ARRAY[$3, $4]::pg_catalog.name[])",
+        {oid_param(relid), text_param(std::string(pgt::catalog::kReservedColumnPrefix)),
+         text_param(std::string(kRowIdColumn)), text_param(std::string(kRowProbeColumn))});
+    std::string table = quoted_relation_name(relid);
+    std::vector<std::string> changes;
+    auto plain_type = [](const std::string& t) {
+        return t.rfind("pg_catalog.", 0) == 0 ? t.substr(11) : t;
+    };
+    auto type_name = [](const std::string& t) {
+        return t == "int8" ? std::string("bigint") : t == "bool" ? std::string("boolean") : t;
+    };
+    for (const auto& row : have.rows) {
+        bool keep = false;
+        for (const auto& [name, type] : aux) {
+            keep = keep || (name == *row[0] && type_name(plain_type(type)) == *row[1]);
+        }
+        if (!keep) {
+            changes.push_back("DROP COLUMN " + quote_ident(*row[0]));
+        }
+    }
+    for (const auto& [name, type] : aux) {
+        bool present = false;
+        for (const auto& row : have.rows) {
+            present = present || (name == *row[0] && type_name(plain_type(type)) == *row[1]);
+        }
+        if (!present) {
+            changes.push_back("ADD COLUMN " + quote_ident(name) + " " + type);
+        }
+    }
+    if (!changes.empty()) {
+        std::string list;
+        for (const std::string& c : changes) {
+            list += (list.empty() ? "" : ", ") + c;
+        }
+        spi.exec("ALTER TABLE " + table + " " + list);
+    }
+}
+
 void check_identity_versions(const catalog::StreamTableRow& st) {
     if (st.row_identity_version == rowid::kVersion &&
         st.row_probe_version == rowid::kProbeVersion) {

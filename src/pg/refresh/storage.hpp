@@ -8,6 +8,7 @@
 #include "core/ir/scan.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pg/analyze/defining_query.hpp"
@@ -39,6 +40,13 @@ bool storage_matches(Oid relid, const std::vector<OutputColumn>& cols);
 
 // The quoted, comma-separated user-visible columns of a storage table.
 std::string output_column_list(Oid relid);
+
+// Makes the storage's auxiliary columns (every __pgt_* column but the
+// identity's) exactly `aux` (name, SQL type): others are dropped, missing
+// ones added empty (a DIFFERENTIAL refresh recomputes a group whose state
+// is empty; a FULL refresh fills them all).
+void sync_aux_columns(Spi& spi, Oid relid,
+                      const std::vector<std::pair<std::string, std::string>>& aux);
 
 // Raises 55000 when st was written with identity or probe formats other
 // than this library's.

@@ -1,0 +1,490 @@
+// Algebraic aggregate delta SQL (see algebraic.hpp for the picture).
+// Invariant: every condition that can be NULL is folded to true/false
+// before it decides between the algebraic and the recomputed path, so a
+// touched group takes exactly one of them.
+#include "core/diff/algebraic.hpp"
+
+#include <string>
+#include <vector>
+
+#include "core/diff/apply.hpp"
+#include "core/diff/group_rescan.hpp"
+#include "core/diff/join_region.hpp"
+#include "core/diff/scale_state.hpp"
+#include "core/diff/scan_delta.hpp"
+#include "core/error.hpp"
+
+namespace pgt::diff {
+
+namespace {
+
+using ir::AggKind;
+using ir::AlgebraicAgg;
+
+std::string n(std::size_t i) {
+    return std::to_string(i + 1);
+}
+
+std::string op(const char* o) {
+    return std::string(" OPERATOR(pg_catalog.") + o + ") ";
+}
+
+bool summed(const AlgebraicAgg& x) {
+    return x.kind == AggKind::kSum || x.kind == AggKind::kAvg;
+}
+
+// COUNT(x), or COUNT(*) FILTER (...): counts its non-NULL argument.
+bool counts_argument(const AlgebraicAgg& x) {
+    return x.kind == AggKind::kCount || (x.kind == AggKind::kCountStar && !x.arg.empty());
+}
+
+std::string key_name(std::size_t j) {
+    return "__pgt_k" + n(j);
+}
+
+const std::string kUnit = std::to_string(kScaleUnit);
+
+// Whether grouping key j's equal values may look different.
+bool key_unlike(const ir::AlgebraicGroup& a, std::size_t j) {
+    return j >= a.key_alike.size() || !a.key_alike[j];
+}
+
+bool any_key_unlike(const ir::AlgebraicGroup& a) {
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        if (key_unlike(a, j)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// d: the weight, grouping values and aggregate arguments of every netted
+// image that passes WHERE.
+std::string d_cte(const ir::AlgebraicGroup& a) {
+    const ir::ScanFilterProject& s = a.group.scan;
+    std::vector<std::string> cols{s.alias + ".__pgt_sign AS __pgt_w"};
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        cols.push_back(s.outputs.at(static_cast<std::size_t>(a.group.group_outputs[j])).expr +
+                       " AS " + key_name(j));
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        if (!a.aggs[i].arg.empty()) {
+            cols.push_back(a.aggs[i].arg + " AS __pgt_x" + n(i));
+        }
+    }
+    return "d AS (SELECT " + join(cols, ", ") + " FROM src " + s.alias +
+           (s.predicate.empty() ? "" : " WHERE " + s.predicate) + ")";
+}
+
+// dg: per touched group, what the change adds and removes.
+std::string dg_cte(const ir::AlgebraicGroup& a) {
+    std::vector<std::string> keys, cols;
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        keys.push_back("d." + key_name(j));
+    }
+    cols = keys;
+    const std::string w = "d.__pgt_w";
+    cols.push_back("pg_catalog.sum(" + w + ")::pg_catalog.int8 AS __pgt_dc");
+    for (std::size_t j = 0; j < keys.size(); j++) {
+        if (key_unlike(a, j)) {
+            cols.push_back("pg_catalog.min((" + keys[j] + ")::pg_catalog.text) AS __pgt_kmin" +
+                           n(j));
+            cols.push_back("pg_catalog.max((" + keys[j] + ")::pg_catalog.text) AS __pgt_kmax" +
+                           n(j));
+        }
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        const AlgebraicAgg& x = a.aggs[i];
+        const std::string v = "d.__pgt_x" + n(i);
+        if (counts_argument(x) || summed(x)) {
+            cols.push_back("pg_catalog.sum(" + w + ") FILTER (WHERE " + v +
+                           " IS NOT NULL)::pg_catalog.int8 AS __pgt_dn" + n(i));
+        }
+        if (summed(x)) {
+            cols.push_back("pg_catalog.sum((" + v + ")::pg_catalog.numeric" + op("*") + "(" + w +
+                           ")::pg_catalog.numeric) AS __pgt_ds" + n(i));
+        }
+        if (summed(x) && x.numeric) {
+            cols.push_back("pg_catalog.bool_or((" + v + op("-") + v + ")" + op("<>") +
+                           "0) AS __pgt_nf" + n(i));
+            cols.push_back("pgtrickle.numeric_scale_state(" + v + ", " + w + ") FILTER (WHERE " +
+                           w + " > 0) AS __pgt_si" + n(i));
+            cols.push_back("pgtrickle.numeric_scale_state(" + v + ", - " + w + ") FILTER (WHERE " +
+                           w + " < 0) AS __pgt_sd" + n(i));
+        }
+        if (x.kind == AggKind::kMin || x.kind == AggKind::kMax) {
+            std::string f = x.kind == AggKind::kMin ? "pg_catalog.min(" : "pg_catalog.max(";
+            cols.push_back(f + v + ") FILTER (WHERE " + w + " > 0) AS __pgt_mi" + n(i));
+            cols.push_back(f + v + ") FILTER (WHERE " + w + " < 0) AS __pgt_md" + n(i));
+        }
+    }
+    return "dg AS (SELECT " + join(cols, ", ") + " FROM d" +
+           (keys.empty() ? "" : " GROUP BY " + join(keys, ", ")) + ")";
+}
+
+// j: dg with its identity and the stored row's state (NULL: not stored).
+std::string j_cte(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
+    std::vector<std::string> fields;
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        fields.push_back("dg." + key_name(j));
+    }
+    std::vector<std::string> cols{"dk.*", "t.ctid AS __pgt_tid", "t.__pgt_count AS __pgt_c0"};
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        if (key_unlike(a, j)) {
+            cols.push_back(
+                "(t." +
+                a.group.scan.outputs.at(static_cast<std::size_t>(a.group.group_outputs[j])).name +
+                ")::pg_catalog.text AS __pgt_kt" + n(j));
+        }
+    }
+    if (any_key_unlike(a)) {
+        cols.push_back("t.__pgt_mixed AS __pgt_mixed0");
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        const AlgebraicAgg& x = a.aggs[i];
+        cols.push_back("t." + a.group.scan.outputs.at(static_cast<std::size_t>(x.output)).name +
+                       " AS __pgt_o" + n(i));
+        if (summed(x)) {
+            cols.push_back("t.__pgt_n" + n(i) + " AS __pgt_n0_" + n(i));
+            cols.push_back("t.__pgt_s" + n(i) + " AS __pgt_s0_" + n(i));
+        }
+        if (summed(x) && x.numeric) {
+            cols.push_back("t.__pgt_sc" + n(i) + " AS __pgt_sc0_" + n(i));
+        }
+    }
+    return "dk AS (SELECT dg.*, " + row_id_expression(t.domain, fields) +
+           " AS __pgt_id FROM dg), j AS (SELECT " + join(cols, ", ") + " FROM dk LEFT JOIN " +
+           t.table + " t ON " + id_match("t", "dk") + ")";
+}
+
+// m: new count, non-NULL counts and sums; m2: new display scales.
+std::string m_ctes(const ir::AlgebraicGroup& a) {
+    std::vector<std::string> cols{
+        "j.*", "COALESCE(j.__pgt_c0, 0)" + op("+") + "COALESCE(j.__pgt_dc, 0) AS __pgt_c1"};
+    std::vector<std::string> scales{"m.*"};
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        const AlgebraicAgg& x = a.aggs[i];
+        if (summed(x)) {
+            cols.push_back("COALESCE(j.__pgt_n0_" + n(i) + ", 0)" + op("+") +
+                           "COALESCE(j.__pgt_dn" + n(i) + ", 0) AS __pgt_n1_" + n(i));
+            cols.push_back("COALESCE(j.__pgt_s0_" + n(i) + ", 0)" + op("+") +
+                           "COALESCE(j.__pgt_ds" + n(i) + ", 0) AS __pgt_s1_" + n(i));
+        }
+        if (summed(x) && x.numeric) {
+            scales.push_back("CASE WHEN m.__pgt_n1_" + n(i) +
+                             " = 0 THEN 0::pg_catalog.int8 ELSE "
+                             "pgtrickle.numeric_scale_merge(CASE WHEN m.__pgt_tid IS NULL THEN "
+                             "0::pg_catalog.int8 ELSE m.__pgt_sc0_" +
+                             n(i) + " END, m.__pgt_si" + n(i) + ", m.__pgt_sd" + n(i) +
+                             ") END AS __pgt_sc1_" + n(i));
+        }
+    }
+    return "m AS (SELECT " + join(cols, ", ") + " FROM j), m2 AS (SELECT " + join(scales, ", ") +
+           " FROM m)";
+}
+
+// When the stored state cannot give the group's new values.
+std::string rescan_condition(const ir::AlgebraicGroup& a) {
+    std::vector<std::string> c{"(m2.__pgt_tid IS NOT NULL AND m2.__pgt_c0 IS NULL)",
+                               "m2.__pgt_c1 < 0"};
+    // A key that may look different for equal values: the stored row shows
+    // one spelling; a group that has (or would get) several is recomputed,
+    // so the row shows what a recomputation shows.
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        if (!key_unlike(a, j)) {
+            continue;
+        }
+        const std::string lo = "m2.__pgt_kmin" + n(j), hi = "m2.__pgt_kmax" + n(j),
+                          kt = "m2.__pgt_kt" + n(j);
+        c.push_back("(CASE WHEN m2.__pgt_tid IS NULL THEN " + lo + " IS DISTINCT FROM " + hi +
+                    " ELSE COALESCE(m2.__pgt_mixed0, true) OR " + lo + " IS DISTINCT FROM " + kt +
+                    " OR " + hi + " IS DISTINCT FROM " + kt + " END)");
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        const AlgebraicAgg& x = a.aggs[i];
+        const std::string o = "m2.__pgt_o" + n(i);
+        if (summed(x)) {
+            c.push_back("m2.__pgt_n1_" + n(i) + " < 0");
+        }
+        if (summed(x) && x.numeric) {
+            const std::string sc = "m2.__pgt_sc1_" + n(i);
+            c.push_back("COALESCE(m2.__pgt_nf" + n(i) + ", false)");
+            c.push_back("(m2.__pgt_n1_" + n(i) + " > 0 AND (" + sc + " IS NULL OR " + sc + op("%") +
+                        kUnit + " = 0))");
+        }
+        if (x.kind == AggKind::kMin || x.kind == AggKind::kMax) {
+            const std::string del = "m2.__pgt_md" + n(i);
+            c.push_back("COALESCE(" + del + op(x.kind == AggKind::kMin ? "<=" : ">=") + o + ", " +
+                        del + " IS NOT NULL)");
+            if (!x.exact_ties) {
+                c.push_back("COALESCE(m2.__pgt_mi" + n(i) + op("=") + o + ", false)");
+            }
+        }
+    }
+    return "(" + join(c, " OR ") + ")";
+}
+
+// The new value of output p from the state in m2.
+std::string new_value(const ir::AlgebraicGroup& a, std::size_t p) {
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        if (static_cast<std::size_t>(a.group.group_outputs[j]) == p) {
+            return "m2." + key_name(j);
+        }
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        const AlgebraicAgg& x = a.aggs[i];
+        if (static_cast<std::size_t>(x.output) != p) {
+            continue;
+        }
+        const std::string o = "m2.__pgt_o" + n(i), cnt = "m2.__pgt_n1_" + n(i);
+        std::string sum = "m2.__pgt_s1_" + n(i);
+        if (x.numeric) {
+            sum = "pg_catalog.round(" + sum + ", (m2.__pgt_sc1_" + n(i) + op("/") + kUnit +
+                  ")::pg_catalog.int4)";
+        }
+        switch (x.kind) {
+            case AggKind::kCountStar:
+                if (x.arg.empty()) {
+                    return "m2.__pgt_c1";
+                }
+                [[fallthrough]];
+            case AggKind::kCount:
+                return "COALESCE(" + o + ", 0)" + op("+") + "COALESCE(m2.__pgt_dn" + n(i) + ", 0)";
+            case AggKind::kSum:
+                return "CASE WHEN " + cnt + " = 0 THEN NULL ELSE (" + sum + ")::" + x.result_type +
+                       " END";
+            case AggKind::kAvg:
+                return "CASE WHEN " + cnt + " = 0 THEN NULL ELSE " + sum + op("/") + "(" + cnt +
+                       ")::pg_catalog.numeric END";
+            case AggKind::kMin:
+                return "LEAST(" + o + ", m2.__pgt_mi" + n(i) + ")";
+            case AggKind::kMax:
+                return "GREATEST(" + o + ", m2.__pgt_mi" + n(i) + ")";
+        }
+    }
+    throw Error(sqlstate::kInternalError,
+                "output " + std::to_string(p) + " is neither a grouping key nor an aggregate");
+}
+
+std::vector<std::string> aux_state(const ir::AlgebraicGroup& a) {
+    std::vector<std::string> v{"r.__pgt_c1"};
+    if (any_key_unlike(a)) {
+        v.push_back("false");  // the algebraic path keeps only one-spelling groups
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        if (summed(a.aggs[i])) {
+            v.push_back("r.__pgt_n1_" + n(i));
+            v.push_back("r.__pgt_s1_" + n(i));
+        }
+        if (summed(a.aggs[i]) && a.aggs[i].numeric) {
+            v.push_back("r.__pgt_sc1_" + n(i));
+        }
+    }
+    return v;
+}
+
+std::string image(const std::vector<std::string>& cols) {
+    return "ROW(" + join(cols, ", ") + ")::pg_catalog.text";
+}
+
+}  // namespace
+
+std::vector<AuxColumn> aux_columns(const ir::AlgebraicGroup& a) {
+    std::vector<AuxColumn> out{{"__pgt_count", "pg_catalog.int8", "pg_catalog.count(*)"}};
+    std::vector<std::string> spellings;
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        if (key_unlike(a, j)) {
+            spellings.push_back(
+                "pg_catalog.count(DISTINCT (" +
+                a.group.scan.outputs.at(static_cast<std::size_t>(a.group.group_outputs[j])).expr +
+                ")::pg_catalog.text) > 1");
+        }
+    }
+    if (!spellings.empty()) {
+        out.push_back({"__pgt_mixed", "pg_catalog.bool", "(" + join(spellings, " OR ") + ")"});
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        const AlgebraicAgg& x = a.aggs[i];
+        if (!summed(x)) {
+            continue;
+        }
+        out.push_back({"__pgt_n" + n(i), "pg_catalog.int8", "pg_catalog.count(" + x.arg + ")"});
+        out.push_back({"__pgt_s" + n(i), "pg_catalog.numeric",
+                       "pg_catalog.sum((" + x.arg + ")::pg_catalog.numeric)"});
+        if (x.numeric) {
+            out.push_back({"__pgt_sc" + n(i), "pg_catalog.int8",
+                           "pgtrickle.numeric_scale_state(" + x.arg + ", 1::pg_catalog.int8)"});
+        }
+    }
+    return out;
+}
+
+std::string algebraic_full_query(const ir::AlgebraicGroup& a) {
+    const ir::ScanFilterProject& s = a.group.scan;
+    std::vector<std::string> cols, keys;
+    for (const ir::OutputColumn& o : s.outputs) {
+        cols.push_back(o.expr + " AS " + o.name);
+    }
+    for (const AuxColumn& c : aux_columns(a)) {
+        cols.push_back(c.expr + " AS " + c.name);
+    }
+    for (int p : a.group.group_outputs) {
+        keys.push_back(s.outputs.at(static_cast<std::size_t>(p)).expr);
+    }
+    return "SELECT " + join(cols, ", ") + " FROM " + a.group.source_table + " " + s.alias +
+           (s.predicate.empty() ? "" : " WHERE " + s.predicate) +
+           (keys.empty() ? "" : " GROUP BY " + join(keys, ", "));
+}
+
+std::string algebraic_row_query_aggregate(const ir::AlgebraicGroup& a,
+                                          const std::string& row_query) {
+    std::vector<std::string> cols, keys, names;
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        keys.push_back("r." + key_name(j));
+        names.push_back(key_name(j));
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        if (!a.aggs[i].arg.empty()) {
+            names.push_back("__pgt_x" + n(i));
+        }
+    }
+    for (std::size_t p = 0; p < a.group.scan.outputs.size(); p++) {
+        std::string e;
+        for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+            if (static_cast<std::size_t>(a.group.group_outputs[j]) == p) {
+                e = keys[j];
+            }
+        }
+        for (const AlgebraicAgg& x : a.aggs) {
+            if (static_cast<std::size_t>(x.output) != p) {
+                continue;
+            }
+            const char* f = x.kind == AggKind::kSum   ? "pg_catalog.sum("
+                            : x.kind == AggKind::kAvg ? "pg_catalog.avg("
+                            : x.kind == AggKind::kMin ? "pg_catalog.min("
+                            : x.kind == AggKind::kMax ? "pg_catalog.max("
+                                                      : "pg_catalog.count(";
+            e = f + (x.arg.empty() ? std::string("*") : x.arg) + ")";
+        }
+        if (e.empty()) {
+            throw Error(
+                sqlstate::kInternalError,
+                "output " + std::to_string(p) + " is neither a grouping key nor an aggregate");
+        }
+        cols.push_back(e + " AS " + a.group.scan.outputs[p].name);
+    }
+    for (const AuxColumn& c : aux_columns(a)) {
+        cols.push_back(c.expr + " AS " + c.name);
+    }
+    return "SELECT " + join(cols, ", ") + " FROM (" + row_query + ") r (" + join(names, ", ") +
+           ")" + (keys.empty() ? "" : " GROUP BY " + join(keys, ", "));
+}
+
+namespace {
+
+void check_shape(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
+    const bool scalar = a.group.group_outputs.empty();
+    if (scalar ? t.domain != "synthetic"
+               : (t.domain != "group_key" || t.columns.size() != a.group.group_outputs.size()) ||
+                     !a.group.having.empty()) {
+        throw Error(sqlstate::kInternalError,
+                    "algebraic aggregates need a group_key identity over the grouping keys (or a "
+                    "synthetic one without them) and no HAVING");
+    }
+}
+
+// Everything after `d`: dg … r, the algebraic writes, then `keys` (the
+// groups to recompute), `rescan` (CTEs defining f and g over keys), the
+// rescan's writes and the result row.
+std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t,
+                           const std::string& rescan) {
+    const bool scalar = a.group.group_outputs.empty();
+    std::vector<std::string> cols, vals, sets;
+    for (std::size_t p = 0; p < a.group.scan.outputs.size(); p++) {
+        cols.push_back(a.group.scan.outputs[p].name);
+        vals.push_back(new_value(a, p));
+    }
+    std::vector<std::string> state = aux_state(a);
+    std::vector<std::string> all_cols = cols, r_vals, t_vals;
+    for (const AuxColumn& c : aux_columns(a)) {
+        all_cols.push_back(c.name);
+    }
+    for (std::size_t p = 0; p < cols.size(); p++) {
+        r_vals.push_back("r.__pgt_v" + n(p));
+    }
+    r_vals.insert(r_vals.end(), state.begin(), state.end());
+    for (std::size_t k = 0; k < all_cols.size(); k++) {
+        sets.push_back(all_cols[k] + " = " + r_vals[k]);
+        t_vals.push_back("t." + all_cols[k]);
+    }
+    std::vector<std::string> v_cols{"m2.*", rescan_condition(a) + " AS __pgt_rescan"};
+    for (std::size_t p = 0; p < vals.size(); p++) {
+        v_cols.push_back(vals[p] + " AS __pgt_v" + n(p));
+    }
+    std::vector<std::string> key_cols;
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        key_cols.push_back("r." + key_name(j));
+    }
+    const std::string live = scalar ? "true" : "r.__pgt_c1 > 0";
+    std::string del = scalar ? "SELECT 1 WHERE false"
+                             : "DELETE FROM " + t.table + " t WHERE t.ctid" + kEq +
+                                   "ANY (ARRAY(SELECT r.__pgt_tid FROM r WHERE NOT r.__pgt_rescan "
+                                   "AND r.__pgt_c1 = 0 AND r.__pgt_tid IS NOT NULL)) RETURNING 1";
+    auto count = [](const char* cte) {
+        return std::string("(SELECT pg_catalog.count(*) FROM ") + cte + ")";
+    };
+    return dg_cte(a) + ", " + j_cte(a, t) + ", " + m_ctes(a) + ", r AS (SELECT " +
+           join(v_cols, ", ") + " FROM m2), adel AS (" + del + "), aupd AS (UPDATE " + t.table +
+           " t SET " + join(sets, ", ") + " FROM r WHERE t.ctid" + kEq +
+           "r.__pgt_tid AND NOT r.__pgt_rescan AND " + live + " AND " + image(t_vals) +
+           " IS DISTINCT FROM " + image(r_vals) + " RETURNING 1), ains AS (INSERT INTO " + t.table +
+           " (" + join(all_cols, ", ") + ", __pgt_row_id) SELECT " + join(r_vals, ", ") +
+           ", r.__pgt_id FROM r WHERE r.__pgt_tid IS NULL AND NOT " + "r.__pgt_rescan AND " + live +
+           " RETURNING 1), keys AS (SELECT " + join(key_cols, ", ") +
+           " FROM r WHERE r.__pgt_rescan), " + rescan + rescan_apply_ctes(all_cols, t) +
+           " SELECT " + count("ins") + op("+") + count("ains") + ", " + count("del") + op("+") +
+           count("adel") + ", " + count("upd") + op("+") + count("aupd");
+}
+
+}  // namespace
+
+std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
+    check_shape(a, t);
+    // The recomputed groups: the same outputs and auxiliary columns.
+    ir::GroupRescan full = a.group;
+    for (const AuxColumn& c : aux_columns(a)) {
+        full.scan.outputs.push_back({c.expr, c.name});
+    }
+    return window_source_ctes(a.group.scan) + ", " + d_cte(a) + ", " +
+           algebraic_tail(a, t, rescan_keyed_ctes(full, t));
+}
+
+DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::IdentityTarget& t) {
+    const ir::AlgebraicGroup& a = aj.shape;
+    check_shape(a, t);
+    ir::JoinRegion region = aj.region;
+    region.image_multiplicity = true;                 // every copy of a changed row counts
+    DeltaProgram p = join_region_program(region, t);  // images and branches
+    std::vector<std::string> d_cols{"__pgt_w"};
+    for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
+        d_cols.push_back(key_name(j));
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        if (!a.aggs[i].arg.empty()) {
+            d_cols.push_back("__pgt_x" + n(i));
+        }
+    }
+    for (const AuxColumn& c : aux_columns(a)) {
+        p.full_aux.push_back(c.name);
+    }
+    p.full_query = algebraic_row_query_aggregate(a, aj.row_query);
+    // Recomputed groups: the full query narrowed to their keys (only when
+    // some group is recomputed: the filter is a one-time gate).
+    ir::JoinRegion fresh = aj.region;
+    fresh.query = p.full_query;
+    p.main = "WITH d (" + join(d_cols, ", ") + ") AS (" + kBranchesMarker + "), " +
+             algebraic_tail(a, t, region_rescan_ctes(fresh, t) + " ");
+    return p;
+}
+
+}  // namespace pgt::diff

@@ -1,0 +1,55 @@
+// SQL surface of the algebraic aggregates' numeric display-scale state
+// (core/diff/scale_state.hpp): the aggregate
+// pgtrickle.numeric_scale_state(x numeric, weight int8) and the merge a
+// DIFFERENTIAL refresh applies, pgtrickle.numeric_scale_merge(stored,
+// inserted, deleted).
+// Invariant: this file only reads arguments; the state arithmetic is the
+// core's. Nothing here can raise (no allocation, no lookup), so the
+// per-row transition runs without the error boundary.
+#include <optional>
+
+#include "core/diff/scale_state.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+
+PG_FUNCTION_INFO_V1(pgt_numeric_scale_acc);
+PG_FUNCTION_INFO_V1(pgt_numeric_scale_combine);
+PG_FUNCTION_INFO_V1(pgt_numeric_scale_merge);
+}
+
+// numeric_scale_acc(state int8, x numeric, weight int8), STRICT: NULL
+// inputs never reach it; NaN and ±Infinity have no display scale.
+Datum pgt_numeric_scale_acc(PG_FUNCTION_ARGS) {
+    int64 state = PG_GETARG_INT64(0);
+    Numeric x = PG_GETARG_NUMERIC(1);
+    int64 weight = PG_GETARG_INT64(2);
+    if (numeric_is_nan(x) || numeric_is_inf(x)) {
+        PG_RETURN_INT64(state);
+    }
+    int64 scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(x)));
+    PG_RETURN_INT64(pgt::diff::accumulate_scale(state, scale, weight));
+}
+
+Datum pgt_numeric_scale_combine(PG_FUNCTION_ARGS) {
+    PG_RETURN_INT64(pgt::diff::combine_scale(PG_GETARG_INT64(0), PG_GETARG_INT64(1)));
+}
+
+// numeric_scale_merge(stored, inserted, deleted): NULL stored is unknown,
+// NULL inserted/deleted are empty; NULL result: recompute the group.
+Datum pgt_numeric_scale_merge(PG_FUNCTION_ARGS) {
+    std::optional<int64_t> stored;
+    if (!PG_ARGISNULL(0)) {
+        stored = PG_GETARG_INT64(0);
+    }
+    int64 ins = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT64(1);
+    int64 del = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2);
+    std::optional<int64_t> r = pgt::diff::merge_scale(stored, ins, del);
+    if (!r) {
+        PG_RETURN_NULL();
+    }
+    PG_RETURN_INT64(*r);
+}
