@@ -3,10 +3,11 @@
 // DIFFERENTIAL; an unsupported request is an error, never a quiet downgrade.
 #include "core/refresh_mode.hpp"
 
-#include <cstdio>
-
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <optional>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -90,8 +91,39 @@ std::string ms_text(double ms) {
 
 }  // namespace
 
+namespace {
+
+bool measured(const AutoInputs& in) {
+    return in.diff_ms >= 0 && in.diff_changes > 0 && in.full_ms >= 0;
+}
+
+// Fixed and per-change cost from two DIFFERENTIAL refreshes, when they
+// applied different numbers of changes and the larger one cost more.
+std::optional<std::pair<double, double>> two_point_fit(const AutoInputs& in) {
+    if (in.prev_diff_ms < 0 || in.prev_diff_changes <= 0 ||
+        in.prev_diff_changes == in.diff_changes) {
+        return std::nullopt;
+    }
+    double per_change = (in.diff_ms - in.prev_diff_ms) /
+                        static_cast<double>(in.diff_changes - in.prev_diff_changes);
+    if (!(per_change > 0)) {
+        return std::nullopt;
+    }
+    double fixed = std::max(0.0, in.diff_ms - per_change * static_cast<double>(in.diff_changes));
+    return std::pair{fixed, per_change};
+}
+
+}  // namespace
+
 int64_t auto_change_limit(const AutoInputs& in) {
-    if (in.diff_ms >= 0 && in.diff_changes > 0 && in.full_ms >= 0) {
+    if (measured(in)) {
+        auto fit = two_point_fit(in);
+        if (fit && fit->first < in.full_ms) {
+            return static_cast<int64_t>((in.full_ms - fit->first) / fit->second);
+        }
+        if (fit && in.since_diff < kAutoReprobe) {
+            return 0;  // the fixed part alone costs more than FULL
+        }
         if (in.diff_ms <= 0) {
             return -1;
         }
@@ -109,7 +141,22 @@ AutoChoice choose_auto(const AutoInputs& in) {
         return {};
     }
     const std::string more = "AUTO: more than " + std::to_string(limit) + " changes";
-    if (in.diff_ms >= 0 && in.diff_changes > 0 && in.full_ms >= 0) {
+    if (measured(in) && two_point_fit(in) && limit == 0) {
+        return {true,
+                "AUTO: a DIFFERENTIAL refresh costs more than FULL at any size (the last two "
+                "cost about " +
+                    ms_text(two_point_fit(in)->first) + " fixed, FULL took " + ms_text(in.full_ms) +
+                    "): recomputed"};
+    }
+    if (measured(in) && two_point_fit(in)) {
+        auto [fixed, per_change] = *two_point_fit(in);
+        char per[48];
+        std::snprintf(per, sizeof per, "%.1f", per_change * 1000.0);
+        return {true, more + " (the last two DIFFERENTIAL refreshes cost about " + ms_text(fixed) +
+                          " + " + per + " µs per change, FULL took " + ms_text(in.full_ms) +
+                          "): recomputed"};
+    }
+    if (measured(in)) {
         return {true, more + " (the last DIFFERENTIAL refresh applied " +
                           std::to_string(in.diff_changes) + " in " + ms_text(in.diff_ms) +
                           ", FULL took " + ms_text(in.full_ms) + "): recomputed"};

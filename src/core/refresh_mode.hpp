@@ -39,7 +39,16 @@ struct AutoInputs {
     double full_ms = -1;       // last FULL refresh's duration, -1 if none
     double diff_ms = -1;       // last DIFFERENTIAL refresh's duration, -1 if none
     int64_t diff_changes = 0;  // changes that DIFFERENTIAL refresh applied
+    // The DIFFERENTIAL refresh before that one (-1 / 0 if none): with two
+    // different change counts, cost = fixed + per change × changes.
+    double prev_diff_ms = -1;
+    int64_t prev_diff_changes = 0;
+    // Refreshes since the last DIFFERENTIAL one: after kAutoReprobe FULL
+    // refreshes in a row, one DIFFERENTIAL refresh measures again.
+    int64_t since_diff = 0;
 };
+
+inline constexpr int64_t kAutoReprobe = 16;
 
 struct AutoChoice {
     bool full = false;
@@ -47,10 +56,15 @@ struct AutoChoice {
 };
 
 // AUTO's per-refresh choice: DIFFERENTIAL for at most auto_change_limit()
-// changes, else FULL. With both measurements the limit is where the last
-// DIFFERENTIAL refresh's cost per change reaches the last FULL refresh's
-// time (the per-change cost includes that refresh's fixed part, so growth
-// is over- rather than underestimated); without a DIFFERENTIAL
+// changes, else FULL. With both measurements the limit is where the
+// DIFFERENTIAL cost reaches the last FULL refresh's time: from the last two
+// DIFFERENTIAL refreshes as fixed + per-change cost when they applied
+// different numbers of changes and the cost grew with them (0 when the
+// fixed part alone exceeds FULL: FULL always, until after kAutoReprobe
+// FULL refreshes in a row the next limit comes from the last one's cost
+// per change again, so DIFFERENTIAL is measured anew), else from the last
+// one's cost per change (which includes its fixed part, so
+// growth is over- rather than underestimated); without a DIFFERENTIAL
 // measurement, a quarter of the source rows; -1 (no limit) when nothing
 // is known. The refresh counts changes only up to limit + 1.
 int64_t auto_change_limit(const AutoInputs& in);

@@ -102,6 +102,48 @@ TEST(AutoChoice, measured_costs_decide_once_both_exist) {
     EXPECT_FALSE(pgt::choose_auto(in).full);
 }
 
+TEST(AutoChoice, two_measurements_separate_fixed_and_per_change_cost) {
+    pgt::AutoInputs in;
+    in.source_rows = 1000000;
+    in.full_ms = 300;
+    in.diff_ms = 250;  // 100 changes: mostly fixed cost
+    in.diff_changes = 100;
+    in.prev_diff_ms = 340;  // 1,000 changes: 0.1 ms each, 240 ms fixed
+    in.prev_diff_changes = 1000;
+    EXPECT_EQ(pgt::auto_change_limit(in), 600);  // (300 - 240) / 0.1
+    in.changes = 601;
+    pgt::AutoChoice c = pgt::choose_auto(in);
+    EXPECT_TRUE(c.full);
+    EXPECT_EQ(c.reason,
+              "AUTO: more than 600 changes (the last two DIFFERENTIAL refreshes cost about 240 "
+              "ms + 100.0 µs per change, FULL took 300 ms): recomputed");
+    // The one-point rule would have allowed 120 changes at most here.
+    in.prev_diff_changes = 100;
+    EXPECT_EQ(pgt::auto_change_limit(in), 120) << "same change count: no fit";
+}
+
+TEST(AutoChoice, a_fixed_cost_above_full_means_full_until_a_reprobe) {
+    pgt::AutoInputs in;
+    in.full_ms = 100;
+    in.diff_ms = 130;
+    in.diff_changes = 10;
+    in.prev_diff_ms = 120;
+    in.prev_diff_changes = 5;  // 2 ms per change, 110 ms fixed
+    in.changes = 1;
+    EXPECT_EQ(pgt::auto_change_limit(in), 0);
+    pgt::AutoChoice c = pgt::choose_auto(in);
+    EXPECT_TRUE(c.full);
+    EXPECT_EQ(c.reason,
+              "AUTO: a DIFFERENTIAL refresh costs more than FULL at any size (the last two cost "
+              "about 110 ms fixed, FULL took 100 ms): recomputed");
+    in.since_diff = pgt::kAutoReprobe;  // measure DIFFERENTIAL again, per-change limit
+    EXPECT_EQ(pgt::auto_change_limit(in), 7);
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+    in.prev_diff_ms = 140;  // cost fell as changes grew: noise, no fit
+    in.since_diff = 0;
+    EXPECT_EQ(pgt::auto_change_limit(in), 7);
+}
+
 TEST(AutoChoice, nothing_known_means_no_limit) {
     pgt::AutoInputs in;
     in.changes = 1000000;

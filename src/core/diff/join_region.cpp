@@ -31,6 +31,7 @@ std::string region_images_sql(const ir::RegionSource& s, bool multiplicity) {
     ir::ScanFilterProject scan;
     scan.buffer = s.buffer;
     scan.columns = s.columns;
+    scan.prefilter = s.prefilter;
     std::vector<std::string> cols{"v.__pgt_sign < 0 AS __pgt_is_old"};
     for (const ir::SourceColumn& c : s.columns) {
         cols.push_back("v." + c.name);

@@ -44,9 +44,16 @@ std::string netted_sources(const ir::ScanFilterProject& scan, const std::string&
     // One pass of window functions over the events sorted by image: no
     // join, so no plan whose cost depends on the planner guessing the
     // window's size (a nested loop over 180,000 events ran for minutes).
-    return "ev" + sfx + " AS (" +
-           image_side(scan, 'o', "-1", action_is("w.action", "U", "D"), sfx) + " UNION ALL " +
-           image_side(scan, 'n', "1", action_is("w.action", "I", "U"), sfx) + "), net" + sfx +
+    std::string sides = image_side(scan, 'o', "-1", action_is("w.action", "U", "D"), sfx) +
+                        " UNION ALL " +
+                        image_side(scan, 'n', "1", action_is("w.action", "I", "U"), sfx);
+    // Images that fail a WHERE conjunct never reach the output; the
+    // conjuncts used here cannot raise, so they may see uncommitted states.
+    if (!scan.prefilter.empty()) {
+        sides = std::string("SELECT ") + ir::kImageAlias + ".* FROM (" + sides + ") " +
+                ir::kImageAlias + " WHERE " + scan.prefilter;
+    }
+    return "ev" + sfx + " AS (" + sides + "), net" + sfx +
            " AS (SELECT v.*, pg_catalog.sum(v.__pgt_sign) OVER (PARTITION BY v.__pgt_src_img) AS "
            "__pgt_n, pg_catalog.row_number() OVER (PARTITION BY v.__pgt_src_img, v.__pgt_sign > 0 "
            "ORDER BY v.__pgt_seq DESC) AS __pgt_rn FROM (SELECT e.*, " +

@@ -11,6 +11,10 @@
 
 namespace pgt::ir {
 
+// The alias source-row expressions are deparsed against (one table: the
+// scan; a join: each table's prefilter).
+inline constexpr const char* kImageAlias = "__pgt_src";
+
 struct SourceColumn {
     int attnum;        // attribute number in the source table
     std::string name;  // quoted column name
@@ -27,6 +31,10 @@ struct ScanFilterProject {
     std::vector<SourceColumn> columns;  // every live source column
     std::string predicate;              // deparsed WHERE, empty when none
     std::vector<OutputColumn> outputs;  // in stream-table column order
+    // Conjuncts of WHERE that cannot raise on any row (comparisons,
+    // leakproof functions; over alias kScanAlias): images failing them are
+    // dropped before netting, since they can never reach the output.
+    std::string prefilter;
 };
 
 // How the stream table's rows are identified (docs/row-identity-v2.md).
@@ -79,6 +87,7 @@ struct RegionSource {
     std::string buffer;                 // quoted, schema-qualified change buffer
     int window = 0;                     // parameter block: $(5*window+1)..$(5*window+5)
     std::vector<SourceColumn> columns;  // every live column (the images' columns)
+    std::string prefilter;              // as ScanFilterProject::prefilter, for this table
 };
 
 struct RegionBranch {

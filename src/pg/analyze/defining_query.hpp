@@ -40,6 +40,7 @@ struct ScanShape {
     Oid source_relid = InvalidOid;
     std::vector<std::string> exprs;             // one per output column, deparsed
     std::string predicate;                      // deparsed WHERE, "" when none
+    std::string prefilter;                      // see ir::ScanFilterProject::prefilter
     std::vector<std::string> stable_functions;  // STABLE functions used (a WARNING)
     std::vector<int> referenced_attnums;        // source columns the query reads, ascending
     // GROUP BY over the one table (maintained by recomputing the groups a
@@ -57,7 +58,7 @@ struct ScanShape {
     std::vector<ir::AlgebraicAgg> aggs;
     std::vector<bool> key_alike;  // per grouping key (ir::AlgebraicGroup)
 };
-inline constexpr const char* kScanAlias = "__pgt_src";
+inline constexpr const char* kScanAlias = ir::kImageAlias;
 
 // An inner join of two tables whose unique keys are both selected
 // (maintained by recomputing the rows of changed keys).
@@ -88,6 +89,7 @@ struct RegionShape {
     // An inner join whose outputs are grouping keys and algebraic
     // aggregates (no HAVING): branches select (weight, keys, arguments) of
     // the join's signed change instead of keys (ir::AlgebraicJoin).
+    std::vector<std::string> prefilters;  // per source (relids order), see ir::RegionSource
     bool algebraic = false;
     std::vector<ir::AlgebraicAgg> aggs;  // arguments read r.__pgt_x<i>
     std::vector<bool> key_alike;         // per grouping key (ir::AlgebraicGroup)

@@ -555,6 +555,56 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     return true;
 }
 
+// WHERE and the ON of every inner join: conditions no output row escapes.
+void filtering_quals(Node* n, std::vector<Node*>& out) {
+    if (n == nullptr) {
+        return;
+    }
+    if (IsA(n, FromExpr)) {
+        out.push_back(castNode(FromExpr, n)->quals);
+        ListCell* lc;
+        foreach (lc, castNode(FromExpr, n)->fromlist) {
+            filtering_quals(static_cast<Node*>(lfirst(lc)), out);
+        }
+    } else if (IsA(n, JoinExpr)) {
+        JoinExpr* j = castNode(JoinExpr, n);
+        if (j->jointype == JOIN_INNER) {
+            out.push_back(j->quals);
+        }
+        filtering_quals(j->larg, out);
+        filtering_quals(j->rarg, out);
+    }
+}
+
+// Per source, the conditions its change images must meet to reach any
+// output row (tables read once at the top level only).
+std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTable>& tables,
+                                           const RegionShape& region) {
+    std::vector<std::string> out(region.relids.size());
+    std::vector<Node*> quals;
+    filtering_quals(reinterpret_cast<Node*>(q->jointree), quals);
+    for (std::size_t s = 0; s < region.relids.size(); s++) {
+        const RegionTable* only = nullptr;
+        int uses = 0;
+        for (const RegionTable& t : tables) {
+            if (t.source == s) {
+                uses++;
+                only = &t;
+            }
+        }
+        if (uses != 1 || only->path.size() != 1) {
+            continue;
+        }
+        for (Node* qual : quals) {
+            std::string p = image_prefilter(qual, only->path[0], region.relids[s]);
+            if (!p.empty()) {
+                out[s] += (out[s].empty() ? "" : " AND ") + p;
+            }
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 bool derive_region_shape(Query* q, AnalyzedQuery& out) {
@@ -711,6 +761,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     QualsCtx ctx{&tables, &region};
     pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
     region.present = true;
+    region.prefilters = region_prefilters(q, tables, region);
     if (outer.empty()) {
         (void)algebraic_region(q, keys, keys_look_alike(q, out.identity.key_columns), tables,
                                region);

@@ -29,6 +29,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/fmgroids.h"
 #include "utils/ruleutils.h"
+#include "rewrite/rewriteManip.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
@@ -311,6 +312,7 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
         }
     });
     out.scan.source_relid = rte->relid;
+    out.scan.prefilter = image_prefilter(q->jointree->quals, 1, rte->relid);
     out.scan.exprs.assign(exprs.begin(), exprs.end());
     out.scan.predicate = pred ? pred : "";
     // GROUP BY, or SELECT DISTINCT read as GROUP BY every output column
@@ -498,6 +500,90 @@ std::vector<bool> keys_look_alike(Query* q, const std::vector<int>& key_columns)
     for (int p : key_columns) {
         Node* e = outputs.at(static_cast<std::size_t>(p));
         out.push_back(pg_call([&] { return ties_look_alike(exprType(e), exprCollation(e)); }));
+    }
+    return out;
+}
+
+namespace {
+
+bool safe_operator(Oid opno) {
+    return get_func_leakproof(get_opcode(opno)) || get_op_btree_interpretation(opno) != NIL;
+}
+
+// True when node applies something to columns that might raise.
+bool may_raise_walker(Node* node, void* ctx) {
+    if (node == nullptr) {
+        return false;
+    }
+    switch (nodeTag(node)) {
+        case T_Var:
+            return castNode(Var, node)->varattno <= 0 || castNode(Var, node)->varlevelsup != 0;
+        case T_Const:
+        case T_Param:
+        case T_BoolExpr:
+        case T_NullTest:
+        case T_BooleanTest:
+        case T_RelabelType:
+        case T_List:
+            break;
+        case T_OpExpr:
+        case T_DistinctExpr:
+        case T_NullIfExpr:
+            if (contain_var_clause(node) && !safe_operator(castNode(OpExpr, node)->opno)) {
+                return true;
+            }
+            break;
+        case T_ScalarArrayOpExpr:
+            if (contain_var_clause(node) &&
+                !safe_operator(castNode(ScalarArrayOpExpr, node)->opno)) {
+                return true;
+            }
+            break;
+        case T_FuncExpr:
+            if (contain_var_clause(node) && !get_func_leakproof(castNode(FuncExpr, node)->funcid)) {
+                return true;
+            }
+            break;
+        default:
+            // Anything else over columns is not known to be safe; without
+            // columns it computes the same as in the query itself.
+            return contain_var_clause(node);
+    }
+    return expression_tree_walker(
+        node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(may_raise_walker)), ctx);
+}
+
+}  // namespace
+
+std::string image_prefilter(Node* quals, Index rtindex, Oid relid) {
+    if (quals == nullptr) {
+        return "";
+    }
+    std::vector<std::string> parts;
+    with_pinned_search_path([&] {
+        List* conj = pg_call([&] { return make_ands_implicit(reinterpret_cast<Expr*>(quals)); });
+        List* ctx = pg_call([&] { return deparse_context_for(kScanAlias, relid); });
+        ListCell* lc;
+        foreach (lc, conj) {
+            Node* c = static_cast<Node*>(lfirst(lc));
+            const char* text = pg_call([&]() -> const char* {
+                Bitmapset* used = pull_varnos(nullptr, c);
+                if (bms_num_members(used) != 1 || !bms_is_member(static_cast<int>(rtindex), used) ||
+                    checkExprHasSubLink(c) || may_raise_walker(c, nullptr)) {
+                    return nullptr;
+                }
+                Node* copy = static_cast<Node*>(copyObjectImpl(c));
+                ChangeVarNodes(copy, static_cast<int>(rtindex), 1, 0);
+                return deparse_expression(copy, ctx, true, false);
+            });
+            if (text != nullptr) {
+                parts.push_back(std::string("(") + text + ")");
+            }
+        }
+    });
+    std::string out;
+    for (const std::string& p : parts) {
+        out += (out.empty() ? "" : " AND ") + p;
     }
     return out;
 }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "pg/analyze/defining_query.hpp"
@@ -29,6 +30,13 @@ std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid);
 // range-table entries at the top level of the AND in quals (mergejoinable
 // equality: what an index on either column serves). Runs inside pg_call.
 void for_each_column_equality(Node* quals, const std::function<void(const Var*, const Var*)>& fn);
+
+// The conjuncts of quals (its top-level AND) that read only range-table
+// entry rtindex (table relid), only user columns, and cannot raise on any
+// row (operators of btree families, leakproof functions; constants aside),
+// deparsed against kScanAlias and joined by AND; "" when there are none.
+// Such conjuncts may filter change images before netting.
+std::string image_prefilter(Node* quals, Index rtindex, Oid relid);
 
 // What keeps a FROM item from being a DIFFERENTIAL source, or nullptr.
 const char* relation_blocker(const RangeTblEntry* rte);

@@ -59,7 +59,21 @@ std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f
             int8_param(f.own_seq)};
 }
 
-void trim_buffer(Spi& spi, const CaptureSource& src) {
+void trim_buffer(Spi& spi, const CaptureSource& src, int64_t pgt_id, const Frontier& before) {
+    // Rows this refresh consumed were not visible to `before`, so their
+    // xids are >= its xmin; a frontier whose xmax is <= that xmin (and
+    // without own rows) sees none of them: none can be deleted yet.
+    SpiRows older = catalog::query_as_owner(
+        spi,
+        std::string("SELECT EXISTS (SELECT 1 FROM ") + kFrontiers +
+            " f WHERE f.source_id OPERATOR(pg_catalog.=) $1 AND f.pgt_id OPERATOR(pg_catalog.<>) "
+            "$2 AND f.own_xid IS NULL AND pg_catalog.pg_snapshot_xmax(f.frontier) "
+            "OPERATOR(pg_catalog.<=) pg_catalog.pg_snapshot_xmin($3))",
+        {int8_param(src.source_id), int8_param(pgt_id),
+         typed_param(PG_SNAPSHOTOID, before.snapshot)});
+    if (*older.rows.at(0).at(0) == "t") {
+        return;
+    }
     catalog::exec_as_owner(
         spi,
         "DELETE FROM " + src.buffer + " b WHERE NOT EXISTS (SELECT 1 FROM " + kFrontiers +

@@ -34,8 +34,12 @@ void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
 // The window parameters $1..$5 of diff::window_predicate.
 std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f);
 
-// Deletes buffer rows consumed by every consumer of src.
-void trim_buffer(Spi& spi, const CaptureSource& src);
+// Deletes buffer rows consumed by every consumer of src, after stream
+// table pgt_id moved its frontier on from `before`. Skipped (no buffer
+// scan) when another consumer's frontier is older than `before`: what this
+// refresh consumed is not consumed by that one yet, and whatever it had
+// consumed was trimmed when it was consumed last.
+void trim_buffer(Spi& spi, const CaptureSource& src, int64_t pgt_id, const Frontier& before);
 
 // Removes the stream table's frontiers and the captures nobody uses then.
 void detach_frontiers(Spi& spi, int64_t pgt_id);

@@ -97,19 +97,34 @@ AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
         "(SELECT 1000 * pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) "
         "h.start_time) FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id OPERATOR(pg_catalog.=) "
         "$1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' AND h.action OPERATOR(pg_catalog.=) "
-        "'FULL' ORDER BY h.refresh_id DESC LIMIT 1), d.ms, d.n FROM (SELECT 1000 * "
-        "pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) h.start_time) AS ms, "
-        "h.source_changes AS n FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id "
-        "OPERATOR(pg_catalog.=) $1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' AND h.action "
-        "OPERATOR(pg_catalog.=) 'DIFFERENTIAL' AND h.source_changes > 0 ORDER BY h.refresh_id "
-        "DESC LIMIT 1) d RIGHT JOIN (SELECT) one ON true",
-        {int8_param(st.pgt_id), text_param(relids + "}")});
+        "'FULL' ORDER BY h.refresh_id DESC LIMIT 1), (SELECT pg_catalog.count(*) FROM (SELECT 1 "
+        "FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id OPERATOR(pg_catalog.=) $1 AND "
+        "h.action OPERATOR(pg_catalog.=) 'FULL' AND h.refresh_id > COALESCE((SELECT "
+        "pg_catalog.max(x.refresh_id) FROM pgtrickle.pgt_refresh_history x WHERE x.pgt_id "
+        "OPERATOR(pg_catalog.=) $1 AND x.action OPERATOR(pg_catalog.=) 'DIFFERENTIAL'), 0) LIMIT "
+        "$3) c)",
+        {int8_param(st.pgt_id), text_param(relids + "}"), int8_param(kAutoReprobe)});
     const auto& row = r.rows.at(0);
     AutoInputs in;
     in.source_rows = row[0] ? std::stod(*row[0]) : 0;
     in.full_ms = row[1] ? std::stod(*row[1]) : -1;
-    in.diff_ms = row[2] ? std::stod(*row[2]) : -1;
-    in.diff_changes = row[3] ? std::stoll(*row[3]) : 0;
+    in.since_diff = row[2] ? std::stoll(*row[2]) : 0;
+    // The last two measured DIFFERENTIAL refreshes (with changes).
+    SpiRows d = spi.query(
+        "SELECT 1000 * pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) "
+        "h.start_time), h.source_changes FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id "
+        "OPERATOR(pg_catalog.=) $1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' AND h.action "
+        "OPERATOR(pg_catalog.=) 'DIFFERENTIAL' AND h.source_changes > 0 ORDER BY h.refresh_id "
+        "DESC LIMIT 2",
+        {int8_param(st.pgt_id)});
+    if (!d.rows.empty()) {
+        in.diff_ms = std::stod(*d.rows[0].at(0));
+        in.diff_changes = std::stoll(*d.rows[0].at(1));
+    }
+    if (d.rows.size() > 1) {
+        in.prev_diff_ms = std::stod(*d.rows[1].at(0));
+        in.prev_diff_changes = std::stoll(*d.rows[1].at(1));
+    }
     return in;
 }
 
@@ -173,7 +188,7 @@ void finish(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& 
         advance_frontier(spi, st.pgt_id, w.source, rs);
     }
     for (const Window& w : windows) {
-        trim_buffer(spi, w.source);
+        trim_buffer(spi, w.source, st.pgt_id, w.frontier);
     }
     catalog::mark_refreshed(spi, st.pgt_id);
 }

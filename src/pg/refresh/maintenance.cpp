@@ -39,6 +39,7 @@ ir::ScanFilterProject scan_ir(const AnalyzedQuery& q, const CaptureSource& src) 
     scan.alias = kScanAlias;
     scan.columns = source_columns(src.relid, q.scan.referenced_attnums);
     scan.predicate = q.scan.predicate;
+    scan.prefilter = q.scan.prefilter;
     for (size_t i = 0; i < q.columns.size(); i++) {
         scan.outputs.push_back({q.scan.exprs.at(i), quote_ident(q.columns[i].name)});
     }
@@ -147,7 +148,8 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         attach_frontier(spi, st.pgt_id, src);
         grant_buffer_read(spi, st.relid, src);
         order.emplace_back(src.source_id, r.sources.size());
-        r.sources.push_back({src.buffer, 0, source_columns(relid, attnums)});
+        r.sources.push_back({src.buffer, 0, source_columns(relid, attnums),
+                             i < q.region.prefilters.size() ? q.region.prefilters[i] : ""});
     }
     std::sort(order.begin(), order.end());
     for (std::size_t w = 0; w < order.size(); w++) {
