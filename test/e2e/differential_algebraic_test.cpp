@@ -528,7 +528,7 @@ TEST_F(DifferentialAlgebraic, non_algebraic_outputs_still_maintained) {
         "INSERT INTO na VALUES (1, 1, 1, 'b', 0.5), (2, 1, 2, 'a', 0.25), (3, 2, 3, NULL, -2),"
         " (4, NULL, 4, 'c', 1.75), (5, 3, NULL, 'd', NULL)");
     const std::vector<std::string> queries = {
-        "SELECT g, sum(x) + 1 AS s1, count(*) AS n FROM na GROUP BY g",
+        "SELECT g, sum(x) + g AS s1, count(*) AS n FROM na GROUP BY g",
         "SELECT g, count(*) AS n, sum(x) AS sx FROM na GROUP BY g HAVING count(*) > 1",
         "SELECT g, string_agg(s, ',' ORDER BY s) AS names, count(*) AS n FROM na GROUP BY g",
         "SELECT g, sum(f) AS sf, avg(f) AS af, count(*) AS n FROM na GROUP BY g",
@@ -555,6 +555,54 @@ TEST_F(DifferentialAlgebraic, non_algebraic_outputs_still_maintained) {
         "BEGIN; INSERT INTO na VALUES (8, 1, 8, 'g', 0.125); UPDATE na SET g = 2 WHERE id = 8;"
         " DELETE FROM na WHERE id = 8; UPDATE na SET g = NULL WHERE id = 6; COMMIT");
     all_ok("DELETE FROM na WHERE g = 1");
+}
+
+// --- expressions over aggregates ---------------------------------------------
+
+// An output that computes over aggregates only (a ratio, a percentage) keeps
+// each aggregate hidden (__pgt_v<i> for COUNT/MIN/MAX, sums for SUM/AVG)
+// and recomputes the expression from them; one table and a join.
+TEST_F(DifferentialAlgebraic, expressions_over_aggregates_keep_each_aggregate_hidden) {
+    db->exec(
+        "CREATE TABLE ex (id int PRIMARY KEY, g int, x int, p numeric, d date);"
+        "CREATE TABLE exk (g int PRIMARY KEY, label text);"
+        "INSERT INTO exk VALUES (1, 'one'), (2, 'two'), (3, 'three');"
+        "INSERT INTO ex VALUES (1, 1, 10, 2.5, '2026-01-01'), (2, 1, 20, 1.25, '2026-02-01'),"
+        " (3, 2, NULL, 4, '2026-03-01'), (4, 2, 5, NULL, NULL), (5, 3, 0, 0, '2026-01-15')");
+    const std::vector<std::string> queries = {
+        "SELECT g, 100.00 * sum(p) / NULLIF(sum(x), 0) AS pct, count(*) + 1 AS n1, "
+        "max(d) - min(d) AS span FROM ex GROUP BY g",
+        "SELECT 100.00 * sum(CASE WHEN x > 5 THEN p ELSE 0 END) / sum(p) AS promo, "
+        "avg(x) * 2 AS ax2 FROM ex",
+        "SELECT k.label, sum(e.p) / count(*) AS per_row, coalesce(max(e.x), -1) AS mx "
+        "FROM ex e JOIN exk k ON k.g = e.g GROUP BY k.label",
+        "SELECT sum(e.x) FILTER (WHERE k.g > 1) * 1.0 / count(*) AS share FROM ex e, exk k "
+        "WHERE k.g = e.g",
+        // A group that vanishes has count(x) = 0: never divided by.
+        "SELECT g, 100 / count(x) AS inv FROM ex WHERE x IS NOT NULL GROUP BY g",
+    };
+    for (std::size_t i = 0; i < queries.size(); i++) {
+        SCOPED_TRACE(queries[i]);
+        create("ex" + std::to_string(i), queries[i]);
+        EXPECT_EQ(modes("ex" + std::to_string(i)), "DIFFERENTIAL/DIFFERENTIAL");
+        EXPECT_TRUE(algebraic("ex" + std::to_string(i))) << aux_columns("ex" + std::to_string(i));
+    }
+    EXPECT_NE(aux_columns("ex0").find("__pgt_v"), std::string::npos)
+        << "count, max and min inside expressions keep their values: " << aux_columns("ex0");
+    auto all_ok = [&](const std::string& change) {
+        db->exec(change);
+        for (std::size_t i = 0; i < queries.size(); i++) {
+            EXPECT_TRUE(refreshed_ok("ex" + std::to_string(i))) << queries[i] << "\n" << change;
+        }
+    };
+    all_ok("INSERT INTO ex VALUES (6, 1, 30, 0.5, '2025-12-01'), (7, 3, 7, 1, '2026-06-01')");
+    all_ok("UPDATE ex SET x = x + 1, p = p * 2 WHERE g = 1; UPDATE ex SET g = 3 WHERE id = 3");
+    all_ok("DELETE FROM ex WHERE d = (SELECT max(d) FROM ex)");  // a MAX inside an expression
+    all_ok(
+        "BEGIN; INSERT INTO ex VALUES (8, 2, 8, 8, '2026-08-08'); UPDATE ex SET x = NULL WHERE "
+        "id = 8; DELETE FROM ex WHERE id = 1; UPDATE exk SET g = 4 WHERE g = 2; COMMIT");
+    all_ok("DELETE FROM ex WHERE g = 3; UPDATE exk SET g = 2 WHERE g = 4");
+    all_ok("DELETE FROM ex");
 }
 
 // --- sources without a key, transactions, chains ----------------------------

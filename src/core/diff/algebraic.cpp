@@ -49,6 +49,63 @@ bool key_unlike(const ir::AlgebraicGroup& a, std::size_t j) {
     return j >= a.key_alike.size() || !a.key_alike[j];
 }
 
+// The stored column holding aggregate i's current value ("" when none:
+// a SUM/AVG inside an output expression lives in its sums).
+std::string stored_value(const ir::AlgebraicGroup& a, std::size_t i) {
+    const AlgebraicAgg& x = a.aggs[i];
+    if (x.output >= 0) {
+        return a.group.scan.outputs.at(static_cast<std::size_t>(x.output)).name;
+    }
+    return summed(x) ? "" : "__pgt_v" + n(i);
+}
+
+// The aggregate call over its argument (as the defining query has it).
+std::string agg_call(const AlgebraicAgg& x) {
+    const char* f = x.kind == AggKind::kSum   ? "pg_catalog.sum("
+                    : x.kind == AggKind::kAvg ? "pg_catalog.avg("
+                    : x.kind == AggKind::kMin ? "pg_catalog.min("
+                    : x.kind == AggKind::kMax ? "pg_catalog.max("
+                                              : "pg_catalog.count(";
+    return f + (x.arg.empty() ? std::string("*") : x.arg) + ")";
+}
+
+// t with every agg_slot(i) outside quotes replaced by (value(i)).
+template <typename F>
+std::string fill_template(const std::string& t, std::size_t slots, F&& value) {
+    std::string out;
+    char quote = 0;
+    for (std::size_t k = 0; k < t.size();) {
+        char c = t[k];
+        if (quote != 0 || c == '\'' || c == '"') {
+            quote = quote == 0 ? c : (c == quote ? 0 : quote);
+            out += c;
+            k++;
+            continue;
+        }
+        bool done = false;
+        for (std::size_t i = 0; c == '$' && i < slots && !done; i++) {
+            const std::string slot = ir::agg_slot(i);
+            std::size_t end = k + slot.size();
+            if (t.compare(k, slot.size(), slot) == 0 &&
+                (end == t.size() || t[end] < '0' || t[end] > '9')) {
+                out += "(" + value(i) + ")";
+                k = end;
+                done = true;
+            }
+        }
+        if (!done) {
+            out += c;
+            k++;
+        }
+    }
+    return out;
+}
+
+const std::string& output_template(const ir::AlgebraicGroup& a, std::size_t p) {
+    static const std::string none;
+    return p < a.output_templates.size() ? a.output_templates[p] : none;
+}
+
 bool any_key_unlike(const ir::AlgebraicGroup& a) {
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
         if (key_unlike(a, j)) {
@@ -142,8 +199,9 @@ std::string j_cte(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
     }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
         const AlgebraicAgg& x = a.aggs[i];
-        cols.push_back("t." + a.group.scan.outputs.at(static_cast<std::size_t>(x.output)).name +
-                       " AS __pgt_o" + n(i));
+        if (!stored_value(a, i).empty()) {
+            cols.push_back("t." + stored_value(a, i) + " AS __pgt_o" + n(i));
+        }
         if (summed(x)) {
             cols.push_back("t.__pgt_n" + n(i) + " AS __pgt_n0_" + n(i));
             cols.push_back("t.__pgt_s" + n(i) + " AS __pgt_s0_" + n(i));
@@ -224,6 +282,37 @@ std::string rescan_condition(const ir::AlgebraicGroup& a) {
     return "(" + join(c, " OR ") + ")";
 }
 
+// The new value of aggregate i from the state in m2.
+std::string agg_value(const ir::AlgebraicGroup& a, std::size_t i) {
+    const AlgebraicAgg& x = a.aggs[i];
+    const std::string o = "m2.__pgt_o" + n(i), cnt = "m2.__pgt_n1_" + n(i);
+    std::string sum = "m2.__pgt_s1_" + n(i);
+    if (x.numeric) {
+        sum = "pg_catalog.round(" + sum + ", (m2.__pgt_sc1_" + n(i) + op("/") + kUnit +
+              ")::pg_catalog.int4)";
+    }
+    switch (x.kind) {
+        case AggKind::kCountStar:
+            if (x.arg.empty()) {
+                return "m2.__pgt_c1";
+            }
+            [[fallthrough]];
+        case AggKind::kCount:
+            return "COALESCE(" + o + ", 0)" + op("+") + "COALESCE(m2.__pgt_dn" + n(i) + ", 0)";
+        case AggKind::kSum:
+            return "CASE WHEN " + cnt + " = 0 THEN NULL ELSE (" + sum + ")::" + x.result_type +
+                   " END";
+        case AggKind::kAvg:
+            return "CASE WHEN " + cnt + " = 0 THEN NULL ELSE " + sum + op("/") + "(" + cnt +
+                   ")::pg_catalog.numeric END";
+        case AggKind::kMin:
+            return "LEAST(" + o + ", m2.__pgt_mi" + n(i) + ")";
+        case AggKind::kMax:
+            return "GREATEST(" + o + ", m2.__pgt_mi" + n(i) + ")";
+    }
+    throw Error(sqlstate::kInternalError, "unknown aggregate kind");
+}
+
 // The new value of output p from the state in m2.
 std::string new_value(const ir::AlgebraicGroup& a, std::size_t p) {
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
@@ -231,35 +320,13 @@ std::string new_value(const ir::AlgebraicGroup& a, std::size_t p) {
             return "m2." + key_name(j);
         }
     }
+    if (!output_template(a, p).empty()) {
+        return fill_template(output_template(a, p), a.aggs.size(),
+                             [&](std::size_t i) { return agg_value(a, i); });
+    }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
-        const AlgebraicAgg& x = a.aggs[i];
-        if (static_cast<std::size_t>(x.output) != p) {
-            continue;
-        }
-        const std::string o = "m2.__pgt_o" + n(i), cnt = "m2.__pgt_n1_" + n(i);
-        std::string sum = "m2.__pgt_s1_" + n(i);
-        if (x.numeric) {
-            sum = "pg_catalog.round(" + sum + ", (m2.__pgt_sc1_" + n(i) + op("/") + kUnit +
-                  ")::pg_catalog.int4)";
-        }
-        switch (x.kind) {
-            case AggKind::kCountStar:
-                if (x.arg.empty()) {
-                    return "m2.__pgt_c1";
-                }
-                [[fallthrough]];
-            case AggKind::kCount:
-                return "COALESCE(" + o + ", 0)" + op("+") + "COALESCE(m2.__pgt_dn" + n(i) + ", 0)";
-            case AggKind::kSum:
-                return "CASE WHEN " + cnt + " = 0 THEN NULL ELSE (" + sum + ")::" + x.result_type +
-                       " END";
-            case AggKind::kAvg:
-                return "CASE WHEN " + cnt + " = 0 THEN NULL ELSE " + sum + op("/") + "(" + cnt +
-                       ")::pg_catalog.numeric END";
-            case AggKind::kMin:
-                return "LEAST(" + o + ", m2.__pgt_mi" + n(i) + ")";
-            case AggKind::kMax:
-                return "GREATEST(" + o + ", m2.__pgt_mi" + n(i) + ")";
+        if (a.aggs[i].output >= 0 && static_cast<std::size_t>(a.aggs[i].output) == p) {
+            return agg_value(a, i);
         }
     }
     throw Error(sqlstate::kInternalError,
@@ -272,6 +339,9 @@ std::vector<std::string> aux_state(const ir::AlgebraicGroup& a) {
         v.push_back("false");  // the algebraic path keeps only one-spelling groups
     }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        if (a.aggs[i].output < 0 && !summed(a.aggs[i])) {
+            v.push_back("r.__pgt_hv" + n(i));
+        }
         if (summed(a.aggs[i])) {
             v.push_back("r.__pgt_n1_" + n(i));
             v.push_back("r.__pgt_s1_" + n(i));
@@ -305,6 +375,9 @@ std::vector<AuxColumn> aux_columns(const ir::AlgebraicGroup& a) {
     }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
         const AlgebraicAgg& x = a.aggs[i];
+        if (x.output < 0 && !summed(x)) {
+            out.push_back({"__pgt_v" + n(i), x.value_type, agg_call(x)});
+        }
         if (!summed(x)) {
             continue;
         }
@@ -356,15 +429,13 @@ std::string algebraic_row_query_aggregate(const ir::AlgebraicGroup& a,
             }
         }
         for (const AlgebraicAgg& x : a.aggs) {
-            if (static_cast<std::size_t>(x.output) != p) {
-                continue;
+            if (x.output >= 0 && static_cast<std::size_t>(x.output) == p) {
+                e = agg_call(x);
             }
-            const char* f = x.kind == AggKind::kSum   ? "pg_catalog.sum("
-                            : x.kind == AggKind::kAvg ? "pg_catalog.avg("
-                            : x.kind == AggKind::kMin ? "pg_catalog.min("
-                            : x.kind == AggKind::kMax ? "pg_catalog.max("
-                                                      : "pg_catalog.count(";
-            e = f + (x.arg.empty() ? std::string("*") : x.arg) + ")";
+        }
+        if (!output_template(a, p).empty()) {
+            e = fill_template(output_template(a, p), a.aggs.size(),
+                              [&](std::size_t i) { return agg_call(a.aggs[i]); });
         }
         if (e.empty()) {
             throw Error(
@@ -402,7 +473,13 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
     std::vector<std::string> cols, vals, sets;
     for (std::size_t p = 0; p < a.group.scan.outputs.size(); p++) {
         cols.push_back(a.group.scan.outputs[p].name);
-        vals.push_back(new_value(a, p));
+        // An output expression is computed only for groups that stay (the
+        // query never divides by a vanished group's count of 0).
+        vals.push_back(output_template(a, p).empty()
+                           ? new_value(a, p)
+                           : "CASE WHEN NOT m2.__pgt_rescan AND " +
+                                 std::string(scalar ? "true" : "m2.__pgt_c1 > 0") + " THEN " +
+                                 new_value(a, p) + " END");
     }
     std::vector<std::string> state = aux_state(a);
     std::vector<std::string> all_cols = cols, r_vals, t_vals;
@@ -417,9 +494,14 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
         sets.push_back(all_cols[k] + " = " + r_vals[k]);
         t_vals.push_back("t." + all_cols[k]);
     }
-    std::vector<std::string> v_cols{"m2.*", rescan_condition(a) + " AS __pgt_rescan"};
+    std::vector<std::string> v_cols{"m2.*"};
     for (std::size_t p = 0; p < vals.size(); p++) {
         v_cols.push_back(vals[p] + " AS __pgt_v" + n(p));
+    }
+    for (std::size_t i = 0; i < a.aggs.size(); i++) {
+        if (a.aggs[i].output < 0 && !summed(a.aggs[i])) {
+            v_cols.push_back(agg_value(a, i) + " AS __pgt_hv" + n(i));
+        }
     }
     std::vector<std::string> key_cols;
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
@@ -433,9 +515,10 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
     auto count = [](const char* cte) {
         return std::string("(SELECT pg_catalog.count(*) FROM ") + cte + ")";
     };
-    return dg_cte(a) + ", " + j_cte(a, t) + ", " + m_ctes(a) + ", r AS (SELECT " +
-           join(v_cols, ", ") + " FROM m2), adel AS (" + del + "), aupd AS (UPDATE " + t.table +
-           " t SET " + join(sets, ", ") + " FROM r WHERE t.ctid" + kEq +
+    return dg_cte(a) + ", " + j_cte(a, t) + ", " + m_ctes(a) + ", r0 AS (SELECT m2.*, " +
+           rescan_condition(a) + " AS __pgt_rescan FROM m2), r AS (SELECT " + join(v_cols, ", ") +
+           " FROM r0 m2), adel AS (" + del + "), aupd AS (UPDATE " + t.table + " t SET " +
+           join(sets, ", ") + " FROM r WHERE t.ctid" + kEq +
            "r.__pgt_tid AND NOT r.__pgt_rescan AND " + live + " AND " + image(t_vals) +
            " IS DISTINCT FROM " + image(r_vals) + " RETURNING 1), ains AS (INSERT INTO " + t.table +
            " (" + join(all_cols, ", ") + ", __pgt_row_id) SELECT " + join(r_vals, ", ") +

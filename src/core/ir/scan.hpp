@@ -56,7 +56,11 @@ enum class AggKind { kCountStar, kCount, kSum, kAvg, kMin, kMax };
 
 struct AlgebraicAgg {
     AggKind kind = AggKind::kCountStar;
-    int output = 0;  // position in the outputs
+    // Position in the outputs, or -1 for an aggregate inside an output
+    // expression (100 * sum(a) / sum(b)): its value is kept in __pgt_v<i>
+    // (COUNT, MIN, MAX; SUM/AVG from their sums) of type value_type.
+    int output = 0;
+    std::string value_type;
     // The argument over the scan alias with FILTER folded in (CASE WHEN
     // filter THEN arg END; count(*) FILTER: CASE WHEN filter THEN 1 END);
     // "" for an unfiltered count(*).
@@ -75,7 +79,17 @@ struct AlgebraicGroup {
     // Per grouping key: equal values always look the same (else a group
     // whose rows show the key differently, 1.0 and 1.00, is recomputed).
     std::vector<bool> key_alike;
+    // Per output: "" (a grouping key or a bare aggregate), or its
+    // expression over aggregates (no columns outside them) with aggregate i
+    // written as agg_slot(i).
+    std::vector<std::string> output_templates;
 };
+
+// How an output template names aggregate i: a parameter reference no
+// deparsed defining query contains ($1000001, ...).
+inline std::string agg_slot(std::size_t i) {
+    return "$" + std::to_string(1000001 + i);
+}
 
 // An inner join of several tables (optionally GROUP BY or DISTINCT),
 // maintained by recomputing the region of output rows whose identity key

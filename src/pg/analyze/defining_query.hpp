@@ -56,7 +56,8 @@ struct ScanShape {
     // (core/diff/algebraic): the aggregates, in output order.
     bool algebraic = false;
     std::vector<ir::AlgebraicAgg> aggs;
-    std::vector<bool> key_alike;  // per grouping key (ir::AlgebraicGroup)
+    std::vector<bool> key_alike;                // per grouping key (ir::AlgebraicGroup)
+    std::vector<std::string> output_templates;  // per output (ir::AlgebraicGroup)
 };
 inline constexpr const char* kScanAlias = ir::kImageAlias;
 
@@ -91,9 +92,10 @@ struct RegionShape {
     // the join's signed change instead of keys (ir::AlgebraicJoin).
     std::vector<std::string> prefilters;  // per source (relids order), see ir::RegionSource
     bool algebraic = false;
-    std::vector<ir::AlgebraicAgg> aggs;  // arguments read r.__pgt_x<i>
-    std::vector<bool> key_alike;         // per grouping key (ir::AlgebraicGroup)
-    std::string row_query;               // (keys, arguments) of the join now
+    std::vector<ir::AlgebraicAgg> aggs;         // arguments read r.__pgt_x<i>
+    std::vector<bool> key_alike;                // per grouping key (ir::AlgebraicGroup)
+    std::vector<std::string> output_templates;  // per output (ir::AlgebraicGroup)
+    std::string row_query;                      // (keys, arguments) of the join now
 };
 
 struct AnalyzedQuery {

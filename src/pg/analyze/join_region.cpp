@@ -504,7 +504,7 @@ Expr* folded_argument(const Aggref* a) {
 bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
                       const std::vector<bool>& key_alike, const std::vector<RegionTable>& tables,
                       RegionShape& region) {
-    std::optional<std::vector<AlgebraicOutput>> outs = algebraic_outputs(q, nullptr);
+    std::optional<AlgebraicOutputs> outs = algebraic_outputs(q, nullptr);
     std::size_t n = tables.size(), branches = 1;
     for (std::size_t i = 0; i < n; i++) {
         branches *= 3;
@@ -514,9 +514,9 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     }
     std::vector<TargetEntry*> entries = keys;
     std::vector<ir::AlgebraicAgg> aggs;
-    for (std::size_t i = 0; i < outs->size(); i++) {
-        ir::AlgebraicAgg x = (*outs)[i].agg;
-        Expr* arg = pg_call([&] { return folded_argument((*outs)[i].aggref); });
+    for (std::size_t i = 0; i < outs->aggs.size(); i++) {
+        ir::AlgebraicAgg x = outs->aggs[i].agg;
+        Expr* arg = pg_call([&] { return folded_argument(outs->aggs[i].aggref); });
         if (arg != nullptr) {
             x.arg = "r.__pgt_x" + std::to_string(i + 1);
             entries.push_back(pg_call([&] {
@@ -551,6 +551,7 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     }
     region.algebraic = true;
     region.aggs = aggs;
+    region.output_templates = outs->templates;
     region.key_alike = key_alike;
     return true;
 }

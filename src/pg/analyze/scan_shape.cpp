@@ -27,6 +27,7 @@ extern "C" {
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/ruleutils.h"
 #include "rewrite/rewriteManip.h"
@@ -306,7 +307,8 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
         if (auto outs = algebraic_outputs(q, ctx)) {
             out.scan.algebraic = true;
             out.scan.key_alike = keys_look_alike(q, out.identity.key_columns);
-            for (const AlgebraicOutput& o : *outs) {
+            out.scan.output_templates = outs->templates;
+            for (const AlgebraicOutput& o : outs->aggs) {
                 out.scan.aggs.push_back(o.agg);
             }
         }
@@ -453,12 +455,43 @@ bool scalar_algebraic(Query* q) {
 
 }  // namespace
 
-std::optional<std::vector<AlgebraicOutput>> algebraic_outputs(Query* q, List* ctx) {
+namespace {
+
+struct SlotCtx {
+    std::vector<const Aggref*> aggrefs;
+    std::size_t first;  // slot number of aggrefs[0]
+};
+
+// Each aggregate replaced by a parameter that deparses as its slot.
+Node* slot_mutator(Node* node, void* ctx) {
+    if (node == nullptr) {
+        return nullptr;
+    }
+    auto* c = static_cast<SlotCtx*>(ctx);
+    if (IsA(node, Aggref)) {
+        const Aggref* a = castNode(Aggref, node);
+        c->aggrefs.push_back(a);
+        Param* p = makeNode(Param);
+        p->paramkind = PARAM_EXTERN;
+        p->paramid = static_cast<int>(1000001 + c->first + c->aggrefs.size() - 1);
+        p->paramtype = a->aggtype;
+        p->paramtypmod = -1;
+        p->paramcollid = a->aggcollid;
+        p->location = -1;
+        return reinterpret_cast<Node*>(p);
+    }
+    return expression_tree_mutator(
+        node, reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(slot_mutator)), ctx);
+}
+
+}  // namespace
+
+std::optional<AlgebraicOutputs> algebraic_outputs(Query* q, List* ctx) {
     if (q->havingQual != nullptr || q->distinctClause != NIL || q->groupingSets != NIL ||
         !q->hasAggs) {
         return std::nullopt;
     }
-    std::vector<AlgebraicOutput> out;
+    AlgebraicOutputs out;
     int p = 0;
     ListCell* lc;
     foreach (lc, q->targetList) {
@@ -470,18 +503,53 @@ std::optional<std::vector<AlgebraicOutput>> algebraic_outputs(Query* q, List* ct
                        return get_sortgroupref_clause_noerr(te->ressortgroupref, q->groupClause) !=
                               nullptr;
                    });
-        if (!key) {
-            if (!IsA(te->expr, Aggref)) {
-                return std::nullopt;
-            }
+        out.templates.emplace_back();
+        if (key) {
+            p++;
+            continue;
+        }
+        if (IsA(te->expr, Aggref)) {
             const Aggref* a = castNode(Aggref, te->expr);
             std::optional<ir::AlgebraicAgg> x = algebraic_agg(a, ctx);
             if (!x) {
                 return std::nullopt;
             }
-            x->output = p;
-            out.push_back({*x, a});
+            x->output = p++;
+            out.aggs.push_back({*x, a});
+            continue;
         }
+        // An expression over aggregates only (100 * sum(a) / sum(b)):
+        // each aggregate kept hidden, the expression applied to them.
+        SlotCtx slots{{}, out.aggs.size()};
+        Node* templ = nullptr;
+        bool plain = pg_call([&] {
+            List* outside = pull_var_clause(reinterpret_cast<Node*>(te->expr),
+                                            PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS);
+            ListCell* v;
+            foreach (v, outside) {
+                if (!IsA(lfirst(v), Aggref)) {
+                    return false;  // a column outside the aggregates
+                }
+            }
+            templ = slot_mutator(reinterpret_cast<Node*>(copyObjectImpl(te->expr)), &slots);
+            return !checkExprHasSubLink(reinterpret_cast<Node*>(te->expr));
+        });
+        if (!plain || slots.aggrefs.empty()) {
+            return std::nullopt;
+        }
+        for (const Aggref* a : slots.aggrefs) {
+            std::optional<ir::AlgebraicAgg> x = algebraic_agg(a, ctx);
+            bool collatable = pg_call([&] { return type_is_collatable(a->aggtype); });
+            if (!x ||
+                ((x->kind == ir::AggKind::kMin || x->kind == ir::AggKind::kMax) && collatable)) {
+                return std::nullopt;  // (a hidden MIN/MAX of text would lose its collation)
+            }
+            x->output = -1;
+            x->value_type = pg_call([&] { return format_type_be_qualified(a->aggtype); });
+            out.aggs.push_back({*x, a});
+        }
+        out.templates.back() =
+            pg_call([&] { return deparse_expression(templ, NIL, false, false); });
         p++;
     }
     return out;

@@ -45,16 +45,23 @@ const char* relation_blocker(const RangeTblEntry* rte);
 // the WARNING. Returns false when a blocker was set.
 bool check_functions(Query* q, AnalyzedQuery& out);
 
-// One output kept algebraically and the aggregate call it is.
+// One aggregate kept algebraically and the aggregate call it is.
 struct AlgebraicOutput {
     ir::AlgebraicAgg agg;
     const Aggref* aggref;
 };
 
+struct AlgebraicOutputs {
+    // Bare aggregate outputs and the aggregates inside output expressions
+    // (agg.output -1), in select-list order.
+    std::vector<AlgebraicOutput> aggs;
+    std::vector<std::string> templates;  // per output, ir::AlgebraicGroup's
+};
+
 // q's aggregates when every output is a grouping key or an algebraic
 // aggregate and there is no HAVING (core/diff/algebraic), in output order;
 // arguments deparsed with ctx (left empty without one).
-std::optional<std::vector<AlgebraicOutput>> algebraic_outputs(Query* q, List* ctx);
+std::optional<AlgebraicOutputs> algebraic_outputs(Query* q, List* ctx);
 
 // Per output position in key_columns: whether equal values of its type
 // always look the same (numeric 1.0 = 1.00 do not).

@@ -170,6 +170,7 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     aj.row_query = q.region.row_query;
     aj.shape.aggs = q.region.aggs;
     aj.shape.key_alike = q.region.key_alike;
+    aj.shape.output_templates = q.region.output_templates;
     aj.shape.group.group_outputs = q.identity.key_columns;
     for (const std::string& name : r.outputs) {
         aj.shape.group.scan.outputs.push_back({"", name});
@@ -187,7 +188,7 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
 // refresh fills them with carried in the delta program.
 std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
                             const ir::GroupRescan& g) {
-    ir::AlgebraicGroup a{g, q.scan.aggs, q.scan.key_alike};
+    ir::AlgebraicGroup a{g, q.scan.aggs, q.scan.key_alike, q.scan.output_templates};
     diff::DeltaProgram p;
     for (const diff::AuxColumn& c : diff::aux_columns(a)) {
         p.full_aux.push_back(c.name);
