@@ -1,5 +1,6 @@
 // Property test for DIFFERENTIAL refresh: random supported queries (projections,
-// predicates with NULLs, COALESCE, CASE) over four source shapes, random DML
+// predicates with NULLs, COALESCE, CASE; GROUP BY and DISTINCT; a third
+// aggregates kept algebraically) over four source shapes, random DML
 // batches (key changes, upserts, duplicates, rollbacks, savepoints, refreshes
 // inside the writing transaction), a refresh and the oracle after each batch.
 // Invariant: the printed seed decides everything; PGT_PROPERTY_SEED replays it.
@@ -122,7 +123,93 @@ std::string random_distinct_query(Rng& r, const std::string& table,
     return q;
 }
 
+// An aggregate kept algebraically: count, sum or avg of an int (int2,
+// int4, int8) or numeric, min or max of a type whose equal values print
+// alike (the numeric columns have a fixed scale); FILTER now and then.
+std::string algebraic_aggregate(Rng& r, const Column& c, const std::vector<Column>& cols) {
+    const std::string& x = c.name;
+    std::vector<std::string> any = {"count(*)", "count(" + x + ")"};
+    switch (c.kind) {
+        case Kind::Int:
+            any.insert(any.end(),
+                       {"sum(" + x + ")", "avg(" + x + ")", "min(" + x + ")", "max(" + x + ")",
+                        "sum(" + x + "::int8)", "avg(" + x + "::int8)", "sum(" + x + "::int2)",
+                        "sum(" + x + " * 2 - 7)", "max(" + x + " % 7)"});
+            break;
+        case Kind::Text:
+            any.insert(any.end(), {"min(" + x + ")", "max(" + x + ")", "max(upper(" + x + "))"});
+            break;
+        case Kind::Numeric:
+            any.insert(any.end(),
+                       {"sum(" + x + ")", "avg(" + x + ")", "min(" + x + ")", "max(" + x + ")",
+                        "sum(" + x + " * 1.5)", "sum(round(" + x + ", 1))",
+                        // rows of two scales: the sum shows the larger while one is left
+                        "sum(CASE WHEN " + x + " > 10 THEN round(" + x + ") ELSE " + x + " END)",
+                        // NaN and infinities come and go with the rows
+                        "sum(CASE WHEN " + x + " > 100 THEN 'Infinity'::numeric WHEN " + x +
+                            " < -20 THEN '-Infinity'::numeric ELSE " + x + " END)",
+                        "avg(CASE WHEN " + x + " > 120 THEN 'NaN'::numeric ELSE " + x + " END)"});
+            break;
+        case Kind::Ts:
+            any.insert(any.end(), {"min(" + x + ")", "max(" + x + ")"});
+            break;
+    }
+    std::string agg = r.pick(any);
+    if (r.chance(25)) {
+        agg += " FILTER (WHERE " + predicate(r, cols, r.range(0, 1)) + ")";
+    }
+    return agg;
+}
+
+// SELECT keys, aggregates FROM t [WHERE p] [GROUP BY keys]: every output a
+// grouping key or an algebraic aggregate, no HAVING (kept algebraically).
+std::string random_algebraic_query(Rng& r, const std::string& table,
+                                   const std::vector<Column>& cols) {
+    std::vector<std::string> keys, aggs, group_by;
+    const int n = r.chance(20) ? 0 : r.range(1, 2);
+    const bool by_ordinal = r.chance(60);
+    for (int i = 0; i < n; i++) {
+        std::string g = group_key(r, r.pick(cols), cols);
+        keys.push_back(g + " AS k" + std::to_string(i));
+        group_by.push_back(g);
+    }
+    for (int i = r.range(1, 4); i > 0; i--) {
+        aggs.push_back(algebraic_aggregate(r, r.pick(cols), cols) + " AS a" + std::to_string(i));
+    }
+    const bool keys_last = r.chance(30);
+    if (by_ordinal) {
+        for (int i = 0; i < n; i++) {
+            group_by[static_cast<size_t>(i)] =
+                std::to_string(i + 1 + (keys_last ? static_cast<int>(aggs.size()) : 0));
+        }
+    }
+    std::vector<std::string> items = keys_last ? aggs : keys;
+    for (const std::string& e : keys_last ? keys : aggs) {
+        items.push_back(e);
+    }
+    std::string q = "SELECT ";
+    for (size_t i = 0; i < items.size(); i++) {
+        q += (i ? ", " : "") + items[i];
+    }
+    q += " FROM " + table;
+    if (r.chance(50)) {
+        q += " WHERE " + predicate(r, cols, r.range(0, 1));
+    }
+    if (n > 0) {
+        q += " GROUP BY ";
+        for (size_t i = 0; i < group_by.size(); i++) {
+            q += (i ? ", " : "") + group_by[i];
+        }
+    }
+    return q;
+}
+
+// An algebraic aggregate query (35%), else grouped with any aggregate
+// (30%), SELECT DISTINCT (15% of the rest) or a plain projection.
 std::string random_query(Rng& r, const std::string& table, const std::vector<Column>& cols) {
+    if (r.chance(35)) {
+        return random_algebraic_query(r, table, cols);
+    }
     if (r.chance(30)) {
         return random_grouped_query(r, table, cols);
     }
@@ -418,7 +505,8 @@ protected:
                 return;
             }
         }
-        std::cout << src.table << ": " << done << " cycles" << std::endl;
+        std::cout << src.table << ": " << done << " cycles, " << next_id_ << " stream tables ("
+                  << algebraic_ << " algebraic)" << std::endl;
     }
 
 private:
@@ -434,6 +522,7 @@ private:
             throw;
         }
         st.history_rows = 1;  // the initial FULL at creation
+        algebraic_ += algebraic_storage(*db, st.name) ? 1 : 0;
         return st;
     }
 
@@ -504,6 +593,7 @@ private:
     }
 
     int next_id_ = 0;
+    int algebraic_ = 0;  // stream tables whose aggregates are kept algebraically
 };
 
 TEST_F(DifferentialProperty, keyed_int_primary_key) {

@@ -3,11 +3,13 @@
 // WHERE, CROSS JOIN, USING, NATURAL, nested joins), LEFT/RIGHT joins of
 // single tables to such a tree, derived tables that are inner joins, as
 // plain multisets, SELECT DISTINCT, GROUP BY with aggregates and HAVING, or
-// aggregates without GROUP BY; random DML batches over all four tables in
-// one transaction (join-key, group-key and primary key changes, MIN/MAX
-// rows deleted, a partner deleted while its match moves away — seed EC-01,
-// every partner of a key value gone or back), rollbacks and savepoints;
-// refresh and oracle each batch. PGT_PROPERTY_TRACE=file writes the run as a
+// aggregates without GROUP BY; about a third kept algebraically (grouping
+// keys and count/sum/avg/min/max, FILTER, no HAVING, over one table, inner
+// joins of up to six or derived tables of them); random DML batches over
+// all four tables in one transaction (join-key, group-key and primary key
+// changes, MIN/MAX rows deleted, a partner deleted while its match moves
+// away — seed EC-01, every partner of a key value gone or back), rollbacks
+// and savepoints; refresh and oracle each batch. PGT_PROPERTY_TRACE=file writes the run as a
 // psql script.
 // Invariant: the printed seed decides everything; PGT_PROPERTY_SEED replays it.
 #include <algorithm>
@@ -869,11 +871,12 @@ std::string where_atom(Rng& r, const Scope& s) {
     return r.chance(30) ? cross_atom(r, *x, *y) : predicate(r, s.cols, r.range(0, 2));
 }
 
-// An inner join of 2-4 items, in any of the inner-join spellings.
-From inner_from(Rng& r) {
+// An inner join of 2-4 items (n when given), in any of the inner-join
+// spellings.
+From inner_from(Rng& r, int n = 0) {
     From f;
     Scope& s = f.s;
-    s.items = random_items(r);
+    s.items = n > 0 ? items_of(r, n) : random_items(r);
     s.add_columns();
     std::vector<Link> links(s.items.size());
     bool non_equi_left = s.items.size() <= 3;
@@ -1021,8 +1024,9 @@ From outer_from(Rng& r) {
 
 // A derived table d that is an inner join of 2-3 items (every column as
 // d.alias_column, sometimes an expression as d.dx), joined to 0-2 more
-// items (sometimes by LEFT/RIGHT JOIN, d on the preserved side).
-From derived_from(Rng& r) {
+// items (with `outer`, sometimes by LEFT/RIGHT JOIN, d on the preserved
+// side).
+From derived_from(Rng& r, bool outer = true) {
     From f;
     Scope& s = f.s;
     std::vector<Item> inner = items_of(r, r.chance(65) ? 2 : 3);
@@ -1073,7 +1077,7 @@ From derived_from(Rng& r) {
     }
     std::vector<bool> nullable(s.items.size(), false);
     for (size_t i = inner.size(); i < s.items.size(); i++) {
-        nullable[i] = r.chance(20);
+        nullable[i] = r.chance(20) && outer;
     }
     where.clear();
     f.sql = " FROM " + attach(r, s, head, inner.size(), nullable, where);
@@ -1166,9 +1170,119 @@ std::string scalar_query(Rng& r) {
     return "SELECT " + join_list(select) + f.sql + tail;
 }
 
-// A query over an inner join (54%), outer joins (30%), a derived table
-// (8%), or aggregates without GROUP BY over any of them (8%).
+// An aggregate kept algebraically (see algebraic_query): count, sum or avg
+// of an int (int2, int4, int8) or numeric, min or max of a type whose equal
+// values print alike; FILTER now and then.
+std::string algebraic_aggregate(Rng& r, const Scope& s) {
+    auto [x, y] = s.two(r);
+    const std::string xv = x->col(x->table->value);
+    const std::string v = r.chance(25) ? cross_int(r, *x, *y) : xv;
+    std::string agg;
+    switch (r.range(0, 14)) {
+        case 0:
+        case 1:
+            agg = "count(*)";
+            break;
+        case 2:
+            agg = "count(" + r.pick(s.cols).name + ")";
+            break;
+        case 3:
+        case 4:
+            agg = "sum(" + v + ")";
+            break;
+        case 5:
+            agg = "avg(" + v + ")";
+            break;
+        case 6:  // int8 sums to numeric, int2 to int8
+            agg =
+                r.pick(std::vector<std::string>{"sum(" + xv + "::int8)", "avg(" + xv + "::int8)",
+                                                "sum(" + xv + "::int2)", "avg(" + xv + "::int2)"});
+            break;
+        case 7:
+        case 8:
+            agg = (r.chance(50) ? "min(" : "max(") + v + ")";
+            break;
+        case 9:
+            agg = (r.chance(50) ? "min(" : "max(") + x->col(x->table->text) + ")";
+            break;
+        case 10:
+            agg = r.pick(std::vector<std::string>{"max(" + cross_text(r, *x, *y) + ")",
+                                                  "min(DATE '2026-01-01' + " + v + ")",
+                                                  "max(" + x->col("id") + ")"});
+            break;
+        default:
+            if (!x->table->numeric.empty()) {  // scales vary: sums keep the largest
+                const std::string z = x->col(x->table->numeric);
+                const int p = r.range(0, 99);
+                if (p < 35) {
+                    agg = "sum(" + z + ")";
+                } else if (p < 60) {
+                    agg = "avg(" + z + ")";
+                } else if (p < 75) {
+                    agg = (r.chance(50) ? "min(round(" : "max(round(") + z + ", 2))";
+                } else {  // NaN and infinities come and go with the rows
+                    agg = (r.chance(50) ? "sum(" : "avg(") +
+                          r.pick(std::vector<std::string>{
+                              "CASE WHEN " + xv + " > 30 THEN 'Infinity'::numeric WHEN " + xv +
+                                  " < 0 THEN '-Infinity'::numeric ELSE " + z + " END",
+                              "CASE WHEN " + xv + " = 7 THEN 'NaN'::numeric ELSE " + z + " END",
+                              z + " * " + x->col("id")}) +
+                          ")";
+                }
+            } else {
+                agg = (r.chance(50) ? "sum(" : "avg(") + v + ")";
+            }
+    }
+    if (r.chance(25)) {
+        agg += " FILTER (WHERE " + predicate(r, s.cols, r.range(0, 1)) + ")";
+    }
+    return agg;
+}
+
+// A query the delta keeps algebraically: over one table, an inner join of
+// 2-6 items (rarely more than 3) or a derived table of inner joins, every
+// output a grouping key or an algebraic aggregate, no HAVING; without GROUP
+// BY now and then.
+std::string algebraic_query(Rng& r) {
+    const int p = r.range(0, 99);
+    // A refresh reads 3^n - 1 signed changes of n tables: mostly few tables.
+    From f = p < 15   ? single_from(r)
+             : p < 25 ? derived_from(r, false)
+             : p < 26 ? inner_from(r, r.chance(70) ? 5 : 6)
+                      : inner_from(r, r.chance(45)   ? 2
+                                      : r.chance(75) ? 3
+                                                     : 4);
+    const Scope& s = f.s;
+    std::vector<std::string> select, group_by;
+    const int keys = r.chance(20) ? 0 : r.range(1, 2);
+    const bool by_ordinal = r.chance(60);
+    for (int i = 0; i < keys; i++) {
+        std::string g = group_expr(r, s);
+        select.push_back(g + " AS g" + std::to_string(i));
+        group_by.push_back(by_ordinal ? std::to_string(i + 1) : g);
+    }
+    for (int i = r.range(1, 4); i > 0; i--) {
+        select.push_back(algebraic_aggregate(r, s) + " AS a" + std::to_string(i));
+    }
+    if (keys > 0 && r.chance(30)) {  // aggregates first, keys after
+        std::rotate(select.begin(), select.begin() + keys, select.end());
+        if (by_ordinal) {
+            for (std::string& g : group_by) {
+                g = std::to_string(std::stoi(g) + static_cast<int>(select.size()) - keys);
+            }
+        }
+    }
+    return "SELECT " + join_list(select) + f.sql +
+           (keys > 0 ? " GROUP BY " + join_list(group_by) : "");
+}
+
+// A query kept algebraically (35%), else over an inner join (54%), outer
+// joins (30%), a derived table (8%), or aggregates without GROUP BY over any
+// of them (8%).
 std::string random_region_query(Rng& r) {
+    if (r.chance(35)) {
+        return algebraic_query(r);
+    }
     const int p = r.range(0, 99);
     if (p < 8) {
         return scalar_query(r);
@@ -1208,13 +1322,15 @@ protected:
         for (int batch = 0; done < cycles && !HasFailure(); batch++) {
             if (batch > 0 && batch % kReplaceEvery == 0) {
                 auto& victim = sts[static_cast<size_t>(r.range(0, kStreamTables - 1))];
+                hb_timing(victim);
                 exec("SELECT pgtrickle.drop_stream_table('" + victim.name + "')");
                 victim = create(r);
             }
             done += cycle(r, sts, seed, batch);
         }
+        for (auto& st : sts) hb_timing(st);
         std::cout << "ra, rb, rc, rd regions: " << done << " cycles, " << next_id_
-                  << " stream tables, rows now "
+                  << " stream tables (" << algebraic_ << " algebraic), rows now "
                   << db->scalar(
                          "SELECT (SELECT count(*) FROM ra) || '/' || (SELECT count(*) "
                          "FROM rb) || '/' || (SELECT count(*) FROM rc) || '/' || "
@@ -1223,6 +1339,10 @@ protected:
     }
 
 private:
+    void hb_timing(const StreamTable& st) {
+        std::cout << "TIMING " << db->scalar("SELECT round(1000 * extract(epoch from sum(h.end_time - h.start_time))) || ' ' || count(*) FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id) WHERE s.pgt_relid = $1::regclass AND h.initiated_by <> 'CREATE'", {st.name})
+                  << " " << (algebraic_storage(*db, st.name) ? "ALG" : "NON") << " " << st.query << std::endl;
+    }
     // Runs sql; with PGT_PROPERTY_TRACE=file, also appends it to file: a
     // psql script replaying the run (compare the stream tables by hand).
     void exec(const std::string& sql) {
@@ -1240,7 +1360,9 @@ private:
             trace_ << "SELECT pgtrickle.create_stream_table('" << st.name << "', $q$" << st.query
                    << "$q$, refresh_mode => '" << refresh_mode() << "');" << std::endl;
         }
-        return create_checked(*db, st.name, st.query);
+        st = create_checked(*db, st.name, st.query);
+        algebraic_ += algebraic_storage(*db, st.name) ? 1 : 0;
+        return st;
     }
 
     // Statements in one transaction: often one on every table (in random
@@ -1289,6 +1411,7 @@ private:
     }
 
     int next_id_ = 0;
+    int algebraic_ = 0;  // stream tables whose aggregates are kept algebraically
     std::ofstream trace_;
 };
 

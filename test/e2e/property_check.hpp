@@ -85,6 +85,16 @@ inline StreamTable create_checked(Conn& db, const std::string& name, const std::
     return st;
 }
 
+// Whether st's storage keeps its aggregates algebraically (a hidden
+// __pgt_count column): what share of its stream tables a property test
+// sends down that path.
+inline bool algebraic_storage(Conn& db, const std::string& st) {
+    return db.scalar(
+               "SELECT count(*) FROM pg_attribute WHERE attrelid = $1::regclass "
+               "AND attname = '__pgt_count' AND NOT attisdropped",
+               {st}) == "1";
+}
+
 inline void check_history(Conn& db, const StreamTable& st) {
     Result h = db.exec(
         "SELECT count(*), (array_agg(h.action || '/' || h.status ORDER BY h.refresh_id "
