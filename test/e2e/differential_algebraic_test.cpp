@@ -578,6 +578,8 @@ TEST_F(DifferentialAlgebraic, expressions_over_aggregates_keep_each_aggregate_hi
         "FROM ex e JOIN exk k ON k.g = e.g GROUP BY k.label",
         "SELECT sum(e.x) FILTER (WHERE k.g > 1) * 1.0 / count(*) AS share FROM ex e, exk k "
         "WHERE k.g = e.g",
+        // count(*) alone over a join: the join's rows carry no column.
+        "SELECT count(*) AS n FROM ex e JOIN exk k ON k.g = e.g",
         // A group that vanishes has count(x) = 0: never divided by.
         "SELECT g, 100 / count(x) AS inv FROM ex WHERE x IS NOT NULL GROUP BY g",
     };

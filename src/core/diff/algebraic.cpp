@@ -447,8 +447,10 @@ std::string algebraic_row_query_aggregate(const ir::AlgebraicGroup& a,
     for (const AuxColumn& c : aux_columns(a)) {
         cols.push_back(c.expr + " AS " + c.name);
     }
-    return "SELECT " + join(cols, ", ") + " FROM (" + row_query + ") r (" + join(names, ", ") +
-           ")" + (keys.empty() ? "" : " GROUP BY " + join(keys, ", "));
+    // count(*) alone over a join reads no column: no column list then.
+    return "SELECT " + join(cols, ", ") + " FROM (" + row_query + ") r" +
+           (names.empty() ? "" : " (" + join(names, ", ") + ")") +
+           (keys.empty() ? "" : " GROUP BY " + join(keys, ", "));
 }
 
 namespace {
