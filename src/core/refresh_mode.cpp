@@ -30,7 +30,8 @@ std::string upper_trimmed(std::string_view text) {
                 "This version maintains differentially: SELECT, SELECT DISTINCT, GROUP BY "
                 "[HAVING] and aggregates without GROUP BY over one table or a join of up to 8 "
                 "tables (inner joins, derived tables that are plain joins, LEFT or RIGHT joins "
-                "to one table read only in its ON and the select list). Other queries are "
+                "to one table read only in its ON and the select list), GROUPING SETS, CUBE "
+                "and ROLLUP over one table. Other queries are "
                 "recomputed by FULL refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }
@@ -38,12 +39,19 @@ std::string upper_trimmed(std::string_view text) {
 }  // namespace
 
 ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker,
-                                  std::string_view auto_full_reason) {
+                                  std::string_view auto_full_reason, bool blocker_is_limit) {
     std::string up = upper_trimmed(text);
     if (up == "FULL") {
         return {up, "FULL", ""};
     }
     if (up == "DIFFERENTIAL") {
+        if (blocker_is_limit) {
+            throw Error(sqlstate::kProgramLimitExceeded,
+                        "DIFFERENTIAL refresh cannot maintain " + std::string(differential_blocker),
+                        "Each grouping set is recomputed as its own branch of the refresh.",
+                        "Raise pg_trickle.max_grouping_set_branches (at most 65536), list the "
+                        "sets needed with GROUPING SETS (...), or use refresh_mode => 'FULL'.");
+        }
         if (!differential_blocker.empty()) {
             not_differential(differential_blocker);
         }

@@ -23,9 +23,11 @@ struct ResolvedMode {
 // → 22023; IMMEDIATE → 0A000 (not yet).
 // auto_full_reason (when DIFFERENTIAL can maintain the query but would
 // recompute all of it on every change, e.g. an aggregate without GROUP BY)
-// makes AUTO pick FULL, with a notice naming it.
+// makes AUTO pick FULL, with a notice naming it. blocker_is_limit: the
+// blocker is a configured limit (DIFFERENTIAL → 54000 instead of 0A000).
 ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker,
-                                  std::string_view auto_full_reason = "");
+                                  std::string_view auto_full_reason = {},
+                                  bool blocker_is_limit = false);
 
 // ACTIVE | SUSPENDED (case-insensitive); throws pgt::Error 22023 otherwise.
 std::string parse_status(std::string_view text);

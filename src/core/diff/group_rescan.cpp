@@ -34,32 +34,13 @@ std::string keys_cte(const ir::GroupRescan& g) {
            (g.scan.predicate.empty() ? "" : " WHERE " + g.scan.predicate) + ")";
 }
 
-// Source rows of the touched groups: keys without NULLs through IN (an
-// index on the grouping columns serves it), keys with a NULL through
-// IS NOT DISTINCT FROM, a branch skipped whole when no such key exists.
-// Without grouping keys (one group), every row when `keys` has a row.
 std::string rows_cte(const ir::GroupRescan& g) {
-    const std::string& a = g.scan.alias;
-    if (g.group_outputs.empty()) {
-        return "rows AS (SELECT " + a + ".* FROM " + g.source_table + " " + a +
-               " WHERE EXISTS (SELECT 1 FROM keys))";
-    }
-    std::vector<std::string> exprs, keys, not_null, any_null, same;
+    std::vector<std::string> exprs, keys;
     for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
         exprs.push_back(group_expr(g, j));
-        keys.push_back("k." + key_name(j));
-        not_null.push_back("k." + key_name(j) + " IS NOT NULL");
-        any_null.push_back("k." + key_name(j) + " IS NULL");
-        same.push_back("k." + key_name(j) + " IS NOT DISTINCT FROM " + group_expr(g, j));
+        keys.push_back(key_name(j));
     }
-    std::string null_keys = "SELECT 1 FROM keys k WHERE (" + join(any_null, " OR ") + ")";
-    // The one-time gate keeps the source unread when no group is touched.
-    return "rows AS (SELECT " + a + ".* FROM " + g.source_table + " " + a + " WHERE (" +
-           join(exprs, ", ") + ") IN (SELECT " + join(keys, ", ") + " FROM keys k WHERE " +
-           join(not_null, " AND ") +
-           ") AND (SELECT EXISTS (SELECT 1 FROM keys)) UNION ALL SELECT " + a + ".* FROM " +
-           g.source_table + " " + a + " WHERE (SELECT EXISTS (" + null_keys + ")) AND EXISTS (" +
-           null_keys + " AND " + join(same, " AND ") + "))";
+    return touched_rows_cte("rows", g.source_table, g.scan.alias, exprs, keys);
 }
 
 // fresh: the defining query over the touched groups' rows, with identities.
@@ -96,6 +77,34 @@ std::string touched_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
 }
 
 }  // namespace
+
+// Source rows of the touched groups: keys without NULLs through IN (an
+// index on the grouping columns serves it), keys with a NULL through
+// IS NOT DISTINCT FROM, a branch skipped whole when no such key exists.
+// Without grouping keys (one group), every row when `keys` has a row.
+std::string touched_rows_cte(const std::string& name, const std::string& table,
+                             const std::string& a, const std::vector<std::string>& exprs,
+                             const std::vector<std::string>& key_cols) {
+    if (exprs.empty()) {
+        return name + " AS (SELECT " + a + ".* FROM " + table + " " + a +
+               " WHERE EXISTS (SELECT 1 FROM keys))";
+    }
+    std::vector<std::string> keys, not_null, any_null, same;
+    for (std::size_t j = 0; j < exprs.size(); j++) {
+        keys.push_back("k." + key_cols[j]);
+        not_null.push_back("k." + key_cols[j] + " IS NOT NULL");
+        any_null.push_back("k." + key_cols[j] + " IS NULL");
+        same.push_back("k." + key_cols[j] + " IS NOT DISTINCT FROM " + exprs[j]);
+    }
+    std::string null_keys = "SELECT 1 FROM keys k WHERE (" + join(any_null, " OR ") + ")";
+    // The one-time gate keeps the source unread when no group is touched.
+    return name + " AS (SELECT " + a + ".* FROM " + table + " " + a + " WHERE (" +
+           join(exprs, ", ") + ") IN (SELECT " + join(keys, ", ") + " FROM keys k WHERE " +
+           join(not_null, " AND ") +
+           ") AND (SELECT EXISTS (SELECT 1 FROM keys)) UNION ALL SELECT " + a + ".* FROM " + table +
+           " " + a + " WHERE (SELECT EXISTS (" + null_keys + ")) AND EXISTS (" + null_keys +
+           " AND " + join(same, " AND ") + "))";
+}
 
 std::string rescan_keyed_ctes(const ir::GroupRescan& g, const ir::IdentityTarget& target) {
     return rows_cte(g) + ", " + fresh_cte(g, target) + ", " + touched_cte(g, target);

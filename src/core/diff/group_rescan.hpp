@@ -13,6 +13,7 @@
 #include "core/core.hpp"
 
 #include <string>
+#include <vector>
 
 #include "core/ir/scan.hpp"
 
@@ -25,6 +26,13 @@ namespace pgt::diff {
 // in group_outputs order). Without grouping keys (an aggregate without
 // GROUP BY), `keys` has a row (no columns) when the one group is touched.
 std::string rescan_keyed_ctes(const ir::GroupRescan& g, const ir::IdentityTarget& target);
+
+// CTE `name`: the rows of `table` (alias a) whose values of exprs equal
+// (NULLs matched as values) columns key_cols of some row of CTE `keys`;
+// every row when exprs is empty and `keys` has a row.
+std::string touched_rows_cte(const std::string& name, const std::string& table,
+                             const std::string& a, const std::vector<std::string>& exprs,
+                             const std::vector<std::string>& key_cols);
 
 std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget& target);
 

@@ -49,6 +49,26 @@ struct GroupRescan {
     std::string having;              // deparsed HAVING, empty when none
 };
 
+// GROUP BY GROUPING SETS/ROLLUP/CUBE over one table: per set (an arm) a
+// plain GROUP BY whose outputs read absent grouping expressions as NULL,
+// maintained by recomputing the touched groups of every set
+// (core/diff/grouping_sets). The identity is (keys..., set column).
+struct GroupingSetArm {
+    uint32_t grouping = 0;  // GROUPING(every key): bit n-1-j set when key j is absent
+    // Per output column, then the set column: deparsed over the scan alias
+    // for this set (absent keys NULL outside aggregates, GROUPING() constant).
+    std::vector<std::string> outputs;
+    std::string having;  // deparsed for this set, "" when none
+};
+
+struct GroupingSetsRescan {
+    ScanFilterProject scan;         // source, WHERE, prefilter; outputs name the user columns
+    std::string source_table;       // quoted, schema-qualified source table
+    std::string set_column;         // quoted name of the hidden set column
+    std::vector<std::string> keys;  // grouping expressions over the scan alias, GROUPING order
+    std::vector<GroupingSetArm> arms;
+};
+
 // An aggregate the stream table keeps algebraically: from its stored value,
 // hidden auxiliary columns and the change's images, never the group's rows
 // (core/diff/algebraic).

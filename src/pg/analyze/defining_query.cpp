@@ -3,6 +3,7 @@
 // throw; they record the first problem found and the C++ side reports it
 // after the walk.
 #include "pg/analyze/defining_query.hpp"
+#include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/analyze/scan_shape.hpp"
 
@@ -248,6 +249,19 @@ void collect_sources(Query* q, WalkState* st) {
 
 }  // namespace
 
+OutputColumn column_at(const AnalyzedQuery& q, int i) {
+    if (i == static_cast<int>(q.columns.size())) {
+        return {kGroupingSetColumn, INT4OID, -1, InvalidOid};
+    }
+    return q.columns.at(static_cast<std::size_t>(i));
+}
+
+bool has_grouping_set_column(const AnalyzedQuery& q) {
+    const std::vector<int>& k = q.identity.key_columns;
+    return q.identity.domain == "group_key" && !k.empty() &&
+           k.back() == static_cast<int>(q.columns.size());
+}
+
 AnalyzedQuery analyze_defining_query(const std::string& sql) {
     AnalyzedQuery out;
     out.original = sql;
@@ -264,6 +278,9 @@ AnalyzedQuery analyze_defining_query(const std::string& sql) {
     out.columns = output_columns(q);
     out.identity = derive_row_identity(q, out.columns);
     derive_scan_shape(q, out);
+    if (has_grouping_set_column(out)) {
+        append_grouping_set_column(q);
+    }
     ListCell* lc;
     foreach (lc, st.relids) {
         Oid relid = lfirst_oid(lc);

@@ -58,6 +58,10 @@ struct ScanShape {
     std::vector<ir::AlgebraicAgg> aggs;
     std::vector<bool> key_alike;                // per grouping key (ir::AlgebraicGroup)
     std::vector<std::string> output_templates;  // per output (ir::AlgebraicGroup)
+    // GROUPING SETS/ROLLUP/CUBE (grouped is false): the grouping
+    // expressions and one arm per set (ir::GroupingSetsRescan).
+    std::vector<std::string> grouping_keys;
+    std::vector<ir::GroupingSetArm> grouping_arms;
 };
 inline constexpr const char* kScanAlias = ir::kImageAlias;
 
@@ -98,6 +102,10 @@ struct RegionShape {
     std::string row_query;                      // (keys, arguments) of the join now
 };
 
+// The hidden storage column of a grouping-sets query (GROUPING of every
+// grouping expression): identity key index AnalyzedQuery::columns.size().
+inline constexpr const char* kGroupingSetColumn = "__pgt_gset";
+
 struct AnalyzedQuery {
     std::string original;                 // as the user wrote it
     std::string effective;                // deparsed, every object schema-qualified
@@ -105,6 +113,7 @@ struct AnalyzedQuery {
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
+    bool blocker_is_limit = false;        // the blocker is pg_trickle.max_grouping_set_branches
     std::string auto_full_reason;         // DIFFERENTIAL would recompute it all: AUTO picks FULL
     ScanShape scan;                       // filled when differential_blocker is "" (one table)
     JoinShape join;                       // or this, for a two-table inner join
@@ -112,5 +121,12 @@ struct AnalyzedQuery {
 };
 
 AnalyzedQuery analyze_defining_query(const std::string& sql);
+
+// Output column i of q; i == q.columns.size() is the hidden grouping-set
+// column (int4) of a grouping-sets query.
+OutputColumn column_at(const AnalyzedQuery& q, int i);
+
+// Whether q's identity includes the hidden grouping-set column.
+bool has_grouping_set_column(const AnalyzedQuery& q);
 
 }  // namespace pgt::pg

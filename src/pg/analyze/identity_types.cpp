@@ -322,7 +322,7 @@ bool identity_probe_is_exact(const AnalyzedQuery& q) {
     }
     std::vector<OutputColumn> key;
     for (int i : q.identity.key_columns) {
-        key.push_back(q.columns.at(static_cast<std::size_t>(i)));
+        key.push_back(column_at(q, i));
     }
     return rowid::probe_always_identity(identity_bound_of(*domain, key));
 }

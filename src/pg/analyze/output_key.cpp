@@ -3,6 +3,7 @@
 //       → scan_key if t's primary key (or a NOT NULL unique index) is output
 //   SELECT g1, g2, agg(...) ... GROUP BY g1, g2   → group_key (g1, g2)
 //   SELECT agg(...) ... (no GROUP BY)             → synthetic singleton
+//   ... GROUP BY ROLLUP (g1, g2) (distinct sets)  → group_key (g1, g2, __pgt_gset)
 //   SELECT DISTINCT ON (k) k, ...                  → group_key (k)
 //   anything else                                  → keyless_row (all columns)
 // Invariant: only proofs, never guesses: an unproven key is keyless_row.
@@ -10,6 +11,7 @@
 
 #include <optional>
 
+#include "pg/analyze/grouping_sets.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
@@ -141,10 +143,23 @@ std::optional<RowIdentityShape> clause_key(Query* q, List* clause) {
     return shape;
 }
 
-std::optional<RowIdentityShape> group_key(Query* q) {
-    if (q->groupingSets != NIL || q->setOperations != nullptr || q->hasTargetSRFs ||
-        (!q->hasAggs && q->groupClause == NIL)) {
+std::optional<RowIdentityShape> group_key(Query* q, size_t ncols) {
+    if (q->setOperations != nullptr || q->hasTargetSRFs ||
+        (!q->hasAggs && q->groupClause == NIL && q->groupingSets == NIL)) {
         return std::nullopt;
+    }
+    if (q->groupingSets != NIL) {
+        // The grouping expressions and the hidden GROUPING() column (not
+        // under DISTINCT: the hidden column would take part in it).
+        if (q->distinctClause != NIL ||
+            grouping_sets_of(q, kMaxGroupingSets).verdict != GroupingSetsVerdict::kKeyed) {
+            return std::nullopt;
+        }
+        std::optional<RowIdentityShape> shape = clause_key(q, q->groupClause);
+        if (shape) {
+            shape->key_columns.push_back(static_cast<int>(ncols));
+        }
+        return shape;
     }
     if (q->groupClause == NIL) {
         return RowIdentityShape{"synthetic", {}};  // one row at most
@@ -204,7 +219,7 @@ RowIdentityShape derive_row_identity(Query* q, const std::vector<OutputColumn>& 
     if (auto s = scan_key(q)) {
         return *s;
     }
-    if (auto g = group_key(q)) {
+    if (auto g = group_key(q, cols.size())) {
         return *g;
     }
     if (auto d = distinct_key(q, cols.size())) {

@@ -9,10 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/join_region.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
+#include "pg/scheduler/settings.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -48,7 +50,6 @@ struct BlockRule {
 constexpr BlockRule kBlockers[] = {
     {[](const Query* q) { return q->setOperations != nullptr; }, "UNION/INTERSECT/EXCEPT"},
     {[](const Query* q) { return q->cteList != NIL; }, "WITH queries"},
-    {[](const Query* q) { return q->groupingSets != NIL; }, "GROUPING SETS, CUBE or ROLLUP"},
     {[](const Query* q) { return q->hasWindowFuncs; }, "window functions"},
     {[](const Query* q) {
          return q->distinctClause != NIL && (q->hasAggs || q->groupClause != NIL);
@@ -692,6 +693,18 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
             return;
         }
     }
+    if (q->groupingSets != NIL) {
+        out.differential_blocker =
+            grouping_sets_blocker(q, g_max_grouping_set_branches, &out.blocker_is_limit);
+        if (out.differential_blocker.empty() &&
+            (list_length(q->rtable) != 1 ||
+             static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind != RTE_RELATION)) {
+            out.differential_blocker = "GROUPING SETS, CUBE or ROLLUP over a join or a subquery";
+        }
+        if (!out.differential_blocker.empty()) {
+            return;
+        }
+    }
     // Joins, derived tables, DISTINCT ON and aggregates without GROUP BY
     // (one row, recomputed when a change reaches it) are join regions.
     if (q->hasDistinctOn && out.identity.domain != "group_key") {
@@ -718,6 +731,16 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     }
     out.scan.referenced_attnums = referenced_attnums(q, 1, rte->relid);
     deparse_scan(q, rte, out);
+    if (q->groupingSets != NIL) {
+        out.scan.grouped = false;  // one arm per set instead
+        derive_scan_grouping_sets(q, rte->relid, out.scan);
+        for (const ir::GroupingSetArm& arm : out.scan.grouping_arms) {
+            if (arm.grouping + 1 == (1U << out.scan.grouping_keys.size())) {
+                out.auto_full_reason =
+                    "the empty grouping set (the grand total) over the whole table";
+            }
+        }
+    }
 }
 
 }  // namespace pgt::pg

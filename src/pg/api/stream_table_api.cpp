@@ -75,6 +75,9 @@ Oid create_storage(Spi& spi, const NewRelationName& target, const AnalyzedQuery&
     for (const OutputColumn& c : q.columns) {
         cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
     }
+    if (has_grouping_set_column(q)) {
+        cols += std::string(", ") + kGroupingSetColumn;  // the effective query selects it last
+    }
     std::string sql = "CREATE TABLE " + target.quoted() + (cols.empty() ? "" : " (" + cols + ")") +
                       " AS " + q.effective + " WITH NO DATA";
     with_pinned_search_path([&] {
@@ -88,7 +91,7 @@ Oid create_storage(Spi& spi, const NewRelationName& target, const AnalyzedQuery&
 std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
     std::vector<OutputColumn> cols;
     for (int i : q.identity.key_columns) {
-        cols.push_back(q.columns[i]);
+        cols.push_back(column_at(q, i));
     }
     return cols;
 }
@@ -97,7 +100,8 @@ std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
 // and cannot maintain q); says why when AUTO chose FULL, and warns about
 // STABLE functions under DIFFERENTIAL.
 ResolvedMode resolve_mode(const std::string& text, const AnalyzedQuery& q) {
-    ResolvedMode mode = resolve_refresh_mode(text, q.differential_blocker, q.auto_full_reason);
+    ResolvedMode mode =
+        resolve_refresh_mode(text, q.differential_blocker, q.auto_full_reason, q.blocker_is_limit);
     notice(mode.notice);
     if (mode.effective == "DIFFERENTIAL" && !q.scan.stable_functions.empty()) {
         warning(
@@ -195,7 +199,7 @@ void set_identity(catalog::StreamTableRow& row, const AnalyzedQuery& q) {
     row.identity_domain = q.identity.domain;
     row.identity_columns.clear();
     for (int i : q.identity.key_columns) {
-        row.identity_columns.push_back(q.columns[i].name);
+        row.identity_columns.push_back(column_at(q, i).name);
     }
     row.row_identity_version = rowid::kVersion;
     row.row_probe_version = rowid::kProbeVersion;
@@ -290,8 +294,10 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
         }
     }
     check_no_cycle(spi, row, q);
+    std::vector<std::string> old_identity = row.identity_columns;
     bool same_identity = row.identity_domain == q.identity.domain;
     set_identity(row, q);
+    same_identity = same_identity && row.identity_columns == old_identity;
     if (!storage_matches(row.relid, q.columns) || !same_identity) {
         NewRelationName target = existing_relation_name(row.relid);
         Oid old_relid = row.relid;

@@ -12,6 +12,7 @@
 #include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
+#include "pg/catalog/catalog_schema.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/guard/storage_guard.hpp"
 #include "pg/refresh/snapshot.hpp"
@@ -44,6 +45,12 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     std::vector<std::string> outs;
     for (const OutputColumn& c : user_columns(st.relid)) {
         outs.push_back(quote_ident(c.name));
+    }
+    // A hidden identity column (GROUPING of a grouping-sets query) is stored too.
+    for (const std::string& c : st.identity_columns) {
+        if (c.rfind(pgt::catalog::kReservedColumnPrefix, 0) == 0) {
+            outs.push_back(quote_ident(c));
+        }
     }
     // With auxiliary columns (algebraic aggregates), they are filled too.
     std::string query = st.effective_query;

@@ -8,6 +8,7 @@
 
 #include "core/diff/algebraic.hpp"
 #include "core/diff/group_rescan.hpp"
+#include "core/diff/grouping_sets.hpp"
 #include "core/diff/program.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/diff/join_rescan.hpp"
@@ -221,7 +222,11 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         ir::ScanFilterProject scan = scan_ir(q, src);
         ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
                           q.scan.having};
-        if (q.scan.grouped && q.scan.algebraic) {
+        if (!q.scan.grouping_arms.empty()) {
+            ir::GroupingSetsRescan gs{scan, g.source_table, kGroupingSetColumn,
+                                      q.scan.grouping_keys, q.scan.grouping_arms};
+            st.delta_sql = diff::grouping_sets_rescan_sql(gs, identity_target(st));
+        } else if (q.scan.grouped && q.scan.algebraic) {
             st.delta_sql = algebraic_delta(spi, st, q, g);
         } else if (q.scan.grouped) {
             st.delta_sql = diff::group_rescan_sql(g, identity_target(st));

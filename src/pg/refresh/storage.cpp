@@ -98,9 +98,10 @@ void sync_aux_columns(Spi& spi, Oid relid,
         "SELECT a.attname::pg_catalog.text, pg_catalog.format_type(a.atttypid, NULL) FROM "
         "pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attnum > 0 "
         "AND NOT a.attisdropped AND pg_catalog.starts_with(a.attname::pg_catalog.text, $2) AND "
-        "a.attname OPERATOR(pg_catalog.<>) ALL (ARRAY[$3, $4]::pg_catalog.name[])",
+        "a.attname OPERATOR(pg_catalog.<>) ALL (ARRAY[$3, $4, $5]::pg_catalog.name[])",
         {oid_param(relid), text_param(std::string(pgt::catalog::kReservedColumnPrefix)),
-         text_param(std::string(kRowIdColumn)), text_param(std::string(kRowProbeColumn))});
+         text_param(std::string(kRowIdColumn)), text_param(std::string(kRowProbeColumn)),
+         text_param(std::string(kGroupingSetColumn))});
     std::string table = quoted_relation_name(relid);
     std::vector<std::string> changes;
     auto plain_type = [](const std::string& t) {

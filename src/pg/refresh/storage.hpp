@@ -42,9 +42,9 @@ bool storage_matches(Oid relid, const std::vector<OutputColumn>& cols);
 std::string output_column_list(Oid relid);
 
 // Makes the storage's auxiliary columns (every __pgt_* column but the
-// identity's) exactly `aux` (name, SQL type): others are dropped, missing
-// ones added empty (a DIFFERENTIAL refresh recomputes a group whose state
-// is empty; a FULL refresh fills them all).
+// identity's and the grouping-set column) exactly `aux` (name, SQL type): others are dropped,
+// missing ones added empty (a DIFFERENTIAL refresh recomputes a group whose state is empty; a FULL
+// refresh fills them all).
 void sync_aux_columns(Spi& spi, Oid relid,
                       const std::vector<std::pair<std::string, std::string>>& aux);
 

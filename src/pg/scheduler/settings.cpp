@@ -19,6 +19,7 @@ int g_min_schedule_seconds = 1;
 int g_max_consecutive_errors = 3;
 bool g_diamond_atomic = true;
 int g_history_retention_seconds = 7 * 86400;
+int g_max_grouping_set_branches = 64;
 
 namespace {
 
@@ -65,6 +66,12 @@ void define_scheduler_settings() {
                             "0 keeps every row. Pruned by each database's scheduler.",
                             &g_history_retention_seconds, 7 * 86400, 0, INT_MAX, PGC_SIGHUP,
                             GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pg_trickle.max_grouping_set_branches",
+                            "Most grouping sets a GROUPING SETS, CUBE or ROLLUP query may expand "
+                            "to under DIFFERENTIAL refresh.",
+                            "Each set is recomputed as its own branch; FULL refresh has no limit.",
+                            &g_max_grouping_set_branches, 64, 1, 65536, PGC_USERSET, 0, nullptr,
+                            nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 

@@ -12,6 +12,7 @@ extern int g_min_schedule_seconds;       // pg_trickle.min_schedule_seconds
 extern int g_max_consecutive_errors;     // pg_trickle.max_consecutive_errors
 extern bool g_diamond_atomic;            // pg_trickle.diamond_consistency = 'atomic'
 extern int g_history_retention_seconds;  // pg_trickle.history_retention (0: keep all)
+extern int g_max_grouping_set_branches;  // pg_trickle.max_grouping_set_branches (analysis)
 
 void define_scheduler_settings();
 
