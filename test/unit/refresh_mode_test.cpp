@@ -176,3 +176,22 @@ TEST(RefreshMode, auto_takes_full_when_differential_would_recompute_everything) 
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RefreshMode, a_configured_limit_is_54000_under_differential_and_full_under_auto) {
+    const std::string blocker =
+        "GROUPING SETS, CUBE or ROLLUP expanding to more than 64 grouping sets "
+        "(pg_trickle.max_grouping_set_branches)";
+    EXPECT_EQ(sqlstate_of([&] { pgt::resolve_refresh_mode("DIFFERENTIAL", blocker, "", true); }),
+              "54000");
+    EXPECT_EQ(sqlstate_of([&] { pgt::resolve_refresh_mode("DIFFERENTIAL", blocker, "", false); }),
+              "0A000");
+    auto m = pgt::resolve_refresh_mode("AUTO", blocker, "", true);
+    EXPECT_EQ(m.effective, "FULL");
+    EXPECT_EQ(m.notice,
+              "refresh_mode AUTO resolved to FULL: DIFFERENTIAL cannot maintain " + blocker);
+    EXPECT_EQ(pgt::resolve_refresh_mode("FULL", blocker, "", true).effective, "FULL");
+}
+
+}  // namespace

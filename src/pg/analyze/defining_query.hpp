@@ -100,6 +100,9 @@ struct RegionShape {
     std::vector<bool> key_alike;                // per grouping key (ir::AlgebraicGroup)
     std::vector<std::string> output_templates;  // per output (ir::AlgebraicGroup)
     std::string row_query;                      // (keys, arguments) of the join now
+    // Grouping sets: the query as the UNION ALL of one GROUP BY per set
+    // (a key filter reaches below each one); "" otherwise.
+    std::string query;
 };
 
 // The hidden storage column of a grouping-sets query (GROUPING of every

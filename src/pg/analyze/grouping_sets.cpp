@@ -173,6 +173,112 @@ void append_grouping_set_column(Query* q) {
     });
 }
 
+bool has_empty_grouping_set(Query* q) {
+    const int n = list_length(q->groupClause);
+    for (uint32_t v : grouping_sets_of(q, kMaxGroupingSets).values) {
+        if (n > 0 && v + 1 == (1U << n)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string each_grouping_set(const std::string& branch, std::size_t n,
+                              const std::vector<uint32_t>& sets) {
+    std::vector<std::string> cols, values;
+    for (std::size_t j = 0; j < n; j++) {
+        std::string k = "__pgt_k" + std::to_string(j + 1);
+        cols.push_back("CASE WHEN (s.m OPERATOR(pg_catalog.&) " +
+                       std::to_string(1U << (n - 1 - j)) + ") OPERATOR(pg_catalog.=) 0 THEN b." +
+                       k + " END AS " + k);
+    }
+    cols.push_back("s.m AS __pgt_k" + std::to_string(n + 1));
+    for (uint32_t v : sets) {
+        values.push_back("(" + std::to_string(v) + ")");
+    }
+    std::string list, vals;
+    for (const std::string& c : cols) {
+        list += (list.empty() ? "" : ", ") + c;
+    }
+    for (const std::string& v : values) {
+        vals += (vals.empty() ? "" : ", ") + v;
+    }
+    return "SELECT " + list + " FROM (" + branch + ") b CROSS JOIN (VALUES " + vals + ") s(m)";
+}
+
+std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets) {
+    const int n = list_length(q->groupClause);
+    std::vector<Node*> keys;
+    ListCell* lc;
+    foreach (lc, q->groupClause) {
+        SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
+        keys.push_back(pg_call([&] {
+            return reinterpret_cast<Node*>(get_sortgroupclause_tle(sgc, q->targetList)->expr);
+        }));
+    }
+    std::string out;
+    for (uint32_t value : sets) {
+        ArmCtx c{{}, q, value, n};
+        for (int j = 0; j < n; j++) {
+            if (((value >> (n - 1 - j)) & 1U) != 0) {
+                c.absent.push_back(keys[static_cast<std::size_t>(j)]);
+            }
+        }
+        std::string arm = with_pinned_search_path([&] {
+            return std::string(pg_call([&] {
+                Query* a = static_cast<Query*>(copyObjectImpl(q));
+                List* tl = NIL;
+                ListCell* tc;
+                foreach (tc, a->targetList) {
+                    TargetEntry* te = lfirst_node(TargetEntry, tc);
+                    if (te->resjunk) {
+                        continue;
+                    }
+                    te->expr =
+                        reinterpret_cast<Expr*>(arm_mutator(reinterpret_cast<Node*>(te->expr), &c));
+                    te->ressortgroupref = 0;
+                    tl = lappend(tl, te);
+                }
+                tl = lappend(
+                    tl, makeTargetEntry(reinterpret_cast<Expr*>(makeConst(
+                                            INT4OID, -1, InvalidOid, 4,
+                                            Int32GetDatum(static_cast<int32>(value)), false, true)),
+                                        static_cast<AttrNumber>(list_length(tl) + 1),
+                                        pstrdup(kGroupingSetColumn), false));
+                // GROUP BY the set's expressions (by value: the select list
+                // now holds NULLs and constants in their place).
+                List* group = NIL;
+                ListCell* gc;
+                foreach (gc, q->groupClause) {
+                    SortGroupClause* sgc = lfirst_node(SortGroupClause, gc);
+                    if (!key_absent(&c, sgc->tleSortGroupRef)) {
+                        TargetEntry* kte = get_sortgroupclause_tle(sgc, q->targetList);
+                        TargetEntry* junk = makeTargetEntry(
+                            static_cast<Expr*>(copyObjectImpl(kte->expr)),
+                            static_cast<AttrNumber>(list_length(tl) + 1), nullptr, true);
+                        junk->ressortgroupref = sgc->tleSortGroupRef;
+                        tl = lappend(tl, junk);
+                        group = lappend(group, copyObjectImpl(sgc));
+                    }
+                }
+                a->targetList = tl;
+                a->groupClause = group;
+                a->groupingSets = NIL;
+                a->groupDistinct = false;
+                a->sortClause = NIL;
+                if (a->havingQual != nullptr) {
+                    a->havingQual = arm_mutator(a->havingQual, &c);
+                } else if (group == NIL && !a->hasAggs) {
+                    a->havingQual = reinterpret_cast<Node*>(makeBoolConst(true, false));  // one row
+                }
+                return pg_get_querydef(a, false);
+            }));
+        });
+        out += (out.empty() ? "" : " UNION ALL ") + arm;
+    }
+    return out;
+}
+
 void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan) {
     GroupingSets sets = grouping_sets_of(q, kMaxGroupingSets);
     const int n = list_length(q->groupClause);

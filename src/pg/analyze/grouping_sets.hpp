@@ -59,6 +59,22 @@ std::string grouping_sets_blocker(Query* q, int limit, bool* over_limit);
 // __pgt_gset to q (call after every other analysis step, before deparsing).
 void append_grouping_set_column(Query* q);
 
+// Whether q's grouping sets include the empty one (a grand total, which
+// DIFFERENTIAL recomputes from every row when anything changed).
+bool has_empty_grouping_set(Query* q);
+inline constexpr const char* kEmptySetReason =
+    "the empty grouping set (the grand total) over all rows";
+
+// A branch selecting the n grouping expressions (__pgt_k1..n) turned into
+// one row per set: its projection (absent expressions NULL) and the set
+// value as __pgt_k<n+1>.
+std::string each_grouping_set(const std::string& branch, std::size_t n,
+                              const std::vector<uint32_t>& sets);
+
+// q (with the hidden set column) as the UNION ALL of one plain GROUP BY
+// per set, deparsed.
+std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets);
+
 // Fills scan.grouping_keys and scan.grouping_arms of a single-table query
 // whose sets are kKeyed (deparsed over kScanAlias, the table relid).
 void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan);

@@ -4,6 +4,8 @@
 // resolution are the query's own.
 #include "pg/analyze/join_region.hpp"
 
+#include "pg/analyze/grouping_sets.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -645,7 +647,14 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     if (!check_functions(q, out)) {
         return true;
     }
-    std::vector<TargetEntry*> keys = key_entries(q, out.identity.key_columns);
+    // Grouping sets: branches select the grouping expressions, then every
+    // set's projection of them (the hidden set column is the last key).
+    const bool gsets = has_grouping_set_column(out);
+    std::vector<int> key_columns = out.identity.key_columns;
+    if (gsets) {
+        key_columns.pop_back();
+    }
+    std::vector<TargetEntry*> keys = key_entries(q, key_columns);
     for (TargetEntry* te : keys) {
         Oid type = exprType(reinterpret_cast<Node*>(te->expr));
         region.key_filtered.push_back(!unmatchable_type(type).has_value());
@@ -657,7 +666,11 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
                                          pull_varnos(nullptr, reinterpret_cast<Node*>(te->expr)));
                 });
         }
-        region.key_nullable.push_back(padded || nullable(q, te->expr));
+        region.key_nullable.push_back(gsets || padded || nullable(q, te->expr));
+    }
+    if (gsets) {
+        region.key_filtered.push_back(true);
+        region.key_nullable.push_back(false);
     }
     // New rows: one table's after-images, the others as they are now. Old
     // rows: every non-empty set of tables read from their before-images.
@@ -758,18 +771,28 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     for (const std::string& states : all_states) {
         add(states);
     }
+    if (gsets) {
+        std::vector<uint32_t> sets = grouping_sets_of(q, kMaxGroupingSets).values;
+        for (ir::RegionBranch& b : region.branches) {
+            b.sql = each_grouping_set(b.sql, keys.size(), sets);
+        }
+        region.query = grouping_sets_union(q, sets);
+    }
     region.equi_attnums.resize(region.relids.size());
     QualsCtx ctx{&tables, &region};
     pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
     region.present = true;
     region.prefilters = region_prefilters(q, tables, region);
-    if (outer.empty()) {
+    if (outer.empty() && !gsets) {
         (void)algebraic_region(q, keys, keys_look_alike(q, out.identity.key_columns), tables,
                                region);
     }
     out.region = region;
     if (out.identity.domain == "synthetic" && !region.algebraic) {
         out.auto_full_reason = "the whole aggregate without GROUP BY";
+    }
+    if (gsets && has_empty_grouping_set(q)) {
+        out.auto_full_reason = kEmptySetReason;
     }
     return true;
 }

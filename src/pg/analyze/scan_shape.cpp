@@ -696,11 +696,6 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     if (q->groupingSets != NIL) {
         out.differential_blocker =
             grouping_sets_blocker(q, g_max_grouping_set_branches, &out.blocker_is_limit);
-        if (out.differential_blocker.empty() &&
-            (list_length(q->rtable) != 1 ||
-             static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind != RTE_RELATION)) {
-            out.differential_blocker = "GROUPING SETS, CUBE or ROLLUP over a join or a subquery";
-        }
         if (!out.differential_blocker.empty()) {
             return;
         }
@@ -734,11 +729,8 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     if (q->groupingSets != NIL) {
         out.scan.grouped = false;  // one arm per set instead
         derive_scan_grouping_sets(q, rte->relid, out.scan);
-        for (const ir::GroupingSetArm& arm : out.scan.grouping_arms) {
-            if (arm.grouping + 1 == (1U << out.scan.grouping_keys.size())) {
-                out.auto_full_reason =
-                    "the empty grouping set (the grand total) over the whole table";
-            }
+        if (has_empty_grouping_set(q)) {
+            out.auto_full_reason = kEmptySetReason;
         }
     }
 }

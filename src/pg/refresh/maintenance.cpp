@@ -157,9 +157,12 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         r.sources[order[w].second].window = static_cast<int>(w);
     }
     r.branches = q.region.branches;
-    r.query = q.effective;
+    r.query = q.region.query.empty() ? q.effective : q.region.query;
     for (const OutputColumn& c : q.columns) {
         r.outputs.push_back(quote_ident(c.name));
+    }
+    if (has_grouping_set_column(q)) {
+        r.outputs.push_back(kGroupingSetColumn);
     }
     r.key_nullable = q.region.key_nullable;
     r.key_filtered = q.region.key_filtered;
