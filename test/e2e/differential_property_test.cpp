@@ -1,9 +1,11 @@
 // Property test for DIFFERENTIAL refresh: random supported queries (projections,
 // predicates with NULLs, COALESCE, CASE; GROUP BY and DISTINCT; a third
-// aggregates kept algebraically) over four source shapes, random DML
-// batches (key changes, upserts, duplicates, rollbacks, savepoints, refreshes
-// inside the writing transaction), a refresh and the oracle after each batch.
+// aggregates kept algebraically; GROUPING SETS, ROLLUP and CUBE) over four
+// source shapes, random DML batches (key changes, upserts, duplicates,
+// rollbacks, savepoints, refreshes inside the writing transaction), a
+// refresh and the oracle after each batch.
 // Invariant: the printed seed decides everything; PGT_PROPERTY_SEED replays it.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -204,9 +206,142 @@ std::string random_algebraic_query(Rng& r, const std::string& table,
     return q;
 }
 
-// An algebraic aggregate query (35%), else grouped with any aggregate
-// (30%), SELECT DISTINCT (15% of the rest) or a plain projection.
+// A grouping-sets key: few values, NULL where its column is NULL (a real
+// NULL group next to the NULL of a rolled-up key); a bare int column now
+// and then, so one key can be part of another (v and v % 3).
+std::string grouping_sets_key(Rng& r, const Column& c) {
+    const std::string& x = c.name;
+    switch (c.kind) {
+        case Kind::Int:
+            return r.pick(std::vector<std::string>{"(" + x + " % 3)", "(" + x + " % 4)",
+                                                   "(" + x + " > 20)", "(" + x + " / 20)",
+                                                   "nullif(" + x + " % 3, 0)", x});
+        case Kind::Text:
+            return r.pick(std::vector<std::string>{x, "left(" + x + ", 1)", "length(" + x + ")",
+                                                   "upper(" + x + ")"});
+        case Kind::Numeric:
+            return r.pick(std::vector<std::string>{"(" + x + " > 10)", "round(" + x + " / 50)"});
+        case Kind::Ts:
+            return r.pick(std::vector<std::string>{"(" + x + " > '2026-03-01 00:00:00+00')",
+                                                   "(" + x + " < '2026-06-01 00:00:00+00')"});
+    }
+    return x;
+}
+
+// The GROUP BY of a grouping-sets query over keys g (referred to by
+// ordinal now and then): ROLLUP, CUBE, an explicit list of distinct sets
+// covering every key (with or without ()), a key before a ROLLUP or CUBE,
+// or GROUP BY DISTINCT over sets that repeat.
+std::string grouping_sets_clause(Rng& r, const std::vector<std::string>& g) {
+    const int n = static_cast<int>(g.size());
+    auto list = [&](int from, int to) {
+        std::string s;
+        for (int i = from; i < to; i++) {
+            s += (i > from ? ", " : "") + g[static_cast<size_t>(i)];
+        }
+        return s;
+    };
+    switch (n == 1 ? r.range(0, 2) : r.range(0, 5)) {
+        case 0:
+            return "ROLLUP (" + list(0, n) + ")";
+        case 1:
+            return "CUBE (" + list(0, n) + ")";
+        case 2:
+        case 3: {
+            std::vector<std::string> sets;
+            int covered = 0;
+            auto add = [&](const std::string& set) {
+                sets.insert(sets.begin() + r.range(0, static_cast<int>(sets.size())), set);
+            };
+            for (int mask = (1 << n) - 2; mask > 0; mask--) {
+                if (r.chance(50)) {
+                    std::string set;
+                    for (int i = 0; i < n; i++) {
+                        if ((mask >> i) & 1) {
+                            set += (set.empty() ? "" : ", ") + g[static_cast<size_t>(i)];
+                        }
+                    }
+                    add("(" + set + ")");
+                    covered |= mask;
+                }
+            }
+            if (covered != (1 << n) - 1 || r.chance(50)) {
+                add("(" + list(0, n) + ")");  // every key in some set
+            }
+            if (r.chance(40)) {
+                add("()");
+            }
+            std::string s;
+            for (size_t i = 0; i < sets.size(); i++) {
+                s += (i ? ", " : "") + sets[i];
+            }
+            return "GROUPING SETS (" + s + ")";
+        }
+        case 4:
+            return g[0] + ", " + (r.chance(50) ? "ROLLUP (" : "CUBE (") + list(1, n) + ")";
+        default:
+            return n == 2 ? "DISTINCT " + g[0] + ", ROLLUP (" + list(0, n) + ")"
+                          : "DISTINCT ROLLUP (" + g[0] + ", " + g[1] + "), ROLLUP (" + g[0] + ", " +
+                                g[2] + ")";
+    }
+}
+
+// SELECT keys, aggregates [, GROUPING(...)] FROM t [WHERE p] GROUP BY
+// <grouping sets> [HAVING h]: every key selected, no set twice.
+std::string random_grouping_sets_query(Rng& r, const std::string& table,
+                                       const std::vector<Column>& cols) {
+    std::vector<std::string> keys, refs, items;
+    const int n = r.range(1, 3);
+    const bool by_ordinal = r.chance(25);
+    for (int tries = 0; static_cast<int>(keys.size()) < n && tries < 20; tries++) {
+        std::string k = grouping_sets_key(r, r.pick(cols));
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+            items.push_back(k + " AS k" + std::to_string(keys.size()));
+            refs.push_back(by_ordinal ? std::to_string(keys.size() + 1) : k);
+            keys.push_back(k);
+        }
+    }
+    for (int i = r.range(1, 3); i > 0; i--) {
+        std::string a = r.chance(70) ? aggregate(r, r.pick(cols), cols)
+                                     : algebraic_aggregate(r, r.pick(cols), cols);
+        items.push_back(a + " AS a" + std::to_string(i));
+    }
+    auto grouping = [&] {
+        std::string args = r.pick(keys);
+        if (keys.size() > 1 && r.chance(50)) {
+            args = keys.front() + ", " + keys.back();
+        }
+        return "GROUPING(" + args + ")";
+    };
+    if (r.chance(40)) {
+        items.push_back(grouping() + " AS g");
+    }
+    std::string q = "SELECT ";
+    for (size_t i = 0; i < items.size(); i++) {
+        q += (i ? ", " : "") + items[i];
+    }
+    q += " FROM " + table;
+    if (r.chance(50)) {
+        q += " WHERE " + predicate(r, cols, r.range(0, 1));
+    }
+    q += " GROUP BY " + grouping_sets_clause(r, refs);
+    if (r.chance(35)) {
+        const std::string& k = r.pick(keys);
+        q += r.pick(std::vector<std::string>{
+            " HAVING count(*) > 1", " HAVING " + grouping() + " > 0 OR count(*) > 2",
+            " HAVING " + k + " IS NULL OR count(*) < 3",
+            " HAVING " + aggregate(r, r.pick(cols), cols) + " IS NOT NULL"});
+    }
+    return q;
+}
+
+// Grouping sets (18%), an algebraic aggregate query (35% of the rest),
+// else grouped with any aggregate (30%), SELECT DISTINCT (15% of the rest)
+// or a plain projection.
 std::string random_query(Rng& r, const std::string& table, const std::vector<Column>& cols) {
+    if (r.chance(18)) {
+        return random_grouping_sets_query(r, table, cols);
+    }
     if (r.chance(35)) {
         return random_algebraic_query(r, table, cols);
     }
@@ -506,7 +641,8 @@ protected:
             }
         }
         std::cout << src.table << ": " << done << " cycles, " << next_id_ << " stream tables ("
-                  << algebraic_ << " algebraic)" << std::endl;
+                  << algebraic_ << " algebraic, " << grouping_sets_ << " grouping sets)"
+                  << std::endl;
     }
 
 private:
@@ -523,6 +659,8 @@ private:
         }
         st.history_rows = 1;  // the initial FULL at creation
         algebraic_ += algebraic_storage(*db, st.name) ? 1 : 0;
+        grouping_sets_ += grouping_set_storage(*db, st.name) ? 1 : 0;
+        if (std::getenv("GSPROP_DEBUG")) std::cout << "QUERY " << st.name << ": " << st.query << std::endl;
         return st;
     }
 
@@ -593,7 +731,8 @@ private:
     }
 
     int next_id_ = 0;
-    int algebraic_ = 0;  // stream tables whose aggregates are kept algebraically
+    int algebraic_ = 0;      // stream tables whose aggregates are kept algebraically
+    int grouping_sets_ = 0;  // stream tables over GROUPING SETS, ROLLUP or CUBE
 };
 
 TEST_F(DifferentialProperty, keyed_int_primary_key) {

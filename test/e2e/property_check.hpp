@@ -85,14 +85,24 @@ inline StreamTable create_checked(Conn& db, const std::string& name, const std::
     return st;
 }
 
+// Whether st's storage has the hidden column `column`.
+inline bool hidden_column(Conn& db, const std::string& st, const std::string& column) {
+    return db.scalar(
+               "SELECT count(*) FROM pg_attribute WHERE attrelid = $1::regclass "
+               "AND attname = $2 AND NOT attisdropped",
+               {st, column}) == "1";
+}
+
 // Whether st's storage keeps its aggregates algebraically (a hidden
 // __pgt_count column): what share of its stream tables a property test
 // sends down that path.
 inline bool algebraic_storage(Conn& db, const std::string& st) {
-    return db.scalar(
-               "SELECT count(*) FROM pg_attribute WHERE attrelid = $1::regclass "
-               "AND attname = '__pgt_count' AND NOT attisdropped",
-               {st}) == "1";
+    return hidden_column(db, st, "__pgt_count");
+}
+
+// Whether st's rows are told apart by a grouping-set column (__pgt_gset).
+inline bool grouping_set_storage(Conn& db, const std::string& st) {
+    return hidden_column(db, st, "__pgt_gset");
 }
 
 inline void check_history(Conn& db, const StreamTable& st) {

@@ -262,7 +262,7 @@ bool has_grouping_set_column(const AnalyzedQuery& q) {
            k.back() == static_cast<int>(q.columns.size());
 }
 
-AnalyzedQuery analyze_defining_query(const std::string& sql) {
+AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     AnalyzedQuery out;
     out.original = sql;
     RawStmt* raw = parse_single_select(sql);
@@ -270,6 +270,11 @@ AnalyzedQuery analyze_defining_query(const std::string& sql) {
         return pg_call(
             [&] { return parse_analyze_fixedparams(raw, sql.c_str(), nullptr, 0, nullptr); });
     });
+    // A stored effective query (re-analyzed by alter) already selects the
+    // hidden grouping-set column: it is derived again below.
+    if (stored) {
+        drop_grouping_set_column(q);
+    }
     WalkState st{Problem::kNone, InvalidOid, NIL};
     collect_sources(q, &st);
     if (st.problem != Problem::kNone) {

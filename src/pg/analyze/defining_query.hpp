@@ -123,7 +123,9 @@ struct AnalyzedQuery {
     RegionShape region;                   // or this, for other inner joins
 };
 
-AnalyzedQuery analyze_defining_query(const std::string& sql);
+// stored: sql is a stream table's effective query (which selects the
+// hidden grouping-set column; user queries may not name it).
+AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored = false);
 
 // Output column i of q; i == q.columns.size() is the hidden grouping-set
 // column (int4) of a grouping-sets query.

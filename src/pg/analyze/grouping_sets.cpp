@@ -173,6 +173,17 @@ void append_grouping_set_column(Query* q) {
     });
 }
 
+void drop_grouping_set_column(Query* q) {
+    if (q->groupingSets == NIL || q->targetList == NIL) {
+        return;
+    }
+    TargetEntry* last = static_cast<TargetEntry*>(llast(q->targetList));
+    if (!last->resjunk && last->resname != nullptr &&
+        strcmp(last->resname, kGroupingSetColumn) == 0 && IsA(last->expr, GroupingFunc)) {
+        q->targetList = pg_call([&] { return list_delete_last(q->targetList); });
+    }
+}
+
 bool has_empty_grouping_set(Query* q) {
     const int n = list_length(q->groupClause);
     for (uint32_t v : grouping_sets_of(q, kMaxGroupingSets).values) {

@@ -75,6 +75,10 @@ std::string each_grouping_set(const std::string& branch, std::size_t n,
 // per set, deparsed.
 std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets);
 
+// Removes the hidden column appended by append_grouping_set_column (a
+// GROUPING() named __pgt_gset, last in the select list), if present.
+void drop_grouping_set_column(Query* q);
+
 // Fills scan.grouping_keys and scan.grouping_arms of a single-table query
 // whose sets are kKeyed (deparsed over kScanAlias, the table relid).
 void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan);

@@ -352,7 +352,8 @@ void alter_stream_table(const Args& a) {
     if (query) {
         q = replace_query(spi, row, *query);
     } else {
-        q = with_pinned_search_path([&] { return analyze_defining_query(row.effective_query); });
+        q = with_pinned_search_path(
+            [&] { return analyze_defining_query(row.effective_query, true); });
     }
     ResolvedMode mode = resolve_mode(mode_text.value_or(row.requested_mode), *q);
     row.requested_mode = mode.requested;
