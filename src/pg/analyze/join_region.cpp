@@ -29,6 +29,8 @@ extern "C" {
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
+#include "rewrite/rewriteManip.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -46,6 +48,7 @@ namespace {
 struct RegionTable {
     std::vector<Index> path;
     std::size_t source;  // index into RegionShape::relids
+    int sublink = -1;    // the WHERE subquery (where_sublinks index) it is in; -1: the query's FROM
 };
 
 // A LEFT or RIGHT join of the top-level FROM whose nullable side is one
@@ -186,6 +189,107 @@ JoinExpr** find_outer_join(Node** slot, Index nullable) {
     return nullptr;
 }
 
+// A conjunct of WHERE that is EXISTS (subquery), x IN (subquery), or the
+// NOT of one.
+struct WhereSubLink {
+    SubLink* link;
+    bool negated;
+};
+
+// conj as such a conjunct; nothing otherwise. IN needs one column
+// compared with `=`.
+std::optional<WhereSubLink> as_where_sublink(Node* conj) {
+    bool negated = false;
+    if (IsA(conj, BoolExpr) && castNode(BoolExpr, conj)->boolop == NOT_EXPR) {
+        conj = static_cast<Node*>(linitial(castNode(BoolExpr, conj)->args));
+        negated = true;
+    }
+    if (!IsA(conj, SubLink)) {
+        return std::nullopt;
+    }
+    SubLink* s = castNode(SubLink, conj);
+    if (s->subLinkType == EXISTS_SUBLINK) {
+        return WhereSubLink{s, negated};
+    }
+    if (s->subLinkType != ANY_SUBLINK || s->testexpr == nullptr || !IsA(s->testexpr, OpExpr)) {
+        return std::nullopt;
+    }
+    OpExpr* op = castNode(OpExpr, s->testexpr);
+    if (list_length(op->args) != 2 || !IsA(lsecond(op->args), Param) ||
+        checkExprHasSubLink(static_cast<Node*>(linitial(op->args)))) {
+        return std::nullopt;
+    }
+    char* name = get_opname(op->opno);  // a cache lookup: NULL when missing, never an error
+    if (name == nullptr || strcmp(name, "=") != 0) {
+        return std::nullopt;
+    }
+    return WhereSubLink{s, negated};
+}
+
+// The WHERE conjuncts of q, in order (pointers into q's own tree).
+List* where_conjuncts(Query* q) {
+    return q->jointree->quals == nullptr ? NIL : pg_call([&] {
+        return make_ands_implicit(reinterpret_cast<Expr*>(q->jointree->quals));
+    });
+}
+
+std::vector<WhereSubLink> where_sublinks(Query* q) {
+    std::vector<WhereSubLink> out;
+    ListCell* lc;
+    foreach (lc, where_conjuncts(q)) {
+        if (std::optional<WhereSubLink> w = as_where_sublink(static_cast<Node*>(lfirst(lc)))) {
+            out.push_back(*w);
+        }
+    }
+    return out;
+}
+
+bool count_sublinks(Node* n, void* ctx) {
+    if (n == nullptr) {
+        return false;
+    }
+    if (IsA(n, SubLink)) {
+        (*static_cast<int*>(ctx))++;
+    }
+    if (IsA(n, Query)) {
+        return false;  // a subquery's own subqueries are judged with it
+    }
+    return expression_tree_walker(
+        n, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(count_sublinks)), ctx);
+}
+
+// Why a WHERE subquery cannot be followed by a region ("" when it can):
+// a plain SELECT over tables and inner joins, correlated to the query at
+// most one level up; for IN, GROUP BY/HAVING only when the selected
+// expression is a grouping key (a changed row then changes its own group
+// only).
+std::string subquery_blocker(const WhereSubLink& w) {
+    Query* s = castNode(Query, w.link->subselect);
+    if (s->setOperations != nullptr || s->cteList != NIL || s->hasWindowFuncs || s->hasTargetSRFs ||
+        s->hasSubLinks || s->limitCount != nullptr || s->limitOffset != nullptr ||
+        s->rowMarks != NIL || s->groupingSets != NIL || s->hasDistinctOn) {
+        return "a subquery in WHERE with set operations, WITH, window functions, LIMIT, "
+               "GROUPING SETS or subqueries of its own";
+    }
+    if (outer_join(reinterpret_cast<Node*>(s->jointree)) != nullptr) {
+        return "a subquery in WHERE with an outer join";
+    }
+    if (s->hasAggs || s->groupClause != NIL || s->havingQual != nullptr) {
+        if (w.link->subLinkType != ANY_SUBLINK || s->groupClause == NIL) {
+            return "EXISTS over an aggregate, or IN over an aggregate without GROUP BY";
+        }
+        TargetEntry* te = static_cast<TargetEntry*>(linitial(s->targetList));
+        bool key = te->ressortgroupref != 0 && pg_call([&] {
+                       return get_sortgroupref_clause_noerr(te->ressortgroupref, s->groupClause) !=
+                              nullptr;
+                   });
+        if (!key) {
+            return "IN over a subquery whose selected expression is not a grouping key";
+        }
+    }
+    return "";
+}
+
 // How one branch treats an outer join.
 enum class Padding {
     kKeep,       // as written (LEFT/RIGHT)
@@ -194,16 +298,77 @@ enum class Padding {
     kPreserved,  // ON false: the preserved rows, all padded
 };
 
+// A WHERE subquery's condition in a branch that reads its tables'
+// images: which outer rows a changed subquery row can concern. EXISTS and
+// NOT EXISTS: those it correlates with; IN: those whose value it selects
+// (without the subquery's GROUP BY/HAVING: the changed row's group);
+// NOT IN also every row when the changed row selects NULL, and rows whose
+// own value is NULL (both flip when the subquery's result does). Runs
+// under pg_call; changes w's subquery.
+Node* images_condition(const WhereSubLink& w) {
+    Query* sub = castNode(Query, w.link->subselect);
+    sub->groupClause = NIL;
+    sub->havingQual = nullptr;
+    sub->hasAggs = false;
+    sub->distinctClause = NIL;
+    sub->sortClause = NIL;
+    if (w.link->subLinkType == EXISTS_SUBLINK || !w.negated) {
+        return reinterpret_cast<Node*>(w.link);
+    }
+    Query* nulls = static_cast<Query*>(copyObjectImpl(sub));
+    TargetEntry* te = static_cast<TargetEntry*>(linitial(nulls->targetList));
+    NullTest* selected_null = makeNode(NullTest);
+    selected_null->arg = static_cast<Expr*>(copyObjectImpl(te->expr));
+    selected_null->nulltesttype = IS_NULL;
+    selected_null->argisrow = false;
+    selected_null->location = -1;
+    nulls->jointree->quals =
+        nulls->jointree->quals == nullptr
+            ? reinterpret_cast<Node*>(selected_null)
+            : reinterpret_cast<Node*>(
+                  makeBoolExpr(AND_EXPR, list_make2(nulls->jointree->quals, selected_null), -1));
+    SubLink* any_null = makeNode(SubLink);
+    any_null->subLinkType = EXISTS_SUBLINK;
+    any_null->subLinkId = 0;
+    any_null->testexpr = nullptr;
+    any_null->operName = NIL;
+    any_null->subselect = reinterpret_cast<Node*>(nulls);
+    any_null->location = -1;
+    NullTest* own_null = makeNode(NullTest);
+    own_null->arg =
+        static_cast<Expr*>(copyObjectImpl(linitial(castNode(OpExpr, w.link->testexpr)->args)));
+    own_null->nulltesttype = IS_NULL;
+    own_null->argisrow = false;
+    own_null->location = -1;
+    return reinterpret_cast<Node*>(
+        makeBoolExpr(OR_EXPR, list_make3(w.link, any_null, own_null), -1));
+}
+
 // The defining query's FROM/WHERE selecting the key expressions, with the
 // tables marked 'o' / 'n' read from their before- / after-images and the
 // outer joins treated as `padding` says (one entry per outer join).
 std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                            const std::vector<RegionTable>& tables, const std::string& states,
                            const std::vector<OuterJoin>& outer = {},
-                           const std::vector<Padding>& padding = {}) {
+                           const std::vector<Padding>& padding = {},
+                           const std::string& sublinks = "") {
     return with_pinned_search_path([&] {
         return std::string(pg_call([&] {
             Query* c = static_cast<Query*>(copyObjectImpl(q));
+            // WHERE subqueries: each 't' (the conjunct becomes true: a
+            // superset) or 'i' (its tables marked below read images).
+            std::vector<Query*> subqueries;
+            List* conjuncts = NIL;
+            if (!sublinks.empty()) {
+                conjuncts = make_ands_implicit(reinterpret_cast<Expr*>(c->jointree->quals));
+                ListCell* lc;
+                foreach (lc, conjuncts) {
+                    if (std::optional<WhereSubLink> w =
+                            as_where_sublink(static_cast<Node*>(lfirst(lc)))) {
+                        subqueries.push_back(castNode(Query, w->link->subselect));
+                    }
+                }
+            }
             List* tl = NIL;
             for (std::size_t k = 0; k < keys.size(); k++) {
                 Node* e = static_cast<Node*>(copyObjectImpl(keys[k]->expr));
@@ -243,7 +408,9 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 if (states[i] == 'c') {
                     continue;
                 }
-                Query* level = c;
+                Query* level = tables[i].sublink < 0
+                                   ? c
+                                   : subqueries.at(static_cast<std::size_t>(tables[i].sublink));
                 for (std::size_t d = 0; d + 1 < tables[i].path.size(); d++) {
                     level = rt_fetch(tables[i].path[d], level->rtable)->subquery;
                 }
@@ -254,6 +421,22 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 rte->ctename = pstrdup(name.c_str());
                 rte->ctelevelsup = 0;
                 rte->self_reference = false;
+            }
+            if (!sublinks.empty()) {
+                List* conj = NIL;
+                std::size_t k = 0;
+                ListCell* lc;
+                foreach (lc, conjuncts) {
+                    Node* n = static_cast<Node*>(lfirst(lc));
+                    std::optional<WhereSubLink> w = as_where_sublink(n);
+                    if (!w) {
+                        conj = lappend(conj, n);
+                    } else if (sublinks[k++] == 'i') {
+                        conj = lappend(conj, images_condition(*w));
+                    }
+                }
+                c->jointree->quals =
+                    conj == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(conj));
             }
             return pg_get_querydef(c, false);
         }));
@@ -419,7 +602,7 @@ const char* derived_table_blocker(const RangeTblEntry* rte) {
 // The tables of q's FROM, through derived tables; false (with the blocker
 // set) when a FROM item is neither a table nor such a derived table.
 bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<RegionTable>& tables,
-                    RegionShape& region, AnalyzedQuery& out) {
+                    RegionShape& region, AnalyzedQuery& out, int sublink = -1) {
     ListCell* lc;
     Index rtindex = 0;
     foreach (lc, q->rtable) {
@@ -436,7 +619,7 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
                 return false;
             }
             if (!check_functions(rte->subquery, out) ||
-                !collect_tables(rte->subquery, path, tables, region, out)) {
+                !collect_tables(rte->subquery, path, tables, region, out, sublink)) {
                 return false;
             }
             continue;
@@ -466,7 +649,7 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
             }
         }
         std::sort(cols.begin(), cols.end());
-        tables.push_back({path, source});
+        tables.push_back({path, source, sublink});
     }
     return true;
 }
@@ -582,10 +765,9 @@ void filtering_quals(Node* n, std::vector<Node*>& out) {
 // Per source, the conditions its change images must meet to reach any
 // output row (tables read once at the top level only).
 std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTable>& tables,
-                                           const RegionShape& region) {
+                                           const RegionShape& region,
+                                           const std::vector<WhereSubLink>& sublinks) {
     std::vector<std::string> out(region.relids.size());
-    std::vector<Node*> quals;
-    filtering_quals(reinterpret_cast<Node*>(q->jointree), quals);
     for (std::size_t s = 0; s < region.relids.size(); s++) {
         const RegionTable* only = nullptr;
         int uses = 0;
@@ -598,6 +780,14 @@ std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTab
         if (uses != 1 || only->path.size() != 1) {
             continue;
         }
+        // A table of a WHERE subquery: that subquery's own conditions.
+        Query* level =
+            only->sublink < 0
+                ? q
+                : castNode(Query,
+                           sublinks.at(static_cast<std::size_t>(only->sublink)).link->subselect);
+        std::vector<Node*> quals;
+        filtering_quals(reinterpret_cast<Node*>(level->jointree), quals);
         for (Node* qual : quals) {
             std::string p = image_prefilter(qual, only->path[0], region.relids[s]);
             if (!p.empty()) {
@@ -609,6 +799,16 @@ std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTab
 }
 
 }  // namespace
+
+bool where_sublinks_only(Query* q) {
+    int all = 0;
+    pg_call([&] {
+        (void)count_sublinks(reinterpret_cast<Node*>(q->targetList), &all);
+        (void)count_sublinks(reinterpret_cast<Node*>(q->jointree), &all);
+        (void)count_sublinks(q->havingQual, &all);
+    });
+    return static_cast<std::size_t>(all) == where_sublinks(q).size();
+}
 
 bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     std::vector<OuterJoin> outer;
@@ -630,6 +830,24 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     if (!collect_tables(q, {}, tables, region, out)) {
         return true;
     }
+    // WHERE subqueries: their tables join the region (sublink k's tables
+    // read images only in the branches for sublink k).
+    std::vector<WhereSubLink> sublinks = where_sublinks(q);
+    if (!sublinks.empty() && !outer.empty()) {
+        out.differential_blocker = "a subquery in WHERE together with an outer join";
+        return true;
+    }
+    for (std::size_t k = 0; k < sublinks.size(); k++) {
+        std::string b = subquery_blocker(sublinks[k]);
+        Query* sub = castNode(Query, sublinks[k].link->subselect);
+        if (!b.empty()) {
+            out.differential_blocker = b;
+            return true;
+        }
+        if (!collect_tables(sub, {}, tables, region, out, static_cast<int>(k))) {
+            return true;
+        }
+    }
     if (tables.size() > static_cast<std::size_t>(kMaxRegionTables)) {
         out.differential_blocker =
             "a join of more than " + std::to_string(kMaxRegionTables) + " tables";
@@ -640,7 +858,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         return true;
     }
     if (out.identity.domain != "group_key" && out.identity.domain != "keyless_row" &&
-        out.identity.domain != "synthetic") {
+        out.identity.domain != "synthetic" && out.identity.domain != "scan_key") {
         out.differential_blocker = "a join whose rows have no identity key";
         return true;
     }
@@ -712,10 +930,10 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         }
         return ways;
     };
-    auto add = [&](const std::string& states) {
+    auto add = [&](const std::string& states, const std::string& modes) {
         auto push = [&](const std::vector<Padding>& padding) {
             ir::RegionBranch b;
-            b.sql = deparse_branch(q, keys, tables, states, outer, padding);
+            b.sql = deparse_branch(q, keys, tables, states, outer, padding, modes);
             for (std::size_t i = 0; i < n; i++) {
                 uint64_t bit = uint64_t{1} << tables[i].source;
                 b.old_sources |= states[i] == 'o' ? bit : 0;
@@ -740,19 +958,43 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
             }
         }
     };
-    std::vector<std::string> all_states;
-    for (std::size_t i = 0; i < n; i++) {
-        all_states.emplace_back(n, 'c');
-        all_states.back()[i] = 'n';
-    }
-    for (std::size_t mask = 1; mask < (std::size_t{1} << n); mask++) {
-        std::string states(n, 'c');
+    // Per group of tables (the query's FROM, then each WHERE subquery's):
+    // the states over that group's tables, the others as they are now. An
+    // output row of either state whose FROM rows changed is found by the
+    // first group's branches with every subquery condition dropped (true);
+    // a row whose FROM rows did not change but whose subquery result may
+    // have is found by the subquery's branches (its tables' images in it,
+    // the other subquery conditions dropped).
+    std::vector<std::string> all_states, all_modes;
+    for (int group = -1; group < static_cast<int>(sublinks.size()); group++) {
+        std::vector<std::size_t> members;
         for (std::size_t i = 0; i < n; i++) {
-            if (mask & (std::size_t{1} << i)) {
-                states[i] = 'o';
+            if (tables[i].sublink == group) {
+                members.push_back(i);
             }
         }
-        all_states.push_back(states);
+        std::string modes(sublinks.size(), 't');
+        if (group >= 0) {
+            modes[static_cast<std::size_t>(group)] = 'i';
+        }
+        for (std::size_t i : members) {
+            all_states.emplace_back(n, 'c');
+            all_states.back()[i] = 'n';
+            all_modes.push_back(modes);
+        }
+        if (members.size() >= 63) {
+            break;  // (bounded by kMaxRegionTables below)
+        }
+        for (std::size_t mask = 1; mask < (std::size_t{1} << members.size()); mask++) {
+            std::string states(n, 'c');
+            for (std::size_t m = 0; m < members.size(); m++) {
+                if (mask & (std::size_t{1} << m)) {
+                    states[members[m]] = 'o';
+                }
+            }
+            all_states.push_back(states);
+            all_modes.push_back(modes);
+        }
     }
     std::size_t count = 0;
     for (const std::string& states : all_states) {
@@ -768,8 +1010,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
                                    "; fewer tables or outer joins)";
         return true;
     }
-    for (const std::string& states : all_states) {
-        add(states);
+    for (std::size_t b = 0; b < all_states.size(); b++) {
+        add(all_states[b], all_modes[b]);
     }
     if (gsets) {
         std::vector<uint32_t> sets = grouping_sets_of(q, kMaxGroupingSets).values;
@@ -782,8 +1024,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     QualsCtx ctx{&tables, &region};
     pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
     region.present = true;
-    region.prefilters = region_prefilters(q, tables, region);
-    if (outer.empty() && !gsets) {
+    region.prefilters = region_prefilters(q, tables, region, sublinks);
+    if (outer.empty() && !gsets && sublinks.empty()) {
         (void)algebraic_region(q, keys, keys_look_alike(q, out.identity.key_columns), tables,
                                region);
     }

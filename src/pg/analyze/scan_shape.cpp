@@ -56,7 +56,8 @@ constexpr BlockRule kBlockers[] = {
      },
      "DISTINCT over aggregates or GROUP BY"},
     {[](const Query* q) { return q->hasTargetSRFs; }, "set-returning functions in the select list"},
-    {[](const Query* q) { return q->hasSubLinks; }, "subqueries in expressions"},
+    {[](const Query* q) { return q->hasSubLinks && !where_sublinks_only(const_cast<Query*>(q)); },
+     "subqueries in expressions (other than [NOT] EXISTS and [NOT] IN conditions of WHERE)"},
     {[](const Query* q) { return q->limitCount != nullptr || q->limitOffset != nullptr; },
      "LIMIT or OFFSET"},
 };
@@ -102,6 +103,11 @@ bool function_walker(Node* node, void* ctx) {
     if (node == nullptr) {
         return false;
     }
+    if (IsA(node, Query)) {  // a subquery in WHERE (EXISTS, IN)
+        return query_tree_walker(
+            castNode(Query, node),
+            reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(function_walker)), ctx, 0);
+    }
     (void)check_functions_in_node(node, note_function, ctx);
     return expression_tree_walker(
         node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(function_walker)), ctx);
@@ -137,16 +143,51 @@ void for_each_column_equality(Node* quals, const std::function<void(const Var*, 
     }
 }
 
+namespace {
+
+struct ColumnsRead {
+    Index varno;
+    Index levels;  // subqueries entered
+    Bitmapset* cols;
+};
+
+// Columns of ctx->varno read at the starting level, also from inside
+// subqueries (correlated references to it).
+bool columns_read_walker(Node* node, void* ctx) {
+    if (node == nullptr) {
+        return false;
+    }
+    auto* c = static_cast<ColumnsRead*>(ctx);
+    if (IsA(node, Var)) {
+        Var* v = castNode(Var, node);
+        if (v->varlevelsup == c->levels && static_cast<Index>(v->varno) == c->varno) {
+            c->cols = bms_add_member(c->cols, v->varattno - FirstLowInvalidHeapAttributeNumber);
+        }
+        return false;
+    }
+    auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(columns_read_walker));
+    if (IsA(node, Query)) {
+        c->levels++;
+        bool r = query_tree_walker(castNode(Query, node), walker, ctx, 0);
+        c->levels--;
+        return r;
+    }
+    return expression_tree_walker(node, walker, ctx);
+}
+
+}  // namespace
+
 // Columns of range-table entry rtindex (table relid) that q's own level
-// reads (all of them for a whole-row reference), ascending.
+// reads (all of them for a whole-row reference), ascending; references
+// from subqueries in q's expressions count.
 std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid) {
     std::vector<int> out;
     pg_call([&] {
-        Bitmapset* cols = nullptr;
-        const int varno = static_cast<int>(rtindex);
-        pull_varattnos((Node*)q->targetList, varno, &cols);
-        pull_varattnos((Node*)q->jointree, varno, &cols);
-        pull_varattnos(q->havingQual, varno, &cols);
+        ColumnsRead read{rtindex, 0, nullptr};
+        (void)columns_read_walker((Node*)q->targetList, &read);
+        (void)columns_read_walker((Node*)q->jointree, &read);
+        (void)columns_read_walker(q->havingQual, &read);
+        Bitmapset* cols = read.cols;
         bool whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols);
         Relation rel = relation_open(relid, AccessShareLock);
         TupleDesc desc = RelationGetDescr(rel);
@@ -706,7 +747,7 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = "DISTINCT ON an expression that is not in the select list";
         return;
     }
-    if (list_length(q->rtable) != 1 || q->hasDistinctOn ||
+    if (list_length(q->rtable) != 1 || q->hasDistinctOn || q->hasSubLinks ||
         static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind == RTE_SUBQUERY ||
         (out.identity.domain == "synthetic" && !scalar_algebraic(q))) {
         (void)derive_region_shape(q, out);
