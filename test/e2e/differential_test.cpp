@@ -635,8 +635,11 @@ const std::vector<Shape>& unsupported_shapes() {
         {"SELECT DISTINCT ON (name) id FROM t ORDER BY name, id", {"distinct on"}},
         {"SELECT id, row_number() OVER (ORDER BY id) AS rn FROM t", {"window"}},
         {"SELECT id FROM (SELECT id FROM t ORDER BY id LIMIT 5) sub", {"subquer"}},
-        {"SELECT id FROM t WHERE id IN (SELECT id FROM u) OR amount > 5", {"subquer"}},
-        {"SELECT id, (SELECT max(x) FROM u) AS m FROM t", {"subquer", "sublink"}},
+        {"SELECT id FROM t WHERE id IN (SELECT id FROM u WHERE x IN (SELECT x FROM u))",
+         {"subquer"}},
+        {"SELECT t.id FROM t JOIN u ON u.id = t.id AND EXISTS (SELECT 1 FROM u u2 WHERE u2.x = "
+         "u.x + 1)",
+         {"subquer"}},
         {"SELECT id FROM t ORDER BY id LIMIT 2", {"limit"}},
         {"SELECT id FROM t ORDER BY id OFFSET 1", {"offset", "limit"}},
         {"SELECT id FROM t UNION ALL SELECT id FROM u", {"union", "set operation"}},

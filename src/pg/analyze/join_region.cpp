@@ -23,6 +23,7 @@ extern "C" {
 #include "postgres.h"
 #include "access/relation.h"
 #include "access/htup_details.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_namespace.h"
@@ -35,6 +36,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -48,7 +50,7 @@ namespace {
 struct RegionTable {
     std::vector<Index> path;
     std::size_t source;  // index into RegionShape::relids
-    int sublink = -1;    // the WHERE subquery (where_sublinks index) it is in; -1: the query's FROM
+    int sublink = -1;    // the subquery (subquery_sites index) it is in; -1: the query's FROM
 };
 
 // A LEFT or RIGHT join of the top-level FROM whose nullable side is one
@@ -117,6 +119,37 @@ bool nullable(Query* q, Expr* e) {
         bool notnull = TupleDescAttr(RelationGetDescr(rel), v->varattno - 1)->attnotnull;
         relation_close(rel, AccessShareLock);
         return notnull;
+    });
+}
+
+// Whether e is a column of a table of q's FROM that leads one of its
+// indexes: a `= ANY (array)` filter on it is one index probe per element,
+// on another column it compares every row with every element.
+bool index_led(Query* q, Expr* e) {
+    if (!IsA(e, Var) || castNode(Var, e)->varlevelsup != 0 || castNode(Var, e)->varattno < 1) {
+        return false;
+    }
+    Var* v = castNode(Var, e);
+    RangeTblEntry* rte = rt_fetch(v->varno, q->rtable);
+    if (rte->rtekind != RTE_RELATION) {
+        return false;
+    }
+    return pg_call([&] {
+        Relation rel = relation_open(rte->relid, AccessShareLock);
+        List* indexes = RelationGetIndexList(rel);
+        bool led = false;
+        ListCell* lc;
+        foreach (lc, indexes) {
+            HeapTuple tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+            if (HeapTupleIsValid(tup)) {
+                Form_pg_index ix = reinterpret_cast<Form_pg_index>(GETSTRUCT(tup));
+                led = led || (ix->indisvalid && ix->indnkeyatts > 0 &&
+                              ix->indkey.values[0] == v->varattno);
+                ReleaseSysCache(tup);
+            }
+        }
+        relation_close(rel, AccessShareLock);
+        return led;
     });
 }
 
@@ -189,103 +222,149 @@ JoinExpr** find_outer_join(Node** slot, Index nullable) {
     return nullptr;
 }
 
-// A conjunct of WHERE that is EXISTS (subquery), x IN (subquery), or the
-// NOT of one.
-struct WhereSubLink {
+// A subquery in the query's expressions that a region follows: in a WHERE
+// conjunct (conjunct >= 0), or in the select list or HAVING (-1).
+// form 'i': the conjunct is exactly `x IN (it)`, 'n': `x NOT IN (it)`
+// (one column, `=`, a subquery whose selected values are its rows' own:
+// no LIMIT, window functions or DISTINCT ON, under GROUP BY a grouping
+// key); 'g': anything else (EXISTS, NOT EXISTS, scalar subqueries).
+struct SubquerySite {
     SubLink* link;
-    bool negated;
+    int conjunct;
+    char form;
 };
 
-// conj as such a conjunct; nothing otherwise. IN needs one column
-// compared with `=`.
-std::optional<WhereSubLink> as_where_sublink(Node* conj) {
-    bool negated = false;
-    if (IsA(conj, BoolExpr) && castNode(BoolExpr, conj)->boolop == NOT_EXPR) {
-        conj = static_cast<Node*>(linitial(castNode(BoolExpr, conj)->args));
-        negated = true;
+// Subqueries of an expression at this level (not inside subqueries).
+bool collect_links(Node* n, void* ctx) {
+    if (n == nullptr || IsA(n, Query)) {
+        return false;
     }
-    if (!IsA(conj, SubLink)) {
-        return std::nullopt;
+    if (IsA(n, SubLink)) {
+        List** links = static_cast<List**>(ctx);
+        *links = lappend(*links, n);
     }
-    SubLink* s = castNode(SubLink, conj);
-    if (s->subLinkType == EXISTS_SUBLINK) {
-        return WhereSubLink{s, negated};
-    }
-    if (s->subLinkType != ANY_SUBLINK || s->testexpr == nullptr || !IsA(s->testexpr, OpExpr)) {
-        return std::nullopt;
-    }
-    OpExpr* op = castNode(OpExpr, s->testexpr);
-    if (list_length(op->args) != 2 || !IsA(lsecond(op->args), Param) ||
-        checkExprHasSubLink(static_cast<Node*>(linitial(op->args)))) {
-        return std::nullopt;
-    }
-    char* name = get_opname(op->opno);  // a cache lookup: NULL when missing, never an error
-    if (name == nullptr || strcmp(name, "=") != 0) {
-        return std::nullopt;
-    }
-    return WhereSubLink{s, negated};
+    return expression_tree_walker(
+        n, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(collect_links)), ctx);
 }
 
-// The WHERE conjuncts of q, in order (pointers into q's own tree).
-List* where_conjuncts(Query* q) {
-    return q->jointree->quals == nullptr ? NIL : pg_call([&] {
-        return make_ands_implicit(reinterpret_cast<Expr*>(q->jointree->quals));
-    });
-}
-
-std::vector<WhereSubLink> where_sublinks(Query* q) {
-    std::vector<WhereSubLink> out;
+std::vector<SubLink*> links_of(Node* n) {
+    List* links = NIL;
+    pg_call([&] { (void)collect_links(n, &links); });
+    std::vector<SubLink*> out;
     ListCell* lc;
-    foreach (lc, where_conjuncts(q)) {
-        if (std::optional<WhereSubLink> w = as_where_sublink(static_cast<Node*>(lfirst(lc)))) {
-            out.push_back(*w);
-        }
+    foreach (lc, links) {
+        out.push_back(static_cast<SubLink*>(lfirst(lc)));
     }
     return out;
 }
 
-bool count_sublinks(Node* n, void* ctx) {
+// Whether sub's selected values are its rows' own (see SubquerySite).
+bool selects_row_values(Query* sub) {
+    if (sub->limitCount != nullptr || sub->limitOffset != nullptr || sub->hasWindowFuncs ||
+        sub->hasDistinctOn || sub->groupingSets != NIL || sub->hasTargetSRFs) {
+        return false;
+    }
+    if (!sub->hasAggs && sub->groupClause == NIL && sub->havingQual == nullptr) {
+        return true;
+    }
+    TargetEntry* te = static_cast<TargetEntry*>(linitial(sub->targetList));
+    return sub->groupClause != NIL && te->ressortgroupref != 0 &&
+           get_sortgroupref_clause_noerr(te->ressortgroupref, sub->groupClause) != nullptr;
+}
+
+// conj as `x [NOT] IN (subquery)` with a one-column `=`: the form, or 0.
+char in_form(Node* conj) {
+    char form = 'i';
+    if (IsA(conj, BoolExpr) && castNode(BoolExpr, conj)->boolop == NOT_EXPR) {
+        conj = static_cast<Node*>(linitial(castNode(BoolExpr, conj)->args));
+        form = 'n';
+    }
+    if (!IsA(conj, SubLink)) {
+        return 0;
+    }
+    SubLink* s = castNode(SubLink, conj);
+    if (s->subLinkType != ANY_SUBLINK || s->testexpr == nullptr || !IsA(s->testexpr, OpExpr)) {
+        return 0;
+    }
+    OpExpr* op = castNode(OpExpr, s->testexpr);
+    if (list_length(op->args) != 2 || !IsA(lsecond(op->args), Param) ||
+        checkExprHasSubLink(static_cast<Node*>(linitial(op->args)))) {
+        return 0;
+    }
+    char* name = get_opname(op->opno);  // a cache lookup: NULL when missing, never an error
+    if (name == nullptr || strcmp(name, "=") != 0 ||
+        !selects_row_values(castNode(Query, s->subselect))) {
+        return 0;
+    }
+    return form;
+}
+
+// The subqueries of q's WHERE conjuncts, select list and HAVING, in that
+// order (pointers into q's own tree; the same order for a copy of q).
+std::vector<SubquerySite> subquery_sites(Query* q) {
+    std::vector<SubquerySite> out;
+    if (q->jointree->quals != nullptr) {
+        int c = 0;
+        ListCell* lc;
+        List* conjuncts = pg_call(
+            [&] { return make_ands_implicit(reinterpret_cast<Expr*>(q->jointree->quals)); });
+        foreach (lc, conjuncts) {
+            Node* conj = static_cast<Node*>(lfirst(lc));
+            std::vector<SubLink*> links = links_of(conj);
+            char form = links.size() == 1 ? pg_call([&] { return in_form(conj); }) : 0;
+            for (SubLink* l : links) {
+                out.push_back({l, c, form != 0 ? form : 'g'});
+            }
+            c++;
+        }
+    }
+    for (SubLink* l : links_of(reinterpret_cast<Node*>(q->targetList))) {
+        out.push_back({l, -1, 'g'});
+    }
+    for (SubLink* l : links_of(q->havingQual)) {
+        out.push_back({l, -1, 'g'});
+    }
+    return out;
+}
+
+bool has_aggregate_of_upper_level(Node* n, void* ctx) {
     if (n == nullptr) {
         return false;
     }
-    if (IsA(n, SubLink)) {
-        (*static_cast<int*>(ctx))++;
+    int* levels = static_cast<int*>(ctx);
+    if (IsA(n, Aggref) && static_cast<int>(castNode(Aggref, n)->agglevelsup) >= *levels) {
+        return true;
     }
+    auto walker =
+        reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(has_aggregate_of_upper_level));
     if (IsA(n, Query)) {
-        return false;  // a subquery's own subqueries are judged with it
+        (*levels)++;
+        bool r = query_tree_walker(castNode(Query, n), walker, ctx, 0);
+        (*levels)--;
+        return r;
     }
-    return expression_tree_walker(
-        n, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(count_sublinks)), ctx);
+    return expression_tree_walker(n, walker, ctx);
 }
 
-// Why a WHERE subquery cannot be followed by a region ("" when it can):
-// a plain SELECT over tables and inner joins, correlated to the query at
-// most one level up; for IN, GROUP BY/HAVING only when the selected
-// expression is a grouping key (a changed row then changes its own group
-// only).
-std::string subquery_blocker(const WhereSubLink& w) {
-    Query* s = castNode(Query, w.link->subselect);
-    if (s->setOperations != nullptr || s->cteList != NIL || s->hasWindowFuncs || s->hasTargetSRFs ||
-        s->hasSubLinks || s->limitCount != nullptr || s->limitOffset != nullptr ||
-        s->rowMarks != NIL || s->groupingSets != NIL || s->hasDistinctOn) {
-        return "a subquery in WHERE with set operations, WITH, window functions, LIMIT, "
-               "GROUPING SETS or subqueries of its own";
+// Why a region cannot follow this subquery ("" when it can): its FROM
+// must be tables and inner joins (no set operations, WITH or subqueries of
+// its own), and it may not use the query's aggregates.
+std::string subquery_blocker(const SubquerySite& site) {
+    Query* s = castNode(Query, site.link->subselect);
+    if (s->setOperations != nullptr || s->cteList != NIL || s->hasSubLinks || s->rowMarks != NIL) {
+        return "a subquery with set operations, WITH or subqueries of its own";
     }
     if (outer_join(reinterpret_cast<Node*>(s->jointree)) != nullptr) {
-        return "a subquery in WHERE with an outer join";
+        return "a subquery with an outer join";
     }
-    if (s->hasAggs || s->groupClause != NIL || s->havingQual != nullptr) {
-        if (w.link->subLinkType != ANY_SUBLINK || s->groupClause == NIL) {
-            return "EXISTS over an aggregate, or IN over an aggregate without GROUP BY";
-        }
-        TargetEntry* te = static_cast<TargetEntry*>(linitial(s->targetList));
-        bool key = te->ressortgroupref != 0 && pg_call([&] {
-                       return get_sortgroupref_clause_noerr(te->ressortgroupref, s->groupClause) !=
-                              nullptr;
-                   });
-        if (!key) {
-            return "IN over a subquery whose selected expression is not a grouping key";
-        }
+    int levels = 1;
+    if (pg_call([&] {
+            return query_tree_walker(s,
+                                     reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(
+                                         has_aggregate_of_upper_level)),
+                                     &levels, 0);
+        })) {
+        return "a subquery over the query's own aggregates";
     }
     return "";
 }
@@ -298,22 +377,46 @@ enum class Padding {
     kPreserved,  // ON false: the preserved rows, all padded
 };
 
-// A WHERE subquery's condition in a branch that reads its tables'
-// images: which outer rows a changed subquery row can concern. EXISTS and
-// NOT EXISTS: those it correlates with; IN: those whose value it selects
-// (without the subquery's GROUP BY/HAVING: the changed row's group);
-// NOT IN also every row when the changed row selects NULL, and rows whose
-// own value is NULL (both flip when the subquery's result does). Runs
-// under pg_call; changes w's subquery.
-Node* images_condition(const WhereSubLink& w) {
-    Query* sub = castNode(Query, w.link->subselect);
+// A subquery's condition in a branch that reads its tables' images:
+// which rows of the query a changed subquery row can concern. 'g': those
+// for which the subquery's FROM/WHERE over the images finds a row (it
+// correlates with them; every row when uncorrelated); 'i': those whose
+// value it selects (without GROUP BY/HAVING: the changed row's group);
+// 'n' also every row when the changed row selects NULL, and rows whose own
+// value is NULL (both flip when the subquery's result does). Runs under
+// pg_call; changes the site's subquery.
+Node* images_condition(const SubquerySite& site) {
+    Query* sub = castNode(Query, site.link->subselect);
     sub->groupClause = NIL;
+    sub->groupingSets = NIL;
     sub->havingQual = nullptr;
     sub->hasAggs = false;
     sub->distinctClause = NIL;
+    sub->hasDistinctOn = false;
     sub->sortClause = NIL;
-    if (w.link->subLinkType == EXISTS_SUBLINK || !w.negated) {
-        return reinterpret_cast<Node*>(w.link);
+    sub->limitCount = nullptr;
+    sub->limitOffset = nullptr;
+    sub->windowClause = NIL;
+    sub->hasWindowFuncs = false;
+    auto exists = [](Query* q) {
+        SubLink* e = makeNode(SubLink);
+        e->subLinkType = EXISTS_SUBLINK;
+        e->subLinkId = 0;
+        e->testexpr = nullptr;
+        e->operName = NIL;
+        e->subselect = reinterpret_cast<Node*>(q);
+        e->location = -1;
+        return e;
+    };
+    if (site.form == 'g') {
+        sub->targetList = list_make1(
+            makeTargetEntry(reinterpret_cast<Expr*>(makeConst(INT4OID, -1, InvalidOid, 4,
+                                                              Int32GetDatum(1), false, true)),
+                            1, pstrdup("one"), false));
+        return reinterpret_cast<Node*>(exists(sub));
+    }
+    if (site.form == 'i') {
+        return reinterpret_cast<Node*>(site.link);
     }
     Query* nulls = static_cast<Query*>(copyObjectImpl(sub));
     TargetEntry* te = static_cast<TargetEntry*>(linitial(nulls->targetList));
@@ -327,21 +430,14 @@ Node* images_condition(const WhereSubLink& w) {
             ? reinterpret_cast<Node*>(selected_null)
             : reinterpret_cast<Node*>(
                   makeBoolExpr(AND_EXPR, list_make2(nulls->jointree->quals, selected_null), -1));
-    SubLink* any_null = makeNode(SubLink);
-    any_null->subLinkType = EXISTS_SUBLINK;
-    any_null->subLinkId = 0;
-    any_null->testexpr = nullptr;
-    any_null->operName = NIL;
-    any_null->subselect = reinterpret_cast<Node*>(nulls);
-    any_null->location = -1;
     NullTest* own_null = makeNode(NullTest);
     own_null->arg =
-        static_cast<Expr*>(copyObjectImpl(linitial(castNode(OpExpr, w.link->testexpr)->args)));
+        static_cast<Expr*>(copyObjectImpl(linitial(castNode(OpExpr, site.link->testexpr)->args)));
     own_null->nulltesttype = IS_NULL;
     own_null->argisrow = false;
     own_null->location = -1;
     return reinterpret_cast<Node*>(
-        makeBoolExpr(OR_EXPR, list_make3(w.link, any_null, own_null), -1));
+        makeBoolExpr(OR_EXPR, list_make3(site.link, exists(nulls), own_null), -1));
 }
 
 // The defining query's FROM/WHERE selecting the key expressions, with the
@@ -353,21 +449,18 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                            const std::vector<Padding>& padding = {},
                            const std::string& sublinks = "") {
     return with_pinned_search_path([&] {
+        Query* c = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
+        // Subqueries: each 't' (a WHERE conjunct holding one is dropped: a
+        // superset) or 'i' (its tables marked below read images, and its
+        // images_condition is added to WHERE).
+        std::vector<SubquerySite> sites;
+        if (!sublinks.empty()) {
+            sites = subquery_sites(c);  // before the select list and HAVING go
+        }
         return std::string(pg_call([&] {
-            Query* c = static_cast<Query*>(copyObjectImpl(q));
-            // WHERE subqueries: each 't' (the conjunct becomes true: a
-            // superset) or 'i' (its tables marked below read images).
-            std::vector<Query*> subqueries;
             List* conjuncts = NIL;
-            if (!sublinks.empty()) {
+            if (!sublinks.empty() && c->jointree->quals != nullptr) {
                 conjuncts = make_ands_implicit(reinterpret_cast<Expr*>(c->jointree->quals));
-                ListCell* lc;
-                foreach (lc, conjuncts) {
-                    if (std::optional<WhereSubLink> w =
-                            as_where_sublink(static_cast<Node*>(lfirst(lc)))) {
-                        subqueries.push_back(castNode(Query, w->link->subselect));
-                    }
-                }
             }
             List* tl = NIL;
             for (std::size_t k = 0; k < keys.size(); k++) {
@@ -408,9 +501,11 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 if (states[i] == 'c') {
                     continue;
                 }
-                Query* level = tables[i].sublink < 0
-                                   ? c
-                                   : subqueries.at(static_cast<std::size_t>(tables[i].sublink));
+                Query* level =
+                    tables[i].sublink < 0
+                        ? c
+                        : castNode(Query, sites.at(static_cast<std::size_t>(tables[i].sublink))
+                                              .link->subselect);
                 for (std::size_t d = 0; d + 1 < tables[i].path.size(); d++) {
                     level = rt_fetch(tables[i].path[d], level->rtable)->subquery;
                 }
@@ -424,15 +519,21 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             }
             if (!sublinks.empty()) {
                 List* conj = NIL;
-                std::size_t k = 0;
+                int ci = 0;
                 ListCell* lc;
                 foreach (lc, conjuncts) {
-                    Node* n = static_cast<Node*>(lfirst(lc));
-                    std::optional<WhereSubLink> w = as_where_sublink(n);
-                    if (!w) {
-                        conj = lappend(conj, n);
-                    } else if (sublinks[k++] == 'i') {
-                        conj = lappend(conj, images_condition(*w));
+                    bool holds_subquery = false;
+                    for (const SubquerySite& site : sites) {
+                        holds_subquery = holds_subquery || site.conjunct == ci;
+                    }
+                    if (!holds_subquery) {
+                        conj = lappend(conj, lfirst(lc));
+                    }
+                    ci++;
+                }
+                for (std::size_t k = 0; k < sites.size(); k++) {
+                    if (sublinks[k] == 'i') {
+                        conj = lappend(conj, images_condition(sites[k]));
                     }
                 }
                 c->jointree->quals =
@@ -766,7 +867,7 @@ void filtering_quals(Node* n, std::vector<Node*>& out) {
 // output row (tables read once at the top level only).
 std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTable>& tables,
                                            const RegionShape& region,
-                                           const std::vector<WhereSubLink>& sublinks) {
+                                           const std::vector<SubquerySite>& sublinks) {
     std::vector<std::string> out(region.relids.size());
     for (std::size_t s = 0; s < region.relids.size(); s++) {
         const RegionTable* only = nullptr;
@@ -800,14 +901,11 @@ std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTab
 
 }  // namespace
 
-bool where_sublinks_only(Query* q) {
-    int all = 0;
-    pg_call([&] {
-        (void)count_sublinks(reinterpret_cast<Node*>(q->targetList), &all);
-        (void)count_sublinks(reinterpret_cast<Node*>(q->jointree), &all);
-        (void)count_sublinks(q->havingQual, &all);
-    });
-    return static_cast<std::size_t>(all) == where_sublinks(q).size();
+bool subqueries_in_supported_places(Query* q) {
+    std::size_t all = links_of(reinterpret_cast<Node*>(q->targetList)).size() +
+                      links_of(reinterpret_cast<Node*>(q->jointree)).size() +
+                      links_of(q->havingQual).size();
+    return all == subquery_sites(q).size();
 }
 
 bool derive_region_shape(Query* q, AnalyzedQuery& out) {
@@ -830,11 +928,11 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     if (!collect_tables(q, {}, tables, region, out)) {
         return true;
     }
-    // WHERE subqueries: their tables join the region (sublink k's tables
-    // read images only in the branches for sublink k).
-    std::vector<WhereSubLink> sublinks = where_sublinks(q);
+    // Subqueries: their tables join the region (subquery k's tables read
+    // images only in the branches for subquery k).
+    std::vector<SubquerySite> sublinks = subquery_sites(q);
     if (!sublinks.empty() && !outer.empty()) {
-        out.differential_blocker = "a subquery in WHERE together with an outer join";
+        out.differential_blocker = "a subquery together with an outer join";
         return true;
     }
     for (std::size_t k = 0; k < sublinks.size(); k++) {
@@ -848,10 +946,17 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
             return true;
         }
     }
-    if (tables.size() > static_cast<std::size_t>(kMaxRegionTables)) {
-        out.differential_blocker =
-            "a join of more than " + std::to_string(kMaxRegionTables) + " tables";
-        return true;
+    // The query's FROM and each subquery: at most kMaxRegionTables each.
+    for (int group = -1; group < static_cast<int>(sublinks.size()); group++) {
+        std::size_t members = 0;
+        for (const RegionTable& t : tables) {
+            members += t.sublink == group ? 1 : 0;
+        }
+        if (members > static_cast<std::size_t>(kMaxRegionTables)) {
+            out.differential_blocker =
+                "a join of more than " + std::to_string(kMaxRegionTables) + " tables";
+            return true;
+        }
     }
     if (q->groupClause != NIL && out.identity.domain != "group_key") {
         out.differential_blocker = "a GROUP BY expression that is not in the select list";
@@ -874,6 +979,12 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     }
     std::vector<TargetEntry*> keys = key_entries(q, key_columns);
     for (TargetEntry* te : keys) {
+        if (pg_call([&] { return checkExprHasSubLink(reinterpret_cast<Node*>(te->expr)); })) {
+            out.differential_blocker = "a subquery in a grouping key or a key column";
+            return true;
+        }
+    }
+    for (TargetEntry* te : keys) {
         Oid type = exprType(reinterpret_cast<Node*>(te->expr));
         region.key_filtered.push_back(!unmatchable_type(type).has_value());
         bool padded = false;
@@ -885,6 +996,21 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
                 });
         }
         region.key_nullable.push_back(gsets || padded || nullable(q, te->expr));
+    }
+    // With a key column that leads an index, only such columns are
+    // filtered (the others are narrowed through the identity): a filter on
+    // an unindexed column costs rows × keys comparisons, hours for a
+    // refresh that touches 10^5 groups of 10^6 rows.
+    std::vector<bool> led;
+    for (TargetEntry* te : keys) {
+        led.push_back(index_led(q, te->expr));
+    }
+    bool any_led = false;
+    for (std::size_t k = 0; k < keys.size(); k++) {
+        any_led = any_led || (led[k] && region.key_filtered[k]);
+    }
+    for (std::size_t k = 0; any_led && k < keys.size(); k++) {
+        region.key_filtered[k] = region.key_filtered[k] && led[k];
     }
     if (gsets) {
         region.key_filtered.push_back(true);

@@ -20,9 +20,9 @@ namespace pgt::pg {
 // own reason, when there is one, says more).
 bool derive_region_shape(Query* q, AnalyzedQuery& out);
 
-// Whether every subquery in q's expressions is a WHERE conjunct EXISTS,
-// NOT EXISTS, x IN or x NOT IN (subquery) (which a region follows when
-// the subquery is simple enough; derive_region_shape names what is not).
-bool where_sublinks_only(Query* q);
+// Whether every subquery in q's expressions is in WHERE, the select list
+// or HAVING (which a region follows when the subquery is simple enough;
+// derive_region_shape names what is not), none in a join condition.
+bool subqueries_in_supported_places(Query* q);
 
 }  // namespace pgt::pg

@@ -56,8 +56,10 @@ constexpr BlockRule kBlockers[] = {
      },
      "DISTINCT over aggregates or GROUP BY"},
     {[](const Query* q) { return q->hasTargetSRFs; }, "set-returning functions in the select list"},
-    {[](const Query* q) { return q->hasSubLinks && !where_sublinks_only(const_cast<Query*>(q)); },
-     "subqueries in expressions (other than [NOT] EXISTS and [NOT] IN conditions of WHERE)"},
+    {[](const Query* q) {
+         return q->hasSubLinks && !subqueries_in_supported_places(const_cast<Query*>(q));
+     },
+     "a subquery in a join condition"},
     {[](const Query* q) { return q->limitCount != nullptr || q->limitOffset != nullptr; },
      "LIMIT or OFFSET"},
 };
