@@ -377,6 +377,46 @@ enum class Padding {
     kPreserved,  // ON false: the preserved rows, all padded
 };
 
+// Whether c compares a column expression of the subquery with one of the
+// query (one level up) by a hash- or merge-joinable operator: a
+// correlation PostgreSQL can drive from the images.
+bool equi_correlation(Node* c) {
+    if (!IsA(c, OpExpr) || list_length(castNode(OpExpr, c)->args) != 2) {
+        return false;
+    }
+    OpExpr* op = castNode(OpExpr, c);
+    Node* a = static_cast<Node*>(linitial(op->args));
+    Node* b = static_cast<Node*>(lsecond(op->args));
+    auto outer_only = [](Node* n) {
+        return contain_vars_of_level(n, 1) && !contain_vars_of_level(n, 0);
+    };
+    auto inner_only = [](Node* n) {
+        return contain_vars_of_level(n, 0) && !contain_vars_of_level(n, 1);
+    };
+    return (op_mergejoinable(op->opno, exprType(a)) || op_hashjoinable(op->opno, exprType(a))) &&
+           ((outer_only(a) && inner_only(b)) || (inner_only(a) && outer_only(b)));
+}
+
+// The subquery's WHERE without the terms that relate it to the query other
+// than by equality (`l2.l_suppkey <> l1.l_suppkey`): a superset of its rows
+// for any row of the query, which lets PostgreSQL run the images first
+// (a semi-join with such a term cannot be driven from its inner side).
+void relax_correlation(Query* sub) {
+    if (sub->jointree->quals == nullptr) {
+        return;
+    }
+    List* kept = NIL;
+    ListCell* lc;
+    foreach (lc, make_ands_implicit(reinterpret_cast<Expr*>(sub->jointree->quals))) {
+        Node* c = static_cast<Node*>(lfirst(lc));
+        if (!contain_vars_of_level(c, 1) || equi_correlation(c)) {
+            kept = lappend(kept, c);
+        }
+    }
+    sub->jointree->quals =
+        kept == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(kept));
+}
+
 // A subquery's condition in a branch that reads its tables' images:
 // which rows of the query a changed subquery row can concern. 'g': those
 // for which the subquery's FROM/WHERE over the images finds a row (it
@@ -398,6 +438,7 @@ Node* images_condition(const SubquerySite& site) {
     sub->limitOffset = nullptr;
     sub->windowClause = NIL;
     sub->hasWindowFuncs = false;
+    relax_correlation(sub);
     auto exists = [](Query* q) {
         SubLink* e = makeNode(SubLink);
         e->subLinkType = EXISTS_SUBLINK;
