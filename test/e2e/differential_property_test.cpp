@@ -207,8 +207,8 @@ std::string random_algebraic_query(Rng& r, const std::string& table,
 }
 
 // A grouping-sets key: few values, NULL where its column is NULL (a real
-// NULL group next to the NULL of a rolled-up key); a bare int column now
-// and then, so one key can be part of another (v and v % 3).
+// NULL group next to the NULL of a rolled-up key); a bare column now and
+// then, so one key can be part of another (v and v % 3, t and left(t, 1)).
 std::string grouping_sets_key(Rng& r, const Column& c) {
     const std::string& x = c.name;
     switch (c.kind) {
@@ -268,8 +268,8 @@ std::string grouping_sets_clause(Rng& r, const std::vector<std::string>& g) {
             if (covered != (1 << n) - 1 || r.chance(50)) {
                 add("(" + list(0, n) + ")");  // every key in some set
             }
-            if (r.chance(40)) {
-                add("()");
+            if (sets.size() == 1 || r.chance(40)) {
+                add("()");  // one set alone would be a plain GROUP BY
             }
             std::string s;
             for (size_t i = 0; i < sets.size(); i++) {
@@ -660,7 +660,6 @@ private:
         st.history_rows = 1;  // the initial FULL at creation
         algebraic_ += algebraic_storage(*db, st.name) ? 1 : 0;
         grouping_sets_ += grouping_set_storage(*db, st.name) ? 1 : 0;
-        if (std::getenv("GSPROP_DEBUG")) std::cout << "QUERY " << st.name << ": " << st.query << std::endl;
         return st;
     }
 

@@ -43,11 +43,23 @@ int key_index(Query* q, Index ref) {
 }
 
 struct ArmCtx {
-    std::vector<Node*> absent;  // grouping expressions not in this set
+    std::vector<Node*> absent;   // grouping expressions not in this set
+    std::vector<Node*> present;  // and those in it
     Query* q;
     uint32_t value;  // GROUPING(every key) of this set
     int nkeys;
 };
+
+// The set of GROUPING value `value` over q's grouping expressions keys.
+ArmCtx arm_of(Query* q, const std::vector<Node*>& keys, uint32_t value) {
+    const int n = static_cast<int>(keys.size());
+    ArmCtx c{{}, {}, q, value, n};
+    for (int j = 0; j < n; j++) {
+        bool gone = ((value >> (n - 1 - j)) & 1U) != 0;
+        (gone ? c.absent : c.present).push_back(keys[static_cast<std::size_t>(j)]);
+    }
+    return c;
+}
 
 bool key_absent(const ArmCtx* c, Index ref) {
     int j = key_index(c->q, ref);
@@ -76,6 +88,13 @@ Node* arm_mutator(Node* node, void* ctx) {
         if (equal(node, e)) {
             return reinterpret_cast<Node*>(
                 makeNullConst(exprType(e), exprTypmod(e), exprCollation(e)));
+        }
+    }
+    // A grouping expression of this set is its group's value whole, even
+    // when it contains an absent one (x > 20 grouped with x rolled up).
+    for (Node* e : c->present) {
+        if (equal(node, e)) {
+            return node;
         }
     }
     return expression_tree_mutator(
@@ -218,7 +237,6 @@ std::string each_grouping_set(const std::string& branch, std::size_t n,
 }
 
 std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets) {
-    const int n = list_length(q->groupClause);
     std::vector<Node*> keys;
     ListCell* lc;
     foreach (lc, q->groupClause) {
@@ -229,12 +247,7 @@ std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets) {
     }
     std::string out;
     for (uint32_t value : sets) {
-        ArmCtx c{{}, q, value, n};
-        for (int j = 0; j < n; j++) {
-            if (((value >> (n - 1 - j)) & 1U) != 0) {
-                c.absent.push_back(keys[static_cast<std::size_t>(j)]);
-            }
-        }
+        ArmCtx c = arm_of(q, keys, value);
         std::string arm = with_pinned_search_path([&] {
             return std::string(pg_call([&] {
                 Query* a = static_cast<Query*>(copyObjectImpl(q));
@@ -292,7 +305,6 @@ std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets) {
 
 void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan) {
     GroupingSets sets = grouping_sets_of(q, kMaxGroupingSets);
-    const int n = list_length(q->groupClause);
     with_pinned_search_path([&] {
         List* ctx = pg_call([&] { return deparse_context_for(kScanAlias, relid); });
         auto text = [&](Node* e) -> std::string {
@@ -308,12 +320,7 @@ void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan) {
             scan.grouping_keys.push_back(text(keys.back()));
         }
         for (uint32_t value : sets.values) {
-            ArmCtx c{{}, q, value, n};
-            for (int j = 0; j < n; j++) {
-                if (((value >> (n - 1 - j)) & 1U) != 0) {
-                    c.absent.push_back(keys[static_cast<std::size_t>(j)]);
-                }
-            }
+            ArmCtx c = arm_of(q, keys, value);
             auto rewritten = [&](Node* e) {
                 return text(pg_call(
                     [&] { return arm_mutator(static_cast<Node*>(copyObjectImpl(e)), &c); }));
