@@ -625,7 +625,7 @@ struct Shape {
 
 const std::vector<Shape>& unsupported_shapes() {
     static const std::vector<Shape> shapes = {
-        {"SELECT t.id, u.x FROM t FULL JOIN u ON u.id = t.id", {"join"}},
+        {"SELECT t.id FROM t FULL JOIN (SELECT * FROM u) v ON v.id = t.id", {"join"}},
         {"SELECT t.id, u.x FROM t LEFT JOIN u ON u.id = t.id WHERE u.x IS NULL", {"join"}},
         {"SELECT t1.id FROM t t1, t t2, t t3, u, u u2, t t4, t t5, t t6, u u3 WHERE u.id = t1.id",
          {"more than 8 tables"}},
@@ -638,7 +638,7 @@ const std::vector<Shape>& unsupported_shapes() {
         {"SELECT id FROM t WHERE id IN (SELECT id FROM u WHERE x IN (SELECT x FROM u))",
          {"subquer"}},
         {"SELECT t.id FROM t JOIN u ON u.id = t.id AND EXISTS (SELECT 1 FROM u u2 WHERE u2.x = "
-         "u.x + 1)",
+         "u.x || 'a')",
          {"subquer"}},
         {"SELECT id FROM t ORDER BY id LIMIT 2", {"limit"}},
         {"SELECT id FROM t ORDER BY id OFFSET 1", {"offset", "limit"}},

@@ -54,10 +54,13 @@ struct RegionTable {
 };
 
 // A LEFT or RIGHT join of the top-level FROM whose nullable side is one
-// table: its rows are NULL-padded when it has no partner.
+// table: its rows are NULL-padded when it has no partner. A FULL JOIN of
+// two tables: both sides are nullable (nullable: rarg, other: larg).
 struct OuterJoin {
     Index nullable;  // the nullable table's rtindex
     bool left;       // LEFT JOIN (the preserved side is larg)
+    bool full = false;
+    Index other = 0;  // FULL: larg's rtindex
 };
 
 // The first join that is not inner (JOIN ... ON, comma lists, CROSS JOIN,
@@ -207,9 +210,9 @@ JoinExpr** find_outer_join(Node** slot, Index nullable) {
         }
     } else if (IsA(n, JoinExpr)) {
         JoinExpr* j = castNode(JoinExpr, n);
-        Node* side = j->jointype == JOIN_LEFT    ? j->rarg
-                     : j->jointype == JOIN_RIGHT ? j->larg
-                                                 : nullptr;
+        Node* side = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL ? j->rarg
+                     : j->jointype == JOIN_RIGHT                          ? j->larg
+                                                                          : nullptr;
         if (side != nullptr && IsA(side, RangeTblRef) &&
             static_cast<Index>(castNode(RangeTblRef, side)->rtindex) == nullable) {
             return reinterpret_cast<JoinExpr**>(slot);
@@ -371,10 +374,15 @@ std::string subquery_blocker(const SubquerySite& site) {
 
 // How one branch treats an outer join.
 enum class Padding {
-    kKeep,       // as written (LEFT/RIGHT)
+    kKeep,       // as written (LEFT/RIGHT/FULL)
     kInner,      // as an inner join (the nullable table reads images)
     kPadded,     // as an inner join, keys as the NULL-padded row would have
     kPreserved,  // ON false: the preserved rows, all padded
+    // FULL JOIN (larg L, rarg R):
+    kLeftAlone,   // LEFT JOIN ON false: every L row, padded (R not read)
+    kRightAlone,  // RIGHT JOIN ON false: every R row, padded (L not read)
+    kLeftGone,    // inner join, keys as R's padded row would have (L NULL)
+    kRightGone,   // inner join, keys as L's padded row would have (R NULL)
 };
 
 // Whether c compares a column expression of the subquery with one of the
@@ -507,8 +515,13 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             for (std::size_t k = 0; k < keys.size(); k++) {
                 Node* e = static_cast<Node*>(copyObjectImpl(keys[k]->expr));
                 for (std::size_t o = 0; o < outer.size(); o++) {
-                    if (padding[o] == Padding::kPadded || padding[o] == Padding::kPreserved) {
+                    Padding w = padding[o];
+                    if (w == Padding::kPadded || w == Padding::kPreserved ||
+                        w == Padding::kLeftAlone || w == Padding::kRightGone) {
                         Index varno = outer[o].nullable;
+                        e = null_vars_of(e, &varno);
+                    } else if (w == Padding::kRightAlone || w == Padding::kLeftGone) {
+                        Index varno = outer[o].other;
                         e = null_vars_of(e, &varno);
                     }
                 }
@@ -522,10 +535,15 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 if (slot == nullptr || padding[o] == Padding::kKeep) {
                     continue;
                 }
-                if (padding[o] == Padding::kPreserved) {
+                if (padding[o] == Padding::kPreserved || padding[o] == Padding::kLeftAlone ||
+                    padding[o] == Padding::kRightAlone) {
                     // ON false: every preserved row once, padded (the
                     // nullable table is not read).
                     (*slot)->quals = makeBoolConst(false, false);
+                    if (outer[o].full) {
+                        (*slot)->jointype =
+                            padding[o] == Padding::kLeftAlone ? JOIN_LEFT : JOIN_RIGHT;
+                    }
                 } else {
                     (*slot)->jointype = JOIN_INNER;
                 }
@@ -640,7 +658,15 @@ const char* collect_outer_joins(Node* n, std::vector<OuterJoin>& out) {
     } else if (IsA(n, JoinExpr)) {
         JoinExpr* j = castNode(JoinExpr, n);
         if (j->jointype == JOIN_FULL) {
-            return "a FULL JOIN";
+            if (!IsA(j->larg, RangeTblRef) || !IsA(j->rarg, RangeTblRef)) {
+                return "a FULL JOIN whose sides are not single tables";
+            }
+            if (j->usingClause != NIL || j->alias != nullptr) {
+                return "a FULL JOIN with USING, NATURAL or an alias";
+            }
+            out.push_back({static_cast<Index>(castNode(RangeTblRef, j->rarg)->rtindex), false, true,
+                           static_cast<Index>(castNode(RangeTblRef, j->larg)->rtindex)});
+            return nullptr;
         }
         if (j->jointype == JOIN_LEFT || j->jointype == JOIN_RIGHT) {
             Node* nullable = j->jointype == JOIN_LEFT ? j->rarg : j->larg;
@@ -671,11 +697,14 @@ bool nullable_read_only_where_allowed(Query* q, const std::vector<OuterJoin>& jo
         const std::vector<OuterJoin>* joins;
         bool ok;
     } ctx{&joins, true};
-    auto reads_nullable = [&](Node* quals, Index own) {
+    // own, own2: the tables this join's ON may read although nullable.
+    auto reads_nullable = [&](Node* quals, Index own, Index own2) {
         Bitmapset* used = pull_varnos(nullptr, quals);
         for (const OuterJoin& oj : joins) {
-            if (oj.nullable != own && bms_is_member(static_cast<int>(oj.nullable), used)) {
-                return true;
+            for (Index t : {oj.nullable, oj.full ? oj.other : Index{0}}) {
+                if (t != 0 && t != own && t != own2 && bms_is_member(static_cast<int>(t), used)) {
+                    return true;
+                }
             }
         }
         return false;
@@ -685,20 +714,23 @@ bool nullable_read_only_where_allowed(Query* q, const std::vector<OuterJoin>& jo
         Node* n = stack.back();
         stack.pop_back();
         if (IsA(n, FromExpr)) {
-            ctx.ok = !reads_nullable(castNode(FromExpr, n)->quals, 0);
+            ctx.ok = !reads_nullable(castNode(FromExpr, n)->quals, 0, 0);
             ListCell* lc;
             foreach (lc, castNode(FromExpr, n)->fromlist) {
                 stack.push_back(static_cast<Node*>(lfirst(lc)));
             }
         } else if (IsA(n, JoinExpr)) {
             JoinExpr* j = castNode(JoinExpr, n);
-            Node* nullable = j->jointype == JOIN_LEFT    ? j->rarg
-                             : j->jointype == JOIN_RIGHT ? j->larg
-                                                         : nullptr;
+            Node* nullable = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL ? j->rarg
+                             : j->jointype == JOIN_RIGHT                          ? j->larg
+                                                                                  : nullptr;
             Index own = nullable != nullptr && IsA(nullable, RangeTblRef)
                             ? static_cast<Index>(castNode(RangeTblRef, nullable)->rtindex)
                             : 0;
-            ctx.ok = !reads_nullable(j->quals, own);
+            Index own2 = j->jointype == JOIN_FULL && IsA(j->larg, RangeTblRef)
+                             ? static_cast<Index>(castNode(RangeTblRef, j->larg)->rtindex)
+                             : 0;
+            ctx.ok = !reads_nullable(j->quals, own, own2);
             stack.push_back(j->larg);
             stack.push_back(j->rarg);
         }
@@ -964,6 +996,16 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = "a column read through a join alias or USING";
         return false;
     }
+    for (const OuterJoin& oj : outer) {
+        for (Index side : {oj.nullable, oj.full ? oj.other : oj.nullable}) {
+            if (rt_fetch(side, q->rtable)->rtekind != RTE_RELATION) {
+                out.differential_blocker =
+                    oj.full ? "a FULL JOIN whose side is a subquery, not a table"
+                            : "an outer join whose nullable side is a subquery, not a table";
+                return true;
+            }
+        }
+    }
     std::vector<RegionTable> tables;
     RegionShape region;
     if (!collect_tables(q, {}, tables, region, out)) {
@@ -1030,11 +1072,11 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         region.key_filtered.push_back(!unmatchable_type(type).has_value());
         bool padded = false;
         for (const OuterJoin& oj : outer) {
-            padded =
-                padded || pg_call([&] {
-                    return bms_is_member(static_cast<int>(oj.nullable),
-                                         pull_varnos(nullptr, reinterpret_cast<Node*>(te->expr)));
-                });
+            padded = padded || pg_call([&] {
+                         Bitmapset* used = pull_varnos(nullptr, reinterpret_cast<Node*>(te->expr));
+                         return bms_is_member(static_cast<int>(oj.nullable), used) ||
+                                (oj.full && bms_is_member(static_cast<int>(oj.other), used));
+                     });
         }
         region.key_nullable.push_back(gsets || padded || nullable(q, te->expr));
     }
@@ -1060,12 +1102,16 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     // New rows: one table's after-images, the others as they are now. Old
     // rows: every non-empty set of tables read from their before-images.
     std::size_t n = tables.size();
-    // Per outer join: which table its nullable side is.
-    std::vector<std::size_t> nullable_table(outer.size(), n);
+    // Per outer join: which table its nullable side is (FULL: and larg).
+    std::vector<std::size_t> nullable_table(outer.size(), n), other_table(outer.size(), n);
     for (std::size_t o = 0; o < outer.size(); o++) {
         for (std::size_t i = 0; i < n; i++) {
             if (tables[i].path.size() == 1 && tables[i].path[0] == outer[o].nullable) {
                 nullable_table[o] = i;
+            }
+            if (outer[o].full && tables[i].path.size() == 1 &&
+                tables[i].path[0] == outer[o].other) {
+                other_table[o] = i;
             }
         }
     }
@@ -1080,9 +1126,38 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         //                             false (padded as it may have been
         //                             then: the partners may have changed);
         //   nothing else changed:     as written.
+        // A FULL JOIN of L and R: with L changed, inner (pairs), every
+        // changed L row padded, and R's padded keys of the R rows it joins
+        // (their padding may come or go); R the same way; with neither but
+        // another table changed, as written or either side padded alone.
         // Every combination, since one row can be padded by several joins.
         std::vector<std::vector<Padding>> ways(outer.size());
         for (std::size_t o = 0; o < outer.size(); o++) {
+            if (outer[o].full) {
+                bool l = states[other_table[o]] != 'c';
+                bool r = states[nullable_table[o]] != 'c';
+                bool others = false;
+                for (std::size_t i = 0; i < n; i++) {
+                    others = others ||
+                             (i != other_table[o] && i != nullable_table[o] && states[i] != 'c');
+                }
+                if (l || r) {
+                    ways[o] = {Padding::kInner};
+                    if (l) {
+                        ways[o].push_back(Padding::kLeftAlone);
+                        ways[o].push_back(Padding::kLeftGone);
+                    }
+                    if (r) {
+                        ways[o].push_back(Padding::kRightAlone);
+                        ways[o].push_back(Padding::kRightGone);
+                    }
+                } else if (others) {
+                    ways[o] = {Padding::kKeep, Padding::kLeftAlone, Padding::kRightAlone};
+                } else {
+                    ways[o] = {Padding::kKeep};
+                }
+                continue;
+            }
             bool others_changed = false;
             for (std::size_t i = 0; i < n; i++) {
                 others_changed = others_changed || (i != nullable_table[o] && states[i] != 'c');
@@ -1199,6 +1274,11 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     out.region = region;
     if (out.identity.domain == "synthetic" && !region.algebraic) {
         out.auto_full_reason = "the whole aggregate without GROUP BY";
+    }
+    for (const OuterJoin& oj : outer) {
+        if (oj.full) {
+            out.auto_full_reason = "the whole FULL JOIN (its key filter cannot reach below it)";
+        }
     }
     if (gsets && has_empty_grouping_set(q)) {
         out.auto_full_reason = kEmptySetReason;
