@@ -236,7 +236,8 @@ std::string each_grouping_set(const std::string& branch, std::size_t n,
     return "SELECT " + list + " FROM (" + branch + ") b CROSS JOIN (VALUES " + vals + ") s(m)";
 }
 
-std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets) {
+// q's grouping expressions, in group clause (GROUPING) order.
+std::vector<Node*> grouping_exprs(Query* q) {
     std::vector<Node*> keys;
     ListCell* lc;
     foreach (lc, q->groupClause) {
@@ -245,6 +246,11 @@ std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets) {
             return reinterpret_cast<Node*>(get_sortgroupclause_tle(sgc, q->targetList)->expr);
         }));
     }
+    return keys;
+}
+
+std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets) {
+    std::vector<Node*> keys = grouping_exprs(q);
     std::string out;
     for (uint32_t value : sets) {
         ArmCtx c = arm_of(q, keys, value);
@@ -310,14 +316,9 @@ void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan) {
         auto text = [&](Node* e) -> std::string {
             return pg_call([&] { return deparse_expression(e, ctx, true, false); });
         };
-        std::vector<Node*> keys;
-        ListCell* lc;
-        foreach (lc, q->groupClause) {
-            SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
-            keys.push_back(pg_call([&] {
-                return reinterpret_cast<Node*>(get_sortgroupclause_tle(sgc, q->targetList)->expr);
-            }));
-            scan.grouping_keys.push_back(text(keys.back()));
+        std::vector<Node*> keys = grouping_exprs(q);
+        for (Node* k : keys) {
+            scan.grouping_keys.push_back(text(k));
         }
         for (uint32_t value : sets.values) {
             ArmCtx c = arm_of(q, keys, value);
