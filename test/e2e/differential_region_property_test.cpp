@@ -5,7 +5,10 @@
 // plain multisets, SELECT DISTINCT, GROUP BY with aggregates and HAVING, or
 // aggregates without GROUP BY; about a third kept algebraically (grouping
 // keys and count/sum/avg/min/max, FILTER, no HAVING, over one table, inner
-// joins of up to six or derived tables of them); random DML batches over
+// joins of up to six or derived tables of them); about a fifth with one or
+// two WHERE conditions [NOT] EXISTS / x [NOT] IN (subquery) over one table
+// or an inner join of two, correlated or not, IN also over GROUP BY ...
+// HAVING (never with an outer join); random DML batches over
 // all four tables in one transaction (join-key, group-key and primary key
 // changes, MIN/MAX rows deleted, a partner deleted while its match moves
 // away — seed EC-01, every partner of a key value gone or back), rollbacks
@@ -852,11 +855,6 @@ std::string grouped_query(Rng& r, const Scope& s, const std::string& from_where)
 }
 
 // A FROM clause with its WHERE, and what a select list over it may read.
-struct From {
-    Scope s;
-    std::string sql;  // " FROM ... [WHERE (...) AND (...)]"
-};
-
 std::string where_sql(const std::vector<std::string>& where) {
     std::string out;
     for (size_t i = 0; i < where.size(); i++) {
@@ -864,6 +862,18 @@ std::string where_sql(const std::vector<std::string>& where) {
     }
     return out;
 }
+
+struct From {
+    Scope s;
+    std::string from;                // " FROM ..."
+    std::vector<std::string> where;  // its WHERE conjuncts
+    std::string sql;                 // " FROM ... [WHERE (...) AND (...)]"
+    void set(std::string from_items, std::vector<std::string> conjuncts) {
+        from = " FROM " + std::move(from_items);
+        where = std::move(conjuncts);
+        sql = from + where_sql(where);
+    }
+};
 
 // A WHERE atom over the items of s.
 std::string where_atom(Rng& r, const Scope& s) {
@@ -884,11 +894,11 @@ From inner_from(Rng& r, int n = 0) {
         links[i] = make_link(r, s.items, i, non_equi_left);
     }
     std::vector<std::string> where;
-    f.sql = " FROM " + from_clause(r, s, links, where);
+    std::string from = from_clause(r, s, links, where);
     if (r.chance(55)) {
         where.push_back(where_atom(r, s));
     }
-    f.sql += where_sql(where);
+    f.set(from, where);
     return f;
 }
 
@@ -1016,9 +1026,9 @@ From outer_from(Rng& r) {
     }
     nullable[n - 1] = nullable[n - 1] || !any;
     std::vector<std::string> where;
-    f.sql = " FROM " + attach(r, s, s.items[0].sql(), 1, nullable, where);
+    std::string from = attach(r, s, s.items[0].sql(), 1, nullable, where);
     add_preserved_where(r, s, nullable, where);
-    f.sql += where_sql(where);
+    f.set(from, where);
     return f;
 }
 
@@ -1082,9 +1092,9 @@ From derived_from(Rng& r, bool outer = true) {
         nullable[i] = r.chance(20) && outer;
     }
     where.clear();
-    f.sql = " FROM " + attach(r, s, head, inner.size(), nullable, where);
+    const std::string joined = attach(r, s, head, inner.size(), nullable, where);
     add_preserved_where(r, s, nullable, where);
-    f.sql += where_sql(where);
+    f.set(joined, where);
     return f;
 }
 
@@ -1105,7 +1115,7 @@ From single_from(Rng& r) {
     } else if (p < 70) {
         where.push_back(predicate(r, s.cols, r.range(0, 2)));
     }
-    f.sql = " FROM " + a.sql() + where_sql(where);
+    f.set(a.sql(), where);
     return f;
 }
 
@@ -1278,10 +1288,230 @@ std::string algebraic_query(Rng& r) {
            (keys > 0 ? " GROUP BY " + join_list(group_by) : "");
 }
 
-// A query kept algebraically (35%), else over an inner join (54%), outer
-// joins (30%), a derived table (8%), or aggregates without GROUP BY over any
-// of them (8%).
-std::string random_region_query(Rng& r) {
+// --- WHERE subqueries ------------------------------------------------------
+// [NOT] EXISTS (subquery) and x [NOT] IN (subquery) as WHERE conjuncts, in
+// the forms a region keeps: a plain SELECT over one table or an inner join
+// of two (a table of the outer query now and then: a self-reference),
+// correlated to an outer item or not; IN also over GROUP BY ... HAVING
+// selecting a grouping key. Never with an outer join in the same query.
+// Subquery n's items are x<n> and y<n>: no clash with outer aliases.
+
+// A subquery's items and FROM, with its join condition as a WHERE
+// conjunct when the items are comma-separated.
+struct SubFrom {
+    Scope in;
+    std::string from;
+    std::vector<std::string> where;
+};
+
+SubFrom sub_from(Rng& r, const Scope& outer, int n, int& tables_left) {
+    SubFrom sf;
+    const std::string tag = std::to_string(n);
+    const Table* first = r.chance(30) ? outer.item(r).table : &r.pick(kTables);
+    sf.in.items.push_back({first, "x" + tag, ""});
+    sf.from = sf.in.items[0].sql();
+    tables_left--;
+    if (tables_left > 0 && r.chance(30)) {
+        sf.in.items.push_back({&r.pick(kTables), "y" + tag, ""});
+        bool non_equi_left = false;
+        const Link l = link_to(r, sf.in.items[0], sf.in.items[1], false, non_equi_left);
+        if (r.chance(30)) {
+            sf.from += ", " + sf.in.items[1].sql();
+            sf.where.push_back(l.cond);
+        } else {
+            sf.from += " JOIN " + sf.in.items[1].sql() + " ON " + l.cond;
+        }
+        tables_left--;
+    }
+    sf.in.add_columns();
+    return sf;
+}
+
+// A join key of x and one of o, the same name when they share one.
+std::pair<std::string, std::string> key_pair(Rng& r, const Item& x, const Item& o) {
+    std::vector<std::string> shared;
+    for (const JoinKey& k : x.table->keys) {
+        if (o.has(k.name)) {
+            shared.push_back(k.name);
+        }
+    }
+    if (!shared.empty() && r.chance(75)) {
+        const std::string name = r.pick(shared);
+        return {x.col(name), o.col(name)};
+    }
+    return {x.col(r.pick(x.table->keys).name), o.col(r.pick(o.table->keys).name)};
+}
+
+// A condition tying subquery item x to outer item o.
+std::string correlation(Rng& r, const Item& x, const Item& o) {
+    const auto [xk, ok] = key_pair(r, x, o);
+    const int p = r.range(0, 99);
+    if (p < 65) {
+        return r.chance(50) ? xk + " = " + ok : ok + " = " + xk;
+    }
+    if (p < 73) {
+        return xk + " IS NOT DISTINCT FROM " + ok;
+    }
+    if (p < 83) {  // a non-equality (or an OR of NULL tests)
+        return cross_atom(r, x, o);
+    }
+    if (p < 93) {
+        return xk + " = " + ok + " AND " + cross_atom(r, x, o);
+    }
+    return xk + " + 1 = " + ok;
+}
+
+// The compared expression of o and the selected one of x, of one type;
+// both may be NULL.
+std::pair<std::string, std::string> in_operands(Rng& r, const Item& o, const Item& x) {
+    switch (r.range(0, 6)) {
+        case 0:
+        case 1: {
+            const auto [xk, ok] = key_pair(r, x, o);
+            return {ok, xk};
+        }
+        case 2:
+            return {o.col(o.table->value), x.col(x.table->value)};
+        case 3:
+            return {o.col(o.table->text), x.col(x.table->text)};
+        case 4:
+            return {o.col("id") + " % 7", x.col(r.pick(x.table->keys).name)};
+        case 5:
+            return {o.col(r.pick(o.table->keys).name), x.col(x.table->value) + " % 6"};
+        default:
+            return {"coalesce(" + o.col(o.table->value) + ", 0) % 5",
+                    "coalesce(" + x.col(r.pick(x.table->keys).name) + ", 4)"};
+    }
+}
+
+// A HAVING for a subquery grouped over x (o: the outer item it may read).
+std::string sub_having(Rng& r, const Item& x, const Item& o) {
+    const std::string xv = x.col(x.table->value);
+    return r.pick(std::vector<std::string>{
+        "count(*) > 1", "count(*) >= 3", "sum(" + xv + ") > " + r.num(10, 30),
+        "min(" + xv + ") < " + r.num(2, 6), "max(" + x.col(x.table->text) + ") > 'b'",
+        "count(DISTINCT " + x.col(x.table->text) + ") >= 2",
+        "sum(" + xv + ") > coalesce(" + o.col(o.table->value) + ", 5)"});
+}
+
+// A condition on subquery item x that keeps some of its rows (the key and
+// value domains are small), or any predicate over the subquery's columns.
+std::string sub_filter(Rng& r, const Item& x, const std::vector<Column>& cols) {
+    const JoinKey& k = r.pick(x.table->keys);
+    const std::string xk = x.col(k.name), xv = x.col(x.table->value);
+    switch (r.range(0, 9)) {
+        case 0:
+            return xk + " = " + r.num(0, k.domain - 1);
+        case 1:
+            return xk + " <> " + r.num(0, k.domain - 1);
+        case 2:
+            return xv + " > " + r.num(0, 12);
+        case 3:
+            return xv + " < " + r.num(3, 12);
+        case 4:
+            return x.col("id") + " % 3 = " + r.num(0, 2);
+        case 5:
+            return x.col(x.table->text) + (r.chance(50) ? " IS NULL" : " > 'b'");
+        case 6:
+            return xk + (r.chance(50) ? " IS NULL" : " IS NOT NULL");
+        default:
+            return predicate(r, cols, r.range(0, 1));
+    }
+}
+
+// The kinds of subquery conditions, each taking the draws below `below`
+// (of 100) not taken by an earlier one.
+struct SubKind {
+    int below;
+    bool exists, negated, correlated, grouped;
+};
+constexpr SubKind kSubKinds[] = {
+    {25, true, false, true, false},    // EXISTS, correlated
+    {45, true, true, true, false},     // NOT EXISTS, correlated
+    {49, true, false, false, false},   // EXISTS
+    {52, true, true, false, false},    // NOT EXISTS
+    {62, false, false, false, false},  // IN
+    {71, false, false, true, false},   // IN, correlated
+    {80, false, true, false, false},   // NOT IN
+    {88, false, true, true, false},    // NOT IN, correlated
+    {96, false, false, true, true},    // IN over GROUP BY (correlated 40%)
+    {100, false, true, true, true},    // NOT IN over GROUP BY (correlated 40%)
+};
+
+// One [NOT] EXISTS / [NOT] IN conjunct over subquery n; uses up to two of
+// tables_left.
+std::string subquery_condition(Rng& r, const Scope& outer, int n, int& tables_left) {
+    SubFrom sf = sub_from(r, outer, n, tables_left);
+    const Item& x = sf.in.item(r);
+    const Item& o = outer.item(r);
+    std::vector<std::string> where = sf.where;
+    const int p = r.range(0, 99);
+    const SubKind* k = kSubKinds;
+    while (p >= k->below) {
+        k++;
+    }
+    const bool exists = k->exists, negated = k->negated, grouped = k->grouped;
+    if (k->correlated && (!grouped || r.chance(40))) {
+        where.push_back(correlation(r, x, o));
+    }
+    if (r.chance(50)) {
+        where.push_back(sub_filter(r, sf.in.item(r), sf.in.cols));
+    }
+    if (!exists && negated && r.chance(60)) {  // fewer rows: fewer NULLs among them
+        where.push_back(r.chance(50) ? x.col("id") + " % 6 = " + r.num(0, 5)
+                                     : x.col(x.table->value) + " >= " + r.num(8, 12));
+    }
+    if (exists) {
+        const std::string sel =
+            r.pick(std::vector<std::string>{"1", "*", x.col("id"), "NULL", x.col(x.table->text)});
+        return std::string(negated ? "NOT " : "") + "EXISTS (SELECT " + sel + " FROM " + sf.from +
+               where_sql(where) + ")";
+    }
+    auto [left, selected] = in_operands(r, o, x);
+    std::string sub = "SELECT " + std::string(!grouped && r.chance(15) ? "DISTINCT " : "") +
+                      selected + " FROM " + sf.from + where_sql(where);
+    if (grouped) {
+        const std::string more = r.chance(40) ? ", " + x.col(r.pick(x.table->keys).name) : "";
+        sub += " GROUP BY " + (r.chance(30) ? std::string("1") : selected) + more + " HAVING " +
+               sub_having(r, x, o);
+    }
+    if (!negated && r.chance(20)) {
+        return left + " = ANY (" + sub + ")";
+    }
+    return left + (negated ? " NOT IN (" : " IN (") + sub + ")";
+}
+
+// A query with one or two WHERE subquery conditions over one table, an
+// inner join of 2-4 or a derived table of inner joins: any select shape,
+// aggregates without GROUP BY now and then.
+std::string subquery_query(Rng& r) {
+    const int p = r.range(0, 99);
+    From f = p < 30 ? single_from(r) : p < 85 ? inner_from(r) : derived_from(r, false);
+    int tables_left = 8 - static_cast<int>(f.s.items.size());  // a region joins at most 8
+    std::vector<std::string> where = f.where;
+    for (int i = 1, n = r.chance(25) ? 2 : 1; i <= n; i++) {
+        const std::string cond = subquery_condition(r, f.s, i, tables_left);
+        where.insert(where.begin() + r.range(0, static_cast<int>(where.size())), cond);
+    }
+    f.sql = f.from + where_sql(where);
+    if (r.chance(10)) {
+        std::vector<std::string> select;
+        for (int i = 0, n = r.range(1, 2); i < n; i++) {
+            select.push_back(aggregate(r, f.s) + " AS a" + std::to_string(i));
+        }
+        return "SELECT " + join_list(select) + f.sql;
+    }
+    return select_over(r, f);
+}
+
+// A query with WHERE subqueries (20%, with_subquery set), else kept
+// algebraically (35%), else over an inner join (54%), outer joins (30%),
+// a derived table (8%), or aggregates without GROUP BY over any of them (8%).
+std::string random_region_query(Rng& r, bool& with_subquery) {
+    with_subquery = r.chance(20);
+    if (with_subquery) {
+        return subquery_query(r);
+    }
     if (r.chance(35)) {
         return algebraic_query(r);
     }
@@ -1330,7 +1560,8 @@ protected:
             done += cycle(r, sts, seed, batch);
         }
         std::cout << "ra, rb, rc, rd regions: " << done << " cycles, " << next_id_
-                  << " stream tables (" << algebraic_ << " algebraic), rows now "
+                  << " stream tables (" << algebraic_ << " algebraic, " << subquery_
+                  << " with WHERE subqueries), rows now "
                   << db->scalar(
                          "SELECT (SELECT count(*) FROM ra) || '/' || (SELECT count(*) "
                          "FROM rb) || '/' || (SELECT count(*) FROM rc) || '/' || "
@@ -1351,13 +1582,15 @@ private:
     StreamTable create(Rng& r) {
         StreamTable st;
         st.name = "sr_" + std::to_string(next_id_++);
-        st.query = random_region_query(r);
+        bool with_subquery = false;
+        st.query = random_region_query(r, with_subquery);
         if (trace_.is_open()) {
             trace_ << "SELECT pgtrickle.create_stream_table('" << st.name << "', $q$" << st.query
                    << "$q$, refresh_mode => '" << refresh_mode() << "');" << std::endl;
         }
         st = create_checked(*db, st.name, st.query);
         algebraic_ += algebraic_storage(*db, st.name) ? 1 : 0;
+        subquery_ += with_subquery ? 1 : 0;
         return st;
     }
 
@@ -1408,6 +1641,7 @@ private:
 
     int next_id_ = 0;
     int algebraic_ = 0;  // stream tables whose aggregates are kept algebraically
+    int subquery_ = 0;   // stream tables with WHERE subqueries
     std::ofstream trace_;
 };
 
@@ -1440,13 +1674,20 @@ TEST_F(DifferentialRegionProperty, outer_joins_outside_the_rules_are_refused_cle
         std::string query, names;
     };
     const std::vector<Case> cases = {
-        {"SELECT a.t, b.u FROM ra a FULL JOIN rb b ON a.k = b.k", "full join"},
+        {"SELECT a.t, b.u FROM ra a FULL JOIN rb b USING (k)", "full join"},
         {"SELECT a.t, b.u FROM ra a LEFT JOIN rb b ON a.k = b.k WHERE b.w IS NULL",
          "nullable side"},
         {"SELECT a.t, c.tc FROM ra a LEFT JOIN (rb b JOIN rc c ON c.j = b.j) ON a.k = b.k",
          "not a single table"},
         {"SELECT a.t, b.u FROM ra a LEFT JOIN rb b USING (k)", "using"},
         {"SELECT k, a.t, b.u FROM ra a LEFT JOIN rb b USING (k)", "using"},
+        // WHERE subqueries: never with an outer join.
+        {"SELECT a.t, b.u FROM ra a LEFT JOIN rb b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM rc "
+         "x1 WHERE x1.j = a.k)",
+         "outer join"},
+        {"SELECT a.t FROM ra a WHERE a.k NOT IN (SELECT x1.k FROM rb x1 LEFT JOIN rc y1 ON "
+         "y1.j = x1.j)",
+         "outer join"},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.query);

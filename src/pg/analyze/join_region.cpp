@@ -609,7 +609,8 @@ void collect_equalities(Node* quals, const std::vector<RegionTable>& tables, Reg
     for_each_column_equality(quals, [&](const Var* a, const Var* b) {
         for (const Var* v : {a, b}) {
             for (const RegionTable& t : tables) {
-                if (t.path.size() == 1 && static_cast<Index>(v->varno) == t.path[0]) {
+                if (t.sublink < 0 && t.path.size() == 1 &&
+                    static_cast<Index>(v->varno) == t.path[0]) {
                     region.equi_attnums[t.source].push_back(v->varattno);
                 }
             }
@@ -1106,6 +1107,9 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     std::vector<std::size_t> nullable_table(outer.size(), n), other_table(outer.size(), n);
     for (std::size_t o = 0; o < outer.size(); o++) {
         for (std::size_t i = 0; i < n; i++) {
+            if (tables[i].sublink >= 0) {
+                continue;  // (no subquery next to an outer join; defensive)
+            }
             if (tables[i].path.size() == 1 && tables[i].path[0] == outer[o].nullable) {
                 nullable_table[o] = i;
             }
