@@ -12,6 +12,7 @@
 #include "core/diff/join_region.hpp"
 #include "core/diff/scale_state.hpp"
 #include "core/diff/scan_delta.hpp"
+#include "core/diff/slots.hpp"
 #include "core/error.hpp"
 
 namespace pgt::diff {
@@ -67,38 +68,6 @@ std::string agg_call(const AlgebraicAgg& x) {
                     : x.kind == AggKind::kMax ? "pg_catalog.max("
                                               : "pg_catalog.count(";
     return f + (x.arg.empty() ? std::string("*") : x.arg) + ")";
-}
-
-// t with every agg_slot(i) outside quotes replaced by (value(i)).
-template <typename F>
-std::string fill_template(const std::string& t, std::size_t slots, F&& value) {
-    std::string out;
-    char quote = 0;
-    for (std::size_t k = 0; k < t.size();) {
-        char c = t[k];
-        if (quote != 0 || c == '\'' || c == '"') {
-            quote = quote == 0 ? c : (c == quote ? 0 : quote);
-            out += c;
-            k++;
-            continue;
-        }
-        bool done = false;
-        for (std::size_t i = 0; c == '$' && i < slots && !done; i++) {
-            const std::string slot = ir::agg_slot(i);
-            std::size_t end = k + slot.size();
-            if (t.compare(k, slot.size(), slot) == 0 &&
-                (end == t.size() || t[end] < '0' || t[end] > '9')) {
-                out += "(" + value(i) + ")";
-                k = end;
-                done = true;
-            }
-        }
-        if (!done) {
-            out += c;
-            k++;
-        }
-    }
-    return out;
 }
 
 const std::string& output_template(const ir::AlgebraicGroup& a, std::size_t p) {
@@ -321,8 +290,8 @@ std::string new_value(const ir::AlgebraicGroup& a, std::size_t p) {
         }
     }
     if (!output_template(a, p).empty()) {
-        return fill_template(output_template(a, p), a.aggs.size(),
-                             [&](std::size_t i) { return agg_value(a, i); });
+        return fill_slots(output_template(a, p), ir::agg_slot, a.aggs.size(),
+                          [&](std::size_t i) { return agg_value(a, i); });
     }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
         if (a.aggs[i].output >= 0 && static_cast<std::size_t>(a.aggs[i].output) == p) {
@@ -434,8 +403,8 @@ std::string algebraic_row_query_aggregate(const ir::AlgebraicGroup& a,
             }
         }
         if (!output_template(a, p).empty()) {
-            e = fill_template(output_template(a, p), a.aggs.size(),
-                              [&](std::size_t i) { return agg_call(a.aggs[i]); });
+            e = fill_slots(output_template(a, p), ir::agg_slot, a.aggs.size(),
+                           [&](std::size_t i) { return agg_call(a.aggs[i]); });
         }
         if (e.empty()) {
             throw Error(

@@ -9,6 +9,7 @@
 
 #include "core/diff/apply.hpp"
 #include "core/diff/scan_delta.hpp"
+#include "core/diff/slots.hpp"
 #include "core/error.hpp"
 
 namespace pgt::diff {
@@ -76,11 +77,16 @@ std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget
     for (const std::string& c : target.columns) {
         out_fields.push_back("r." + c);
     }
+    // Subqueries narrowed to the touched keys' values (see key_slot).
+    std::string query = fill_slots(j.query, ir::key_slot, target.columns.size(), [](std::size_t k) {
+        return "ARRAY(SELECT DISTINCT k." + region_key(k) + " FROM keys k WHERE k." +
+               region_key(k) + " IS NOT NULL)";
+    });
     // The query runs only when some key was touched (a one-time gate).
     return "g AS (SELECT DISTINCT " + row_id_expression(target.domain, key_fields) +
            " AS __pgt_id FROM keys k), fr AS (SELECT r.*, " +
            row_id_expression(target.domain, out_fields) + " AS __pgt_id FROM (SELECT q.* FROM (" +
-           j.query + ") q WHERE " + fresh_filter(j, target) +
+           query + ") q WHERE " + fresh_filter(j, target) +
            " AND (SELECT EXISTS (SELECT 1 FROM keys))) r), f AS (SELECT fr.* FROM fr WHERE "
            "fr.__pgt_id IN (SELECT g.__pgt_id FROM g))";
 }

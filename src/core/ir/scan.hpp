@@ -111,6 +111,12 @@ inline std::string agg_slot(std::size_t i) {
     return "$" + std::to_string(1000001 + i);
 }
 
+// How a join region's query names the list of identity key j's touched
+// values (an array; see JoinRegion::query).
+inline std::string key_slot(std::size_t j) {
+    return "$" + std::to_string(1000501 + j);
+}
+
 // An inner join of several tables (optionally GROUP BY or DISTINCT),
 // maintained by recomputing the region of output rows whose identity key
 // some changed source row touches. The branches are the defining query's
@@ -133,7 +139,10 @@ struct RegionBranch {
 struct JoinRegion {
     std::vector<RegionSource> sources;
     std::vector<RegionBranch> branches;
-    std::string query;                 // the effective defining query
+    // The effective defining query; key_slot(j) in it stands for the
+    // array of identity key j's touched values (a subquery narrowed to the
+    // groups those rows can read).
+    std::string query;
     std::vector<std::string> outputs;  // quoted output columns, in order
     // Per identity key column (IdentityTarget::columns order): whether it
     // can be NULL (then NULL keys are matched too), and whether the query

@@ -973,6 +973,69 @@ std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTab
     return out;
 }
 
+// q with each WHERE term `x IN (subquery)` whose x is identity key j
+// narrowed inside: the subquery also requires its selected expression to
+// be among key j's touched values (ir::key_slot(j)). The recompute keeps
+// only rows whose key j is touched, and for those the subquery's rows with
+// that value are all kept (under GROUP BY the selected expression is a
+// key: whole groups), so their IN is unchanged; the subquery then reads a
+// few groups instead of all (TPC-H q18). "" when no term qualifies. (Not
+// for NOT IN: a NULL the filter drops would change its result.)
+std::string narrowed_query(Query* q, const std::vector<TargetEntry*>& keys) {
+    Query* c = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
+    bool narrowed = false;
+    for (const SubquerySite& site : subquery_sites(c)) {
+        if (site.form != 'i' || site.conjunct < 0) {
+            continue;
+        }
+        OpExpr* test = castNode(OpExpr, site.link->testexpr);
+        Node* x = static_cast<Node*>(linitial(test->args));
+        for (std::size_t j = 0; j < keys.size(); j++) {
+            bool done = pg_call([&] {
+                if (!equal(x, keys[j]->expr)) {
+                    return false;
+                }
+                Oid commutator = get_commutator(test->opno);
+                Oid array = get_array_type(exprType(x));
+                if (commutator == InvalidOid || array == InvalidOid) {
+                    return false;
+                }
+                Query* sub = castNode(Query, site.link->subselect);
+                TargetEntry* te = static_cast<TargetEntry*>(linitial(sub->targetList));
+                Param* values = makeNode(Param);
+                values->paramkind = PARAM_EXTERN;
+                values->paramid = static_cast<int>(1000501 + j);  // ir::key_slot(j)
+                values->paramtype = array;
+                values->paramtypmod = -1;
+                values->paramcollid = exprCollation(x);
+                values->location = -1;
+                ScalarArrayOpExpr* any = makeNode(ScalarArrayOpExpr);
+                any->opno = commutator;
+                any->opfuncid = get_opcode(commutator);
+                any->useOr = true;
+                any->inputcollid = test->inputcollid;
+                any->args = list_make2(copyObjectImpl(te->expr), values);
+                any->location = -1;
+                sub->jointree->quals =
+                    sub->jointree->quals == nullptr
+                        ? reinterpret_cast<Node*>(any)
+                        : reinterpret_cast<Node*>(
+                              makeBoolExpr(AND_EXPR, list_make2(sub->jointree->quals, any), -1));
+                return true;
+            });
+            narrowed = narrowed || done;
+            if (done) {
+                break;
+            }
+        }
+    }
+    if (!narrowed) {
+        return "";
+    }
+    return with_pinned_search_path(
+        [&] { return std::string(pg_call([&] { return pg_get_querydef(c, false); })); });
+}
+
 }  // namespace
 
 bool subqueries_in_supported_places(Query* q) {
@@ -1258,6 +1321,9 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     }
     for (std::size_t b = 0; b < all_states.size(); b++) {
         add(all_states[b], all_modes[b]);
+    }
+    if (!sublinks.empty() && !gsets) {
+        region.query = narrowed_query(q, keys);
     }
     if (gsets) {
         std::vector<uint32_t> sets = grouping_sets_of(q, kMaxGroupingSets).values;
