@@ -19,18 +19,6 @@ protected:
                  {name, query, mode});
         EXPECT_MATCHES_QUERY(*db, name);
     }
-    void refresh(const std::string& st) {
-        db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
-    }
-    void alter_mode(const std::string& st, const std::string& mode) {
-        db->exec("SELECT pgtrickle.alter_stream_table($1, refresh_mode => $2)", {st, mode});
-    }
-    std::string modes(const std::string& st) {
-        return db->scalar(
-            "SELECT requested_mode || '/' || refresh_mode FROM pgtrickle.pgt_stream_tables "
-            "WHERE pgt_relid = $1::regclass",
-            {st});
-    }
 
     // The oracle holds for st and its latest refresh ran DIFFERENTIAL.
     ::testing::AssertionResult differential_ok(const std::string& st) {

@@ -74,9 +74,6 @@ protected:
         EXPECT_EQ(mode(name), "DIFFERENTIAL") << query;
         EXPECT_MATCHES_QUERY(*db, name);
     }
-    void refresh(const std::string& st) {
-        db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
-    }
     // Refreshes st after a change to one of its sources: the oracle holds
     // and the refresh was DIFFERENTIAL.
     void refresh_and_check(const std::string& st) {

@@ -47,9 +47,6 @@ protected:
                  {name, query});
         EXPECT_MATCHES_QUERY(*db, name);
     }
-    void refresh(const std::string& st) {
-        db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
-    }
     // Refreshes st after a change: the oracle holds and the refresh was
     // DIFFERENTIAL.
     void refresh_and_check(const std::string& st) {

@@ -54,15 +54,6 @@ protected:
             << name;
         sts_.emplace_back(name, reads + " ");
     }
-    void refresh(const std::string& st) {
-        db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
-    }
-    std::string modes(const std::string& st) {
-        return db->scalar(
-            "SELECT requested_mode || '/' || refresh_mode FROM pgtrickle.pgt_stream_tables "
-            "WHERE pgt_relid = $1::regclass",
-            {st});
-    }
 
     // Refreshes st: its refresh ran `action` and the oracle holds.
     ::testing::AssertionResult refreshed_as(const std::string& st, const std::string& action) {

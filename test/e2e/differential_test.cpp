@@ -35,9 +35,6 @@ protected:
                "SELECT id, upper(name) AS uname, amount * 2 AS double_amount FROM t "
                "WHERE amount > 10");
     }
-    void refresh(const std::string& st) {
-        db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
-    }
     // Refreshes st, then the oracle.
     ::testing::AssertionResult refreshed_ok(const std::string& st) {
         refresh(st);
@@ -54,12 +51,6 @@ protected:
             "SELECT coalesce(h.reason, '') FROM pgtrickle.pgt_refresh_history h "
             "JOIN pgtrickle.pgt_stream_tables s USING (pgt_id) "
             "WHERE s.pgt_relid = $1::regclass ORDER BY h.refresh_id DESC LIMIT 1",
-            {st});
-    }
-    std::string modes(const std::string& st) {
-        return db->scalar(
-            "SELECT requested_mode || '/' || refresh_mode FROM pgtrickle.pgt_stream_tables "
-            "WHERE pgt_relid = $1::regclass",
             {st});
     }
 

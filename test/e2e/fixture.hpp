@@ -55,6 +55,20 @@ protected:
             "USING (pgt_id) WHERE s.pgt_relid = $1::regclass ORDER BY h.refresh_id DESC LIMIT 1",
             {st});
     }
+    void refresh(const std::string& st) {
+        db->exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
+    }
+    void alter_mode(const std::string& st, const std::string& mode) {
+        db->exec("SELECT pgtrickle.alter_stream_table($1, refresh_mode => $2)", {st, mode});
+    }
+    // "requested/effective" refresh mode of st.
+    std::string modes(const std::string& st) {
+        return db->scalar(
+            "SELECT requested_mode || '/' || refresh_mode FROM pgtrickle.pgt_stream_tables "
+            "WHERE pgt_relid = $1::regclass",
+            {st});
+    }
+
     std::string last_action(const std::string& st) {
         std::string l = last(st);
         return l.substr(0, l.find('/'));
