@@ -8,7 +8,13 @@
 // joins of up to six or derived tables of them); about a fifth with one or
 // two WHERE conditions [NOT] EXISTS / x [NOT] IN (subquery) over one table
 // or an inner join of two, correlated or not, IN also over GROUP BY ...
-// HAVING (never with an outer join); random DML batches over
+// HAVING (never with an outer join); a tenth FULL JOINs of two tables
+// (ON an equality, sides read nowhere else, up to two more tables by a
+// comma, CROSS JOIN or JOIN ON those alone, sometimes a second FULL JOIN
+// among them) in any select shape; a tenth GROUP BY ROLLUP/CUBE/GROUPING
+// SETS (GROUP BY DISTINCT, GROUPING(), HAVING; keys with NULLs, padded,
+// coalesced, containing one another) over any of these regions (a third of
+// the FULL JOINs, with WHERE subqueries too); random DML batches over
 // all four tables in one transaction (join-key, group-key and primary key
 // changes, MIN/MAX rows deleted, a partner deleted while its match moves
 // away — seed EC-01, every partner of a key value gone or back), rollbacks
@@ -405,6 +411,7 @@ struct Scope {
     std::vector<Column> cols;    // qualified, and the unambiguous merged columns of USING/NATURAL
     std::vector<Column> exact;   // cols without numerics: equal values print alike
     std::vector<size_t> padded;  // items on the nullable side of an outer join
+    std::vector<std::string> merged;  // coalesce(a.c, b.c) over a FULL JOIN's sides
     const Item& item(Rng& r) const { return r.pick(items); }
     // Two items, usually different ones.
     std::pair<const Item*, const Item*> two(Rng& r) const {
@@ -679,6 +686,9 @@ std::string padded_group_expr(Rng& r, const Item& b) {
 // or one over two items. Deterministic with a default equality, and equal
 // values print alike (GROUP BY and DISTINCT show one of equal values).
 std::string group_expr(Rng& r, const Scope& s) {
+    if (!s.merged.empty() && r.chance(20)) {
+        return r.pick(s.merged);
+    }
     if (!s.padded.empty() && r.chance(25)) {
         return padded_group_expr(r, s.items[r.pick(s.padded)]);
     }
@@ -1166,20 +1176,26 @@ std::string select_over(Rng& r, const From& f) {
     return grouped_query(r, s, f.sql);
 }
 
-// Aggregates without GROUP BY: one row, also over no rows; zero or one
-// with HAVING.
-std::string scalar_query(Rng& r) {
-    const int p = r.range(0, 99);
-    From f = p < 30   ? single_from(r)
-             : p < 60 ? inner_from(r)
-             : p < 85 ? outer_from(r)
-                      : derived_from(r);
+// Aggregates without GROUP BY over f: one row, also over no rows; zero or
+// one with HAVING.
+std::string scalar_over(Rng& r, const From& f) {
     std::vector<std::string> select;
     for (int i = 0, n = r.range(1, 3); i < n; i++) {
         select.push_back(aggregate(r, f.s) + " AS a" + std::to_string(i));
     }
     std::string tail = r.chance(40) ? " HAVING " + having(r, f.s) : "";
     return "SELECT " + join_list(select) + f.sql + tail;
+}
+
+// Aggregates without GROUP BY over one table, an inner join, outer joins
+// or a derived table.
+std::string scalar_query(Rng& r) {
+    const int p = r.range(0, 99);
+    From f = p < 30   ? single_from(r)
+             : p < 60 ? inner_from(r)
+             : p < 85 ? outer_from(r)
+                      : derived_from(r);
+    return scalar_over(r, f);
 }
 
 // An aggregate kept algebraically (see algebraic_query): count, sum or avg
@@ -1481,10 +1497,9 @@ std::string subquery_condition(Rng& r, const Scope& outer, int n, int& tables_le
     return left + (negated ? " NOT IN (" : " IN (") + sub + ")";
 }
 
-// A query with one or two WHERE subquery conditions over one table, an
-// inner join of 2-4 or a derived table of inner joins: any select shape,
-// aggregates without GROUP BY now and then.
-std::string subquery_query(Rng& r) {
+// One table, an inner join of 2-4 or a derived table of inner joins, with
+// one or two WHERE subquery conditions among its WHERE conjuncts.
+From subquery_from(Rng& r) {
     const int p = r.range(0, 99);
     From f = p < 30 ? single_from(r) : p < 85 ? inner_from(r) : derived_from(r, false);
     int tables_left = 8 - static_cast<int>(f.s.items.size());  // a region joins at most 8
@@ -1494,6 +1509,13 @@ std::string subquery_query(Rng& r) {
         where.insert(where.begin() + r.range(0, static_cast<int>(where.size())), cond);
     }
     f.sql = f.from + where_sql(where);
+    return f;
+}
+
+// A query with WHERE subqueries: any select shape, aggregates without
+// GROUP BY now and then.
+std::string subquery_query(Rng& r) {
+    const From f = subquery_from(r);
     if (r.chance(10)) {
         std::vector<std::string> select;
         for (int i = 0, n = r.range(1, 2); i < n; i++) {
@@ -1504,28 +1526,367 @@ std::string subquery_query(Rng& r) {
     return select_over(r, f);
 }
 
-// A query with WHERE subqueries (20%, with_subquery set), else kept
-// algebraically (35%), else over an inner join (54%), outer joins (30%),
-// a derived table (8%), or aggregates without GROUP BY over any of them (8%).
-std::string random_region_query(Rng& r, bool& with_subquery) {
-    with_subquery = r.chance(20);
-    if (with_subquery) {
-        return subquery_query(r);
+// --- FULL JOIN ---------------------------------------------------------------
+// A FULL [OUTER] JOIN of two single tables ON a condition over both (the
+// only place besides the select list, GROUP BY, HAVING and aggregates that
+// may read them), sometimes next to up to two further tables that nothing
+// ties to the FULL JOIN's sides: a comma, CROSS JOIN, or JOIN ... ON a
+// condition over the further tables alone. Never with a WHERE subquery.
+
+// A condition that keeps a few rows of extra item e (none now and then):
+// the FULL JOIN is recomputed whole, and every e row repeats it.
+std::string extra_filter(Rng& r, const Item& e) {
+    const JoinKey& k = r.pick(e.table->keys);
+    switch (r.range(0, 9)) {
+        case 0:
+        case 1:
+        case 2:
+            return e.col("id") + " % " + r.num(12, 20) + " = " + r.num(0, 5);
+        case 3:
+        case 4:
+            return e.col(k.name) + " = " + r.num(0, k.domain - 1) + " AND " +
+                   e.col(e.table->value) + " > " + r.num(6, 12);
+        case 5:
+        case 6:
+            return e.col("id") + " < " + r.num(3, 12);
+        case 7:
+            return e.col("id") + " = " + r.num(0, kIdPick);
+        case 8:
+            return e.col(e.table->text) + " = " + r.pick(std::vector<std::string>{"'a'", "'b'"}) +
+                   " AND " + e.col("id") + " % 3 = " + r.num(0, 2);
+        default:
+            return "(" + e.col("id") + " % 9 = " + r.num(0, 8) + " OR " + e.col(k.name) +
+                   " IS NULL)";
     }
-    if (r.chance(35)) {
-        return algebraic_query(r);
+}
+
+// coalesce(x.c, y.c) of two items' join keys, the same name when they
+// share one: the key of a FULL JOIN's row whichever side it has.
+std::string coalesced_key(Rng& r, const Item& x, const Item& y) {
+    std::vector<std::string> shared;
+    for (const JoinKey& k : x.table->keys) {
+        if (y.has(k.name)) {
+            shared.push_back(k.name);
+        }
     }
+    const std::string xk = shared.empty() ? r.pick(x.table->keys).name : r.pick(shared);
+    const std::string yk = shared.empty() ? r.pick(y.table->keys).name : xk;
+    return "coalesce(" + x.col(xk) + ", " + y.col(yk) + ")";
+}
+
+// The ON of a FULL JOIN of x and y: PostgreSQL runs one only by a merge or
+// hash join, so an equality of join keys (and of ids mod 3, or an id
+// inequality for a self-join, now and then), sometimes narrowed by either
+// side or both; `true` (a product) rarely for `pair`. `by_id`: ids, not
+// keys, are equal (a small join: about the two tables' rows).
+std::string full_cond(Rng& r, const Item& x, const Item& y, bool pair, bool by_id) {
+    if (pair && r.chance(4)) {
+        return "true";
+    }
+    const auto [xk, yk] = by_id ? std::pair{x.col("id"), y.col("id")} : key_pair(r, x, y);
+    std::string cond = r.chance(50) ? xk + " = " + yk : yk + " = " + xk;
+    if (x.table == y.table && r.chance(40)) {  // a self-join pairs distinct rows
+        cond += " AND " + x.col("id") + (r.chance(50) ? " <> " : " < ") + y.col("id");
+    } else if (r.chance(15)) {
+        cond += " AND " + x.col("id") + " % 3 = " + y.col("id") + " % 3";
+    }
+    const Item& n = r.chance(50) ? x : y;
+    switch (r.range(0, 9)) {
+        case 0:
+            return cond + " AND " + n.col(n.table->value) + " > " + r.num(0, 15);
+        case 1:
+            return cond + " AND " + n.col("id") + " % 3 <> " + r.num(0, 2);
+        case 2:
+            return cond + " AND " + n.col(n.table->text) + " IS NOT NULL";
+        case 3:
+        case 4:
+            return cond + " AND " + cross_atom(r, x, y);
+        default:
+            return cond;
+    }
+}
+
+// `x FULL [OUTER] JOIN y ON ...` (either written first); its sides padded,
+// their coalesced keys merged into s.
+std::string full_join(Rng& r, Scope& s, size_t xi, size_t yi, bool pair, bool by_id = false) {
+    const Item& x = s.items[xi];
+    const Item& y = s.items[yi];
+    const std::string cond = full_cond(r, x, y, pair, by_id);
+    const bool mirrored = r.chance(50);
+    s.padded.push_back(xi);
+    s.padded.push_back(yi);
+    s.merged.push_back(coalesced_key(r, x, y));
+    if (r.chance(30)) {
+        s.merged.push_back(coalesced_key(r, y, x));
+    }
+    return (mirrored ? y : x).sql() + (r.chance(30) ? " FULL OUTER JOIN " : " FULL JOIN ") +
+           (mirrored ? x : y).sql() + " ON " + cond;
+}
+
+// How two further items are joined to each other.
+enum class ExtraJoin { Comma, Join, Full };
+
+// The FROM of two further items e1, e2 (s.items[2], [3]): a comma, an
+// inner or LEFT JOIN, or (rarely) a FULL JOIN on ids (nothing filters its
+// sides, and every row of it repeats the first); WHERE reads only the
+// preserved ones.
+std::string extra_pair(Rng& r, Scope& s, std::vector<std::string>& where, ExtraJoin& how) {
+    const Item& e1 = s.items[2];
+    const Item& e2 = s.items[3];
+    bool non_equi_left = false;
     const int p = r.range(0, 99);
-    if (p < 8) {
-        return scalar_query(r);
+    how = p < 10 ? ExtraJoin::Full : p >= 45 && p < 60 ? ExtraJoin::Comma : ExtraJoin::Join;
+    if (how == ExtraJoin::Full) {
+        return full_join(r, s, 2, 3, false, true);
     }
-    if (p < 38) {
-        return select_over(r, outer_from(r));
+    const std::string cond = link_to(r, e1, e2, false, non_equi_left).cond;
+    where.push_back(extra_filter(r, e1));
+    if (p < 45) {
+        s.padded.push_back(3);
+        return e1.sql() + (r.chance(25) ? " LEFT OUTER JOIN " : " LEFT JOIN ") + e2.sql() + " ON " +
+               cond;
     }
-    if (p < 46) {
-        return select_over(r, derived_from(r));
+    if (r.chance(30)) {
+        where.push_back(extra_filter(r, e2));
     }
-    return select_over(r, inner_from(r));
+    if (how == ExtraJoin::Comma) {
+        where.push_back(cond);
+        return e1.sql() + ", " + e2.sql();
+    }
+    return e1.sql() + " JOIN " + e2.sql() + " ON " + cond;
+}
+
+// A FULL JOIN of two items, 0-2 further items.
+From full_from(Rng& r) {
+    From f;
+    Scope& s = f.s;
+    const int p = r.range(0, 99);
+    const size_t extras = p < 55 ? 0 : p < 85 ? 1 : 2;
+    s.items = items_of(r, static_cast<int>(2 + extras));
+    s.add_columns();
+    const std::string pair = full_join(r, s, 0, 1, extras == 0);
+    std::vector<std::string> where;
+    if (extras == 0) {
+        f.set(pair, where);
+        return f;
+    }
+    std::string from;
+    if (extras == 1) {
+        const Item& e = s.items[2];
+        const std::string filter = extra_filter(r, e);
+        const int style = r.range(0, 5);
+        switch (style) {
+            case 0:
+                from = pair + ", " + e.sql();
+                break;
+            case 1:
+                from = e.sql() + ", " + pair;
+                break;
+            case 2:
+                from = pair + " CROSS JOIN " + e.sql();
+                break;
+            case 3:
+                from = e.sql() + " CROSS JOIN (" + pair + ")";
+                break;
+            case 4:  // an inner join whose ON reads e only
+                from = pair + " JOIN " + e.sql() + " ON " + filter;
+                break;
+            default:
+                from = e.sql() + " JOIN (" + pair + ") ON " + filter;
+        }
+        if (style < 4) {
+            where.push_back(filter);
+        }
+    } else {
+        ExtraJoin how = ExtraJoin::Join;
+        const std::string more = extra_pair(r, s, where, how);
+        switch (r.range(0, 3)) {
+            case 0:
+                from = pair + ", " + more;
+                break;
+            case 1:
+                from = more + ", " + pair;
+                break;
+            case 2:  // (pair CROSS JOIN e1) JOIN e2 ON ...: the ON reads e1, e2 only
+                if (how != ExtraJoin::Full) {
+                    from = pair + " CROSS JOIN " + more;
+                    break;
+                }
+                [[fallthrough]];
+            default:  // a comma list cannot be parenthesized
+                from = how == ExtraJoin::Comma ? pair + ", " + more
+                                               : "(" + pair + ") CROSS JOIN (" + more + ")";
+        }
+    }
+    f.set(from, where);
+    return f;
+}
+
+// --- grouping sets -----------------------------------------------------------
+// GROUP BY ROLLUP / CUBE / GROUPING SETS (and GROUP BY DISTINCT) over any
+// region: every grouping expression selected, no set twice, GROUPING(...)
+// in the select list and HAVING now and then. Keys are named through their
+// items only: a merged USING column is the same expression as its side's.
+
+// A grouping-sets key: few values, NULL where a column is NULL or its
+// item padded; a FULL JOIN's coalesced key; an expression over two items.
+std::string grouping_key(Rng& r, const Scope& s) {
+    const int p = r.range(0, 99);
+    if (p < 20 && !s.merged.empty()) {
+        return r.pick(s.merged);
+    }
+    if (p < 40 && !s.padded.empty()) {
+        return padded_group_expr(r, s.items[r.pick(s.padded)]);
+    }
+    auto [x, y] = s.two(r);
+    if (p < 52) {
+        return r.chance(50) ? x->col(r.pick(x->table->keys).name) + " + " +
+                                  y->col(r.pick(y->table->keys).name)
+                            : cross_text(r, *x, *y);
+    }
+    const Column c =
+        r.chance(50) ? Column{r.pick(x->table->keys).name, Kind::Int} : r.pick(x->bare_columns());
+    return grouping_sets_key(r, {x->col(c.name), c.kind});
+}
+
+// A key containing key k, when k is a bare column of s (a.k and a.k % 3),
+// else "".
+std::string containing_key(Rng& r, const Scope& s, const std::string& k) {
+    for (const Column& c : s.cols) {
+        if (c.name != k || k.find('.') == std::string::npos || c.kind == Kind::Numeric) {
+            continue;
+        }
+        if (c.kind == Kind::Text) {
+            return r.pick(std::vector<std::string>{"left(" + k + ", 1)", "upper(" + k + ")",
+                                                   "(" + k + " IS NULL)"});
+        }
+        return r.pick(std::vector<std::string>{"(" + k + " % 3)", "(" + k + " > 3)",
+                                               "coalesce(" + k + ", -1)",
+                                               "nullif(" + k + " % 3, 0)"});
+    }
+    return "";
+}
+
+// Whether keys holds k, also (k) or k without its parentheses: one
+// expression twice makes a set repeat.
+bool has_key(const std::vector<std::string>& keys, const std::string& k) {
+    for (const std::string& o : keys) {
+        if (o == k || o == "(" + k + ")" || "(" + o + ")" == k) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// SELECT keys, aggregates [, GROUPING(...)] ... GROUP BY <grouping sets>
+// [HAVING ...] over f: 1-3 distinct keys, by ordinal now and then.
+std::string grouping_sets_query(Rng& r, const From& f) {
+    const Scope& s = f.s;
+    std::vector<std::string> keys;
+    const int n = r.range(1, 3);
+    for (int tries = 0; static_cast<int>(keys.size()) < n && tries < 20; tries++) {
+        std::string k = grouping_key(r, s);
+        if (has_key(keys, k)) {
+            continue;
+        }
+        keys.push_back(k);
+        const std::string inner = containing_key(r, s, k);
+        if (static_cast<int>(keys.size()) < n && !inner.empty() && r.chance(50) &&
+            !has_key(keys, inner)) {
+            keys.insert(keys.begin() + r.range(0, static_cast<int>(keys.size())), inner);
+        }
+    }
+    std::vector<std::string> aggs;
+    for (int i = r.range(1, 3); i > 0; i--) {
+        aggs.push_back((r.chance(75) ? aggregate(r, s) : algebraic_aggregate(r, s)) + " AS a" +
+                       std::to_string(i));
+    }
+    auto grouping = [&] {
+        std::string args = r.pick(keys);
+        if (keys.size() > 1 && r.chance(50)) {
+            args = keys.front() + ", " + keys.back();
+        }
+        return "GROUPING(" + args + ")";
+    };
+    if (r.chance(40)) {
+        aggs.push_back(grouping() + " AS gs");
+    }
+    const bool aggs_first = r.chance(25), by_ordinal = r.chance(25);
+    std::vector<std::string> select = aggs_first ? aggs : std::vector<std::string>{};
+    std::vector<std::string> refs;
+    for (size_t i = 0; i < keys.size(); i++) {
+        select.push_back(keys[i] + " AS k" + std::to_string(i));
+        refs.push_back(by_ordinal ? std::to_string(select.size()) : keys[i]);
+    }
+    if (!aggs_first) {
+        select.insert(select.end(), aggs.begin(), aggs.end());
+    }
+    std::string q =
+        "SELECT " + join_list(select) + f.sql + " GROUP BY " + grouping_sets_clause(r, refs);
+    if (r.chance(35)) {
+        q += r.pick(std::vector<std::string>{
+            " HAVING count(*) > 1", " HAVING " + grouping() + " > 0 OR count(*) > 2",
+            " HAVING " + r.pick(keys) + " IS NULL OR count(*) < 3", " HAVING " + having(r, s)});
+    }
+    return q;
+}
+
+// Grouping sets over one table (10%), an inner join (30%), outer joins
+// (25%), a derived table (10%) or WHERE subqueries (25%, with_subquery set).
+std::string grouping_sets_region_query(Rng& r, bool& with_subquery) {
+    const int p = r.range(0, 99);
+    with_subquery = p >= 75;
+    From f = p < 10   ? single_from(r)
+             : p < 40 ? inner_from(r)
+             : p < 65 ? outer_from(r)
+             : p < 75 ? derived_from(r)
+                      : subquery_from(r);
+    return grouping_sets_query(r, f);
+}
+
+// A FULL JOIN query: grouping sets (30%), aggregates without GROUP BY (8%),
+// else any select shape.
+std::string full_join_query(Rng& r) {
+    const From f = full_from(r);
+    const int p = r.range(0, 99);
+    return p < 30 ? grouping_sets_query(r, f) : p < 38 ? scalar_over(r, f) : select_over(r, f);
+}
+
+// What a generated query has: counted per run.
+struct Drawn {
+    std::string sql;
+    bool subquery = false, full_join = false;
+};
+
+// A FULL JOIN query (10%), grouping sets over another region (7%), else
+// a query with WHERE subqueries (20%), kept algebraically (35% of the
+// rest), over an inner join (54% of the rest), outer joins (30%), a
+// derived table (8%), or aggregates without GROUP BY over any of them (8%).
+Drawn random_region_query(Rng& r) {
+    Drawn d;
+    const int kind = r.range(0, 99);
+    if (kind < 10) {
+        d.full_join = true;
+        d.sql = full_join_query(r);
+        return d;
+    }
+    if (kind < 17) {
+        d.sql = grouping_sets_region_query(r, d.subquery);
+        return d;
+    }
+    d.subquery = r.chance(20);
+    if (d.subquery) {
+        d.sql = subquery_query(r);
+    } else if (r.chance(35)) {
+        d.sql = algebraic_query(r);
+    } else {
+        const int p = r.range(0, 99);
+        d.sql = p < 8    ? scalar_query(r)
+                : p < 38 ? select_over(r, outer_from(r))
+                : p < 46 ? select_over(r, derived_from(r))
+                         : select_over(r, inner_from(r));
+    }
+    return d;
 }
 
 // --- the property -----------------------------------------------------------
@@ -1561,7 +1922,8 @@ protected:
         }
         std::cout << "ra, rb, rc, rd regions: " << done << " cycles, " << next_id_
                   << " stream tables (" << algebraic_ << " algebraic, " << subquery_
-                  << " with WHERE subqueries), rows now "
+                  << " with WHERE subqueries, " << full_join_ << " FULL JOIN, " << grouping_sets_
+                  << " grouping sets), rows now "
                   << db->scalar(
                          "SELECT (SELECT count(*) FROM ra) || '/' || (SELECT count(*) "
                          "FROM rb) || '/' || (SELECT count(*) FROM rc) || '/' || "
@@ -1582,15 +1944,17 @@ private:
     StreamTable create(Rng& r) {
         StreamTable st;
         st.name = "sr_" + std::to_string(next_id_++);
-        bool with_subquery = false;
-        st.query = random_region_query(r, with_subquery);
+        const Drawn d = random_region_query(r);
+        st.query = d.sql;
         if (trace_.is_open()) {
             trace_ << "SELECT pgtrickle.create_stream_table('" << st.name << "', $q$" << st.query
                    << "$q$, refresh_mode => '" << refresh_mode() << "');" << std::endl;
         }
         st = create_checked(*db, st.name, st.query);
         algebraic_ += algebraic_storage(*db, st.name) ? 1 : 0;
-        subquery_ += with_subquery ? 1 : 0;
+        subquery_ += d.subquery ? 1 : 0;
+        full_join_ += d.full_join ? 1 : 0;
+        grouping_sets_ += grouping_set_storage(*db, st.name) ? 1 : 0;
         return st;
     }
 
@@ -1640,8 +2004,10 @@ private:
     }
 
     int next_id_ = 0;
-    int algebraic_ = 0;  // stream tables whose aggregates are kept algebraically
-    int subquery_ = 0;   // stream tables with WHERE subqueries
+    int algebraic_ = 0;      // stream tables whose aggregates are kept algebraically
+    int subquery_ = 0;       // stream tables with WHERE subqueries
+    int full_join_ = 0;      // stream tables over a FULL JOIN
+    int grouping_sets_ = 0;  // stream tables over GROUPING SETS, ROLLUP or CUBE
     std::ofstream trace_;
 };
 
@@ -1675,6 +2041,13 @@ TEST_F(DifferentialRegionProperty, outer_joins_outside_the_rules_are_refused_cle
     };
     const std::vector<Case> cases = {
         {"SELECT a.t, b.u FROM ra a FULL JOIN rb b USING (k)", "full join"},
+        // A FULL JOIN's sides are read in its own ON only (full_from).
+        {"SELECT a.t, b.u FROM ra a FULL JOIN rb b ON a.k = b.k WHERE a.v > 3", "nullable side"},
+        {"SELECT a.t, c.tc FROM ra a FULL JOIN rb b ON a.k = b.k JOIN rc c ON c.j = b.j",
+         "nullable side"},
+        {"SELECT a.t, b.u FROM ra a FULL JOIN rb b ON a.k = b.k, rc c WHERE EXISTS (SELECT 1 "
+         "FROM rd x1 WHERE x1.m = c.m)",
+         "outer join"},
         {"SELECT a.t, b.u FROM ra a LEFT JOIN rb b ON a.k = b.k WHERE b.w IS NULL",
          "nullable side"},
         {"SELECT a.t, c.tc FROM ra a LEFT JOIN (rb b JOIN rc c ON c.j = b.j) ON a.k = b.k",

@@ -1,5 +1,6 @@
 // Shared pieces of the seeded property tests: settings read from the
-// environment, the random generator, literals, predicates and projections.
+// environment, the random generator, literals, predicates, projections and
+// grouping-set clauses.
 // Invariant: a generator's sequence of draws is part of every printed seed;
 // changing one changes what each seed replays, in every property test.
 #pragma once
@@ -209,6 +210,88 @@ inline std::string projection(Rng& r, const Column& c, const std::vector<Column>
                 "(" + x + " > '2026-03-01 00:00:00+00')"});
     }
     return x;
+}
+
+// --- grouping sets ---------------------------------------------------------
+
+// A grouping-sets key: few values, NULL where its column is NULL (a real
+// NULL group next to the NULL of a rolled-up key); a bare column now and
+// then, so one key can be part of another (v and v % 3, t and left(t, 1)).
+inline std::string grouping_sets_key(Rng& r, const Column& c) {
+    const std::string& x = c.name;
+    switch (c.kind) {
+        case Kind::Int:
+            return r.pick(std::vector<std::string>{"(" + x + " % 3)", "(" + x + " % 4)",
+                                                   "(" + x + " > 20)", "(" + x + " / 20)",
+                                                   "nullif(" + x + " % 3, 0)", x});
+        case Kind::Text:
+            return r.pick(std::vector<std::string>{x, "left(" + x + ", 1)", "length(" + x + ")",
+                                                   "upper(" + x + ")"});
+        case Kind::Numeric:
+            return r.pick(std::vector<std::string>{"(" + x + " > 10)", "round(" + x + " / 50)"});
+        case Kind::Ts:
+            return r.pick(std::vector<std::string>{"(" + x + " > '2026-03-01 00:00:00+00')",
+                                                   "(" + x + " < '2026-06-01 00:00:00+00')"});
+    }
+    return x;
+}
+
+// The GROUP BY of a grouping-sets query over keys g (referred to by
+// ordinal now and then): ROLLUP, CUBE, an explicit list of distinct sets
+// covering every key (with or without ()), a key before a ROLLUP or CUBE,
+// or GROUP BY DISTINCT over sets that repeat.
+inline std::string grouping_sets_clause(Rng& r, const std::vector<std::string>& g) {
+    const int n = static_cast<int>(g.size());
+    auto list = [&](int from, int to) {
+        std::string s;
+        for (int i = from; i < to; i++) {
+            s += (i > from ? ", " : "") + g[static_cast<size_t>(i)];
+        }
+        return s;
+    };
+    switch (n == 1 ? r.range(0, 2) : r.range(0, 5)) {
+        case 0:
+            return "ROLLUP (" + list(0, n) + ")";
+        case 1:
+            return "CUBE (" + list(0, n) + ")";
+        case 2:
+        case 3: {
+            std::vector<std::string> sets;
+            int covered = 0;
+            auto add = [&](const std::string& set) {
+                sets.insert(sets.begin() + r.range(0, static_cast<int>(sets.size())), set);
+            };
+            for (int mask = (1 << n) - 2; mask > 0; mask--) {
+                if (r.chance(50)) {
+                    std::string set;
+                    for (int i = 0; i < n; i++) {
+                        if ((mask >> i) & 1) {
+                            set += (set.empty() ? "" : ", ") + g[static_cast<size_t>(i)];
+                        }
+                    }
+                    add("(" + set + ")");
+                    covered |= mask;
+                }
+            }
+            if (covered != (1 << n) - 1 || r.chance(50)) {
+                add("(" + list(0, n) + ")");  // every key in some set
+            }
+            if (sets.size() == 1 || r.chance(40)) {
+                add("()");  // one set alone would be a plain GROUP BY
+            }
+            std::string s;
+            for (size_t i = 0; i < sets.size(); i++) {
+                s += (i ? ", " : "") + sets[i];
+            }
+            return "GROUPING SETS (" + s + ")";
+        }
+        case 4:
+            return g[0] + ", " + (r.chance(50) ? "ROLLUP (" : "CUBE (") + list(1, n) + ")";
+        default:
+            return n == 2 ? "DISTINCT " + g[0] + ", ROLLUP (" + list(0, n) + ")"
+                          : "DISTINCT ROLLUP (" + g[0] + ", " + g[1] + "), ROLLUP (" + g[0] + ", " +
+                                g[2] + ")";
+    }
 }
 
 // Distinct integer keys in [0, hi].
