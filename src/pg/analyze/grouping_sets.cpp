@@ -131,7 +131,7 @@ GroupingSets grouping_sets_of(Query* q, int limit) {
                 present |= 1U << (n - 1 - j);
             }
         }
-        uint32_t value = ~present & ((n == 32 ? 0U : (1U << n)) - 1U);
+        uint32_t value = ~present & ((1U << n) - 1U);  // n <= 31 (checked above)
         duplicate = duplicate || !seen.insert(value).second;
         out.values.push_back(value);
     }
