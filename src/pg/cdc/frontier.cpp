@@ -74,14 +74,18 @@ void trim_buffer(Spi& spi, const CaptureSource& src, int64_t pgt_id, const Front
     if (*older.rows.at(0).at(0) == "t") {
         return;
     }
+    trim_consumed(spi, src.source_id, src.buffer);
+}
+
+void trim_consumed(Spi& spi, int64_t source_id, const std::string& buffer) {
     catalog::exec_as_owner(
         spi,
-        "DELETE FROM " + src.buffer + " b WHERE NOT EXISTS (SELECT 1 FROM " + kFrontiers +
+        "DELETE FROM " + buffer + " b WHERE NOT EXISTS (SELECT 1 FROM " + kFrontiers +
             " f WHERE f.source_id OPERATOR(pg_catalog.=) $1 AND NOT "
             "(pg_catalog.pg_visible_in_snapshot(b.xid, f.frontier) OR COALESCE(b.xid "
             "OPERATOR(pg_catalog.=) f.own_xid AND b.seq OPERATOR(pg_catalog.<=) f.own_seq, "
             "false)))",
-        {int8_param(src.source_id)});
+        {int8_param(source_id)});
 }
 
 void detach_frontiers(Spi& spi, int64_t pgt_id) {

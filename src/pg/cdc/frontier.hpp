@@ -41,6 +41,10 @@ std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f
 // consumed was trimmed when it was consumed last.
 void trim_buffer(Spi& spi, const CaptureSource& src, int64_t pgt_id, const Frontier& before);
 
+// Deletes the buffer rows every consumer of source_id has passed (one scan
+// of the buffer).
+void trim_consumed(Spi& spi, int64_t source_id, const std::string& buffer);
+
 // Removes the stream table's frontiers and the captures nobody uses then.
 void detach_frontiers(Spi& spi, int64_t pgt_id);
 

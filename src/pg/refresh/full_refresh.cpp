@@ -17,6 +17,7 @@
 #include "pg/guard/storage_guard.hpp"
 #include "pg/refresh/snapshot.hpp"
 #include "pg/refresh/storage.hpp"
+#include "pg/scheduler/shared_state.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -194,8 +195,10 @@ void finish(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& 
     for (const Window& w : windows) {
         advance_frontier(spi, st.pgt_id, w.source, rs);
     }
-    for (const Window& w : windows) {
-        trim_buffer(spi, w.source, st.pgt_id, w.frontier);
+    if (!scheduler_trims_buffers()) {
+        for (const Window& w : windows) {
+            trim_buffer(spi, w.source, st.pgt_id, w.frontier);
+        }
     }
     catalog::mark_refreshed(spi, st.pgt_id);
 }

@@ -3,6 +3,8 @@
 // released (SetLatch may signal another process).
 #include "pg/scheduler/shared_state.hpp"
 
+#include "pg/scheduler/settings.hpp"
+
 extern "C" {
 #include "postgres.h"
 #include "miscadmin.h"
@@ -222,6 +224,10 @@ bool worker_running(Oid dboid) {
     bool running = s != nullptr && s->state == SlotState::kRunning && s->pid != 0;
     SpinLockRelease(&g_shared->mutex);
     return running;
+}
+
+bool scheduler_trims_buffers() {
+    return g_scheduler_enabled && worker_running(MyDatabaseId);
 }
 
 }  // namespace pgt::pg

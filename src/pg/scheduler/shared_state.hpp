@@ -53,4 +53,9 @@ void wake_scheduler(Oid dboid);  // sets the worker's latch, if any
 int stop_worker_for_drop(Oid dboid);
 bool worker_running(Oid dboid);
 
+// True when this database's scheduler worker runs and is enabled: it then
+// removes consumed change-buffer rows after each tick, so refreshes leave
+// that work to it (a refresh's time is then its own work only).
+bool scheduler_trims_buffers();
+
 }  // namespace pgt::pg

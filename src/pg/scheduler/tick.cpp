@@ -24,6 +24,8 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
+#include "pg/catalog/catalog_schema.hpp"
+#include "pg/cdc/frontier.hpp"
 #include "pg/catalog/relation_names.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/scheduler/settings.hpp"
@@ -364,6 +366,48 @@ void prune_history(SchedulerMemory& mem) {
     commit_transaction();
 }
 
+// Removes the change-buffer rows every consumer has passed, for each source
+// whose consumers' frontiers moved since its last trim (refreshes leave this
+// to the worker while it runs: scheduler_trims_buffers()). One transaction;
+// each buffer in its own subtransaction, so a source dropped meanwhile only
+// skips its own trim.
+void trim_buffers(SchedulerMemory& mem) {
+    begin_transaction();
+    Spi spi = Spi::connect();
+    SpiRows r = catalog::query_as_owner(
+        spi,
+        std::string(
+            "SELECT s.source_id, s.buffer_name, pg_catalog.string_agg(f.pgt_id::pg_catalog.text "
+            "OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) f.frontier::pg_catalog.text "
+            "OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) "
+            "COALESCE(f.own_xid::pg_catalog.text, '') OPERATOR(pg_catalog.||) ':' "
+            "OPERATOR(pg_catalog.||) f.own_seq::pg_catalog.text, ',' ORDER BY f.pgt_id) FROM ") +
+            pgt::catalog::kSchema + "." + pgt::catalog::kSources + " s JOIN " +
+            pgt::catalog::kSchema + "." + pgt::catalog::kFrontiers +
+            " f USING (source_id) GROUP BY s.source_id, s.buffer_name");
+    std::map<int64_t, std::string> seen;
+    for (const auto& row : r.rows) {
+        int64_t id = std::stoll(*row.at(0));
+        const std::string& sig = *row.at(2);
+        auto m = mem.trimmed_at.find(id);
+        if (m != mem.trimmed_at.end() && m->second == sig) {
+            seen[id] = sig;
+            continue;
+        }
+        pg_call([] { BeginInternalSubTransaction(nullptr); });
+        try {
+            trim_consumed(spi, id, *row.at(1));
+            pg_call([] { ReleaseCurrentSubTransaction(); });
+            seen[id] = sig;
+        } catch (const pgt::Error&) {  // tried again next tick
+            pg_call([] { RollbackAndReleaseCurrentSubTransaction(); });
+        }
+    }
+    mem.trimmed_at = std::move(seen);
+    spi.close();
+    commit_transaction();
+}
+
 }  // namespace
 
 bool run_tick(SchedulerMemory& memory) {
@@ -387,6 +431,7 @@ bool run_tick(SchedulerMemory& memory) {
         UnitRun u{unit, ts, memory, eff};
         run_unit(u);
     }
+    trim_buffers(memory);
     return true;
 }
 

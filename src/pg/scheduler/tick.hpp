@@ -24,6 +24,9 @@ struct SchedulerMemory {
     std::map<int64_t, TableMemory> tables;  // by pgt_id
     uint64_t random_state = 0x9e3779b97f4a7c15ULL;
     int64_t last_prune_us = 0;  // last pruning of the refresh history
+    // Per capture source: its consumers' frontiers when its buffer was
+    // last trimmed (a buffer is trimmed again once one of them moved).
+    std::map<int64_t, std::string> trimmed_at;
 };
 
 // Runs one tick. Returns false when the database no longer has pg_trickle.
