@@ -927,6 +927,34 @@ TEST_F(Differential, images_are_filtered_by_safe_conjuncts_before_netting) {
     EXPECT_EQ(last_action("q"), "DIFFERENTIAL");
 }
 
+// Refreshes (FULL and DIFFERENTIAL) run with at least
+// pg_trickle.refresh_work_mem; the session's own work_mem is left alone,
+// a larger one is kept, and -1 turns the setting off.
+TEST_F(Differential, refreshes_run_with_at_least_refresh_work_mem) {
+    db->exec("SET work_mem = '4MB'");
+    EXPECT_EQ(db->scalar("SHOW pg_trickle.refresh_work_mem"), "64MB");
+    create("wm", "SELECT id, current_setting('work_mem') AS wm FROM t");
+    create("wf", "SELECT id, current_setting('work_mem') AS wm FROM t", "FULL");
+    EXPECT_EQ(db->scalar("SELECT string_agg(DISTINCT wm, ',') FROM wm"), "64MB");
+    db->exec("UPDATE t SET id = 102 WHERE id = 2");
+    refresh("wm");
+    EXPECT_EQ(last_action("wm"), "DIFFERENTIAL");
+    EXPECT_EQ(db->scalar("SELECT wm FROM wm WHERE id = 102"), "64MB");
+    EXPECT_EQ(db->scalar("SHOW work_mem"), "4MB") << "the session's value is restored";
+    db->exec("SET work_mem = '128MB'");
+    db->exec("UPDATE t SET id = 103 WHERE id = 3");
+    refresh("wm");
+    EXPECT_EQ(db->scalar("SELECT wm FROM wm WHERE id = 103"), "128MB") << "never lowered";
+    db->exec("SET work_mem = '4MB'; SET pg_trickle.refresh_work_mem = -1");
+    db->exec("UPDATE t SET id = 104 WHERE id = 4");
+    refresh("wm");
+    refresh("wf");
+    EXPECT_EQ(db->scalar("SELECT wm FROM wm WHERE id = 104"), "4MB");
+    EXPECT_EQ(db->scalar("SELECT string_agg(DISTINCT wm, ',') FROM wf"), "4MB");
+    EXPECT_TRUE(matches_query(*db, "wf"));
+    EXPECT_THROW(db->exec("SET pg_trickle.refresh_work_mem = -2"), std::exception);
+}
+
 // A buffer row goes once every consumer has it, whichever refreshes last
 // (a consumer with an older frontier makes the others skip the trim).
 TEST_F(Differential, buffer_rows_go_when_the_last_consumer_has_them_in_any_order) {

@@ -17,10 +17,12 @@
 #include "pg/guard/storage_guard.hpp"
 #include "pg/refresh/snapshot.hpp"
 #include "pg/refresh/storage.hpp"
+#include "pg/scheduler/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
 extern "C" {
 #include "postgres.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
@@ -37,6 +39,15 @@ struct Window {
     CaptureSource source;
     Frontier frontier;
 };
+
+// A refresh's statements run with at least pg_trickle.refresh_work_mem
+// (inside a pinned scope, which restores the session's value): a change
+// window sorted or hashed on disk cost a refresh twice its in-memory time.
+void pin_refresh_memory() {
+    if (g_refresh_work_mem_kb > work_mem) {
+        pin_setting("work_mem", std::to_string(g_refresh_work_mem_kb).c_str());
+    }
+}
 
 // Recomputes the defining query and writes only the difference to what the
 // stream table holds: unchanged rows keep their row version (no WAL, no
@@ -67,6 +78,7 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     RefreshResult r{"FULL"};
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
+        pin_refresh_memory();
         SpiRows counts = spi.query_at(rs.snapshot, sql);
         r.rows_inserted =
             std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
@@ -151,6 +163,7 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         // A delta statement is short; its cost estimates are not (unknown
         // CTE sizes), and JIT compiling it took 0.7 s of a 0.7 s refresh.
         pin_setting("jit", "off");
+        pin_refresh_memory();
         diff::DeltaProgram program = diff::decode_program(st.delta_sql.value());
         // An error leaves no registered image relation behind on spi.
         struct Forget {

@@ -14,6 +14,7 @@ namespace pgt::pg {
 
 bool g_scheduler_enabled = true;
 int g_scheduler_interval_ms = 1000;
+int g_refresh_work_mem_kb = 64 * 1024;
 int g_default_schedule_seconds = 1;
 int g_min_schedule_seconds = 1;
 int g_max_consecutive_errors = 3;
@@ -72,6 +73,12 @@ void define_scheduler_settings() {
                             "Each set is recomputed as its own branch; FULL refresh has no limit.",
                             &g_max_grouping_set_branches, 64, 1, 65536, PGC_USERSET, 0, nullptr,
                             nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_trickle.refresh_work_mem", "Least work_mem a refresh's statements run with.",
+        "A refresh sorts, hashes and aggregates whole change windows; a larger work_mem keeps "
+        "that in memory. -1 leaves work_mem as it is.",
+        &g_refresh_work_mem_kb, 64 * 1024, -1, MAX_KILOBYTES, PGC_USERSET, GUC_UNIT_KB, nullptr,
+        nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 

@@ -13,6 +13,7 @@ extern int g_max_consecutive_errors;     // pg_trickle.max_consecutive_errors
 extern bool g_diamond_atomic;            // pg_trickle.diamond_consistency = 'atomic'
 extern int g_history_retention_seconds;  // pg_trickle.history_retention (0: keep all)
 extern int g_max_grouping_set_branches;  // pg_trickle.max_grouping_set_branches (analysis)
+extern int g_refresh_work_mem_kb;        // pg_trickle.refresh_work_mem (-1: work_mem as is)
 
 void define_scheduler_settings();
 
