@@ -44,6 +44,27 @@ TEST(DeltaProgram, image_steps_round_trip_with_any_content) {
     EXPECT_EQ(back.main, p.main);
 }
 
+TEST(DeltaProgram, a_fallback_statement_round_trips_with_or_without_a_full_query) {
+    DeltaProgram p;
+    p.full_query = "SELECT 1 AS a, 2 AS __pgt_count -- pgt:fallback 9\n";
+    p.full_aux = {"__pgt_count"};
+    p.fallback = "WITH src AS (SELECT 'net\n-- pgt:fallback 1\n') SELECT 1, 0, 0";
+    p.main = "WITH src AS (SELECT 'all') SELECT 1, 0, 0";
+    DeltaProgram back = decode_program(encode_program(p));
+    EXPECT_EQ(back.full_query, p.full_query);
+    EXPECT_EQ(back.full_aux, p.full_aux);
+    EXPECT_EQ(back.fallback, p.fallback);
+    EXPECT_EQ(back.main, p.main);
+    DeltaProgram lone;
+    lone.fallback = "SELECT 2, 0, 0";
+    lone.main = "SELECT 1, 0, 0";
+    DeltaProgram lone_back = decode_program(encode_program(lone));
+    EXPECT_TRUE(lone_back.full_query.empty());
+    EXPECT_EQ(lone_back.fallback, lone.fallback);
+    EXPECT_EQ(lone_back.main, lone.main);
+    EXPECT_TRUE(decode_program("SELECT 1, 0, 0").fallback.empty());
+}
+
 TEST(DeltaProgram, only_branches_whose_images_have_rows_run) {
     DeltaProgram p;
     p.branches.push_back({0b01, 0, "A"});

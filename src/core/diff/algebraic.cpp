@@ -502,15 +502,28 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
 
 }  // namespace
 
-std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
+bool linear_aggregates(const ir::AlgebraicGroup& a) {
+    for (const AlgebraicAgg& x : a.aggs) {
+        if (x.kind == AggKind::kMin || x.kind == AggKind::kMax) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t,
+                                bool netted) {
     check_shape(a, t);
+    if (!netted && !linear_aggregates(a)) {
+        throw Error(sqlstate::kInternalError, "MIN/MAX need netted change images");
+    }
     // The recomputed groups: the same outputs and auxiliary columns.
     ir::GroupRescan full = a.group;
     for (const AuxColumn& c : aux_columns(a)) {
         full.scan.outputs.push_back({c.expr, c.name});
     }
-    return window_source_ctes(a.group.scan) + ", " + d_cte(a) + ", " +
-           algebraic_tail(a, t, rescan_keyed_ctes(full, t));
+    return (netted ? window_source_ctes(a.group.scan) : window_source_ctes_unnetted(a.group.scan)) +
+           ", " + d_cte(a) + ", " + algebraic_tail(a, t, rescan_keyed_ctes(full, t));
 }
 
 DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::IdentityTarget& t) {

@@ -47,7 +47,14 @@ std::string algebraic_full_query(const ir::AlgebraicGroup& a);
 
 // One statement; parameters as in window_predicate; returns one row
 // (rows_inserted, rows_deleted, rows_updated).
-std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityTarget& target);
+// netted = false: over every captured image (window_source_ctes_unnetted);
+// only for linear aggregates, with the netted statement as fallback.
+std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityTarget& target,
+                                bool netted = true);
+
+// True when every aggregate is a signed sum of per-row terms (COUNT, SUM,
+// AVG; not MIN/MAX): images inserted and deleted again in the window cancel.
+bool linear_aggregates(const ir::AlgebraicGroup& a);
 
 // A join's delta program: images and signed branches (join_region's), the
 // full query (row_query aggregated, with the auxiliary columns) and the

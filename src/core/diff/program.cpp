@@ -16,6 +16,7 @@ namespace {
 const std::string kImages = "-- pgt:images ";
 const std::string kBranches = "-- pgt:branches ";
 const std::string kFull = "-- pgt:full ";
+const std::string kFallback = "-- pgt:fallback ";
 
 bool plain_identifier(const std::string& s) {
     return !s.empty() &&
@@ -92,6 +93,10 @@ std::string encode_program(const DeltaProgram& p) {
         header += kFull + std::to_string(p.full_query.size()) + ":" + join(p.full_aux, ",") + "\n";
         body += p.full_query;
     }
+    if (!p.fallback.empty()) {
+        header += kFallback + std::to_string(p.fallback.size()) + "\n";
+        body += p.fallback;
+    }
     return header + body + p.main;
 }
 
@@ -127,6 +132,12 @@ DeltaProgram decode_program(const std::string& text) {
             at = comma + 1;
         }
     }
+    uint64_t fallback_len = 0;
+    if (text.compare(pos, kFallback.size(), kFallback) == 0) {
+        pos += kFallback.size();
+        char sep = 0;
+        fallback_len = number(text, pos, "\n", sep);
+    }
     for (const auto& t : images) {
         p.images.push_back(
             {static_cast<std::size_t>(t[0]), static_cast<int>(t[1]), take(text, pos, t[2])});
@@ -135,6 +146,7 @@ DeltaProgram decode_program(const std::string& text) {
         p.branches.push_back({t[0], t[1], take(text, pos, t[2])});
     }
     p.full_query = take(text, pos, full_len);
+    p.fallback = take(text, pos, fallback_len);
     p.main = text.substr(pos);
     return p;
 }

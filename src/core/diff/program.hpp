@@ -23,6 +23,7 @@
 // whose storage has auxiliary columns (algebraic aggregates) also carries
 // the query a FULL refresh fills them with: header "-- pgt:full len:a,b"
 // (statement length, auxiliary column names), its text after the branches.
+// A fallback statement: header "-- pgt:fallback len", its text after that.
 #pragma once
 #include "core/core.hpp"
 
@@ -54,6 +55,11 @@ struct DeltaProgram {
     // columns, then full_aux in that order ("" and none without them).
     std::string full_query;
     std::vector<std::string> full_aux;  // plain lower-case identifiers
+    // Non-empty: main computes on every captured image, also on states that
+    // were never committed or that a later change replaced (their terms
+    // cancel), and this statement (same parameters and result) computes on
+    // netted images only: the refresh runs it when main raises on such a state.
+    std::string fallback;
     std::string main;
 };
 

@@ -34,26 +34,34 @@ std::string image_side(const ir::ScanFilterProject& scan, char prefix, const cha
 // version of an updated row) are gone before any output expression or
 // predicate is evaluated, so only states that were really committed (or are
 // this transaction's own current state) are ever computed on.
+// Every old image (sign -1) and new image (sign +1) of the window: columns
+// __pgt_seq, __pgt_sign, then the source columns. Images that fail a WHERE
+// conjunct never reach the output; the conjuncts used here cannot raise,
+// so they may see uncommitted states.
+std::string signed_images(const ir::ScanFilterProject& scan, const std::string& sfx) {
+    std::string sides = image_side(scan, 'o', "-1", action_is("w.action", "U", "D"), sfx) +
+                        " UNION ALL " +
+                        image_side(scan, 'n', "1", action_is("w.action", "I", "U"), sfx);
+    if (!scan.prefilter.empty()) {
+        sides = std::string("SELECT ") + ir::kImageAlias + ".* FROM (" + sides + ") " +
+                ir::kImageAlias + " WHERE " + scan.prefilter;
+    }
+    return sides;
+}
+
 std::string netted_sources(const ir::ScanFilterProject& scan, const std::string& sfx) {
     std::vector<std::string> cols, image_cols;
     for (const ir::SourceColumn& c : scan.columns) {
         cols.push_back("v." + c.name);
         image_cols.push_back("e." + c.name);
     }
-    std::string img = "ROW(" + join(image_cols, ", ") + ")::pg_catalog.text";
+    // Byte-wise ("C") comparison: images only need to be told apart.
+    std::string img =
+        "ROW(" + join(image_cols, ", ") + ")::pg_catalog.text COLLATE pg_catalog.\"C\"";
     // One pass of window functions over the events sorted by image: no
     // join, so no plan whose cost depends on the planner guessing the
     // window's size (a nested loop over 180,000 events ran for minutes).
-    std::string sides = image_side(scan, 'o', "-1", action_is("w.action", "U", "D"), sfx) +
-                        " UNION ALL " +
-                        image_side(scan, 'n', "1", action_is("w.action", "I", "U"), sfx);
-    // Images that fail a WHERE conjunct never reach the output; the
-    // conjuncts used here cannot raise, so they may see uncommitted states.
-    if (!scan.prefilter.empty()) {
-        sides = std::string("SELECT ") + ir::kImageAlias + ".* FROM (" + sides + ") " +
-                ir::kImageAlias + " WHERE " + scan.prefilter;
-    }
-    return "ev" + sfx + " AS (" + sides + "), net" + sfx +
+    return "ev" + sfx + " AS (" + signed_images(scan, sfx) + "), net" + sfx +
            " AS (SELECT v.*, pg_catalog.sum(v.__pgt_sign) OVER (PARTITION BY v.__pgt_src_img) AS "
            "__pgt_n, pg_catalog.row_number() OVER (PARTITION BY v.__pgt_src_img, v.__pgt_sign > 0 "
            "ORDER BY v.__pgt_seq DESC) AS __pgt_rn FROM (SELECT e.*, " +
@@ -92,20 +100,32 @@ std::string delta_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarg
 
 }  // namespace
 
-std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std::string& sfx,
-                                   int base) {
+namespace {
+
+// w<sfx>: the window's buffer rows (no TRUNCATE marker).
+std::string window_cte(const ir::ScanFilterProject& scan, const std::string& sfx, int base) {
     std::vector<std::string> w_cols{"b.seq", "b.action"};
     for (const ir::SourceColumn& c : scan.columns) {
         w_cols.push_back("b.o" + std::to_string(c.attnum));
         w_cols.push_back("b.n" + std::to_string(c.attnum));
     }
     return "w" + sfx + " AS (SELECT " + join(w_cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
-           window_predicate("b", base) + " AND b.action OPERATOR(pg_catalog.<>) 'T'), " +
-           netted_sources(scan, sfx);
+           window_predicate("b", base) + " AND b.action OPERATOR(pg_catalog.<>) 'T')";
+}
+
+}  // namespace
+
+std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std::string& sfx,
+                                   int base) {
+    return window_cte(scan, sfx, base) + ", " + netted_sources(scan, sfx);
 }
 
 std::string window_source_ctes(const ir::ScanFilterProject& scan) {
     return "WITH " + window_source_cte_list(scan, "", 0);
+}
+
+std::string window_source_ctes_unnetted(const ir::ScanFilterProject& scan) {
+    return "WITH " + window_cte(scan, "", 0) + ", src AS (" + signed_images(scan, "") + ")";
 }
 
 std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields) {

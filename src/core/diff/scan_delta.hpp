@@ -45,6 +45,13 @@ std::string row_id_expression(const std::string& domain, const std::vector<std::
 // name). Parameters as in window_predicate.
 std::string window_source_ctes(const ir::ScanFilterProject& scan);
 
+// The same with src = every captured image, not netted: an image inserted
+// and deleted again in the window is there twice, once per sign. Only for
+// consumers whose result is a signed sum of per-image terms (where such
+// pairs cancel exactly) and that can fall back to window_source_ctes when
+// an expression raises on a state that was never committed.
+std::string window_source_ctes_unnetted(const ir::ScanFilterProject& scan);
+
 // The same CTEs without the leading WITH, named w<sfx> … src<sfx>, over
 // the window parameters $(base+1)..$(base+5): one such list per source
 // when a statement reads several buffers.

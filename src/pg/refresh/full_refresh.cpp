@@ -12,6 +12,7 @@
 #include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
+#include "pg/boundary/subtransaction.hpp"
 #include "pg/catalog/catalog_schema.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/guard/storage_guard.hpp"
@@ -148,6 +149,33 @@ AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
     return in;
 }
 
+// An error an expression raises on a value (class 22, data exception; 2F,
+// 38, 39, P0: raised by a function): what a state that was never committed
+// may cause. Cancels, lock and resource errors are not retried.
+bool raised_on_a_value(const std::string& sqlstate) {
+    for (const char* c : {"22", "2F", "38", "39", "P0"}) {
+        if (sqlstate.compare(0, 2, c) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// main in a subtransaction; when it raises on a value, fallback (the same
+// refresh over netted images, which computes on committed states only).
+SpiRows with_fallback(Spi& spi, const RefreshSnapshot& rs, const std::string& main,
+                      const std::string& fallback, const std::vector<SpiParam>& params,
+                      bool replan) {
+    try {
+        return in_subtransaction([&] { return spi.query_at(rs.snapshot, main, params, replan); });
+    } catch (const pgt::Error& e) {
+        if (!raised_on_a_value(e.sqlstate())) {
+            throw;
+        }
+    }
+    return spi.query_at(rs.snapshot, fallback, params, replan);
+}
+
 // The delta statement over every window: one block of five parameters per
 // window, in captured_sources_of order (diff::window_predicate's base).
 RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
@@ -193,7 +221,10 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
             return;
         }
         // With images, plan for their sizes each time.
-        SpiRows counts = spi.query_at(rs.snapshot, main, params, !program.images.empty());
+        bool replan = !program.images.empty();
+        SpiRows counts = program.fallback.empty()
+                             ? spi.query_at(rs.snapshot, main, params, replan)
+                             : with_fallback(spi, rs, main, program.fallback, params, replan);
         spi.unregister_relations();
         forget.done = true;
         r.rows_inserted =

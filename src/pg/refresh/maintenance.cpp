@@ -199,7 +199,14 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
     }
     sync_aux_columns(spi, st.relid, aux_of(a));
     p.full_query = diff::algebraic_full_query(a);
-    p.main = diff::algebraic_group_sql(a, identity_target(st));
+    // Linear aggregates skip netting (a sort of the whole window by image);
+    // the netted statement stays as the fallback for a raising expression.
+    if (diff::linear_aggregates(a)) {
+        p.main = diff::algebraic_group_sql(a, identity_target(st), false);
+        p.fallback = diff::algebraic_group_sql(a, identity_target(st));
+    } else {
+        p.main = diff::algebraic_group_sql(a, identity_target(st));
+    }
     return diff::encode_program(p);
 }
 
