@@ -100,7 +100,7 @@ TEST_F(DifferentialAlgebraic, linear_aggregates_fall_back_to_netted_images_on_a_
         "SELECT value FROM pgtrickle.explain_st('lin') WHERE property = 'delta_statement'");
     // The program ends with its main statement; the netted fallback precedes it.
     EXPECT_NE(delta.find("__pgt_src_img"), std::string::npos) << delta;
-    EXPECT_EQ(delta.find("__pgt_src_img", delta.rfind("WITH w AS (")), std::string::npos)
+    EXPECT_EQ(delta.find("__pgt_src_img", delta.rfind("WITH src AS (")), std::string::npos)
         << "the main statement nets nothing: " << delta;
     EXPECT_NE(db->scalar("SELECT delta_sql FROM pgtrickle.pgt_stream_tables WHERE pgt_name = "
                          "'lin'")

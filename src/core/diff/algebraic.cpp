@@ -98,12 +98,17 @@ std::string d_cte(const ir::AlgebraicGroup& a) {
             cols.push_back(a.aggs[i].arg + " AS __pgt_x" + n(i));
         }
     }
+    // OFFSET 0 keeps d a subquery of its own: each argument is computed once
+    // per image, not once per aggregate call that reads it (q01's
+    // price * (1 - discount) was multiplied six times per image).
     return "d AS (SELECT " + join(cols, ", ") + " FROM src " + s.alias +
-           (s.predicate.empty() ? "" : " WHERE " + s.predicate) + ")";
+           (s.predicate.empty() ? "" : " WHERE " + s.predicate) + " OFFSET 0)";
 }
 
-// dg: per touched group, what the change adds and removes.
-std::string dg_cte(const ir::AlgebraicGroup& a) {
+// dg: per touched group, what the change adds and removes. unit_weights:
+// every weight is +1 or -1 (images not netted), so a signed sum is the sum
+// of the inserted minus the sum of the deleted (no multiplication per row).
+std::string dg_cte(const ir::AlgebraicGroup& a, bool unit_weights) {
     std::vector<std::string> keys, cols;
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
         keys.push_back("d." + key_name(j));
@@ -121,18 +126,35 @@ std::string dg_cte(const ir::AlgebraicGroup& a) {
     }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
         const AlgebraicAgg& x = a.aggs[i];
-        const std::string v = "d.__pgt_x" + n(i);
+        // Aggregates over the same argument (sum(q) and avg(q)) read one
+        // column, so PostgreSQL shares their transition states.
+        std::size_t same = i;
+        for (std::size_t k = 0; k < i; k++) {
+            if (!x.arg.empty() && a.aggs[k].arg == x.arg) {
+                same = k;
+                break;
+            }
+        }
+        const std::string v = "d.__pgt_x" + n(same);
         if (counts_argument(x) || summed(x)) {
             cols.push_back("pg_catalog.sum(" + w + ") FILTER (WHERE " + v +
                            " IS NOT NULL)::pg_catalog.int8 AS __pgt_dn" + n(i));
         }
-        if (summed(x)) {
+        if (summed(x) && unit_weights) {
+            auto part = [&](const char* cmp) {
+                return "COALESCE(pg_catalog.sum((" + v + ")::pg_catalog.numeric) FILTER (WHERE " +
+                       w + " " + cmp + " 0), 0)";
+            };
+            cols.push_back(part(">") + op("-") + part("<") + " AS __pgt_ds" + n(i));
+        } else if (summed(x)) {
             cols.push_back("pg_catalog.sum((" + v + ")::pg_catalog.numeric" + op("*") + "(" + w +
                            ")::pg_catalog.numeric) AS __pgt_ds" + n(i));
         }
         if (summed(x) && x.numeric) {
-            cols.push_back("pg_catalog.bool_or((" + v + op("-") + v + ")" + op("<>") +
-                           "0) AS __pgt_nf" + n(i));
+            // NaN sorts above Infinity: outside (-Infinity, Infinity) is not finite.
+            cols.push_back("pg_catalog.bool_or(" + v + op("<=") +
+                           "'-Infinity'::pg_catalog.numeric OR " + v + op(">=") +
+                           "'Infinity'::pg_catalog.numeric) AS __pgt_nf" + n(i));
             cols.push_back("pgtrickle.numeric_scale_state(" + v + ", " + w + ") FILTER (WHERE " +
                            w + " > 0) AS __pgt_si" + n(i));
             cols.push_back("pgtrickle.numeric_scale_state(" + v + ", - " + w + ") FILTER (WHERE " +
@@ -439,7 +461,7 @@ void check_shape(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
 // groups to recompute), `rescan` (CTEs defining f and g over keys), the
 // rescan's writes and the result row.
 std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t,
-                           const std::string& rescan) {
+                           const std::string& rescan, bool unit_weights = false) {
     const bool scalar = a.group.group_outputs.empty();
     std::vector<std::string> cols, vals, sets;
     for (std::size_t p = 0; p < a.group.scan.outputs.size(); p++) {
@@ -486,8 +508,9 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
     auto count = [](const char* cte) {
         return std::string("(SELECT pg_catalog.count(*) FROM ") + cte + ")";
     };
-    return dg_cte(a) + ", " + j_cte(a, t) + ", " + m_ctes(a) + ", r0 AS (SELECT m2.*, " +
-           rescan_condition(a) + " AS __pgt_rescan FROM m2), r AS (SELECT " + join(v_cols, ", ") +
+    return dg_cte(a, unit_weights) + ", " + j_cte(a, t) + ", " + m_ctes(a) +
+           ", r0 AS (SELECT m2.*, " + rescan_condition(a) +
+           " AS __pgt_rescan FROM m2), r AS (SELECT " + join(v_cols, ", ") +
            " FROM r0 m2), adel AS (" + del + "), aupd AS (UPDATE " + t.table + " t SET " +
            join(sets, ", ") + " FROM r WHERE t.ctid" + kEq +
            "r.__pgt_tid AND NOT r.__pgt_rescan AND " + live + " AND " + image(t_vals) +
@@ -523,7 +546,7 @@ std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityT
         full.scan.outputs.push_back({c.expr, c.name});
     }
     return (netted ? window_source_ctes(a.group.scan) : window_source_ctes_unnetted(a.group.scan)) +
-           ", " + d_cte(a) + ", " + algebraic_tail(a, t, rescan_keyed_ctes(full, t));
+           ", " + d_cte(a) + ", " + algebraic_tail(a, t, rescan_keyed_ctes(full, t), !netted);
 }
 
 DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::IdentityTarget& t) {

@@ -40,7 +40,7 @@ std::string window_predicate(const std::string& b, int base = 0);
 // field expressions. The one place generated SQL computes __pgt_row_id.
 std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields);
 
-// "WITH w AS (...), ..., src AS (...)": the window's source images netted
+// "WITH ev AS (...), net AS (...), src AS (...)": the window's source images netted
 // (columns __pgt_seq, __pgt_sign = weight, then every source column by
 // name). Parameters as in window_predicate.
 std::string window_source_ctes(const ir::ScanFilterProject& scan);
@@ -52,7 +52,7 @@ std::string window_source_ctes(const ir::ScanFilterProject& scan);
 // an expression raises on a state that was never committed.
 std::string window_source_ctes_unnetted(const ir::ScanFilterProject& scan);
 
-// The same CTEs without the leading WITH, named w<sfx> … src<sfx>, over
+// The same CTEs without the leading WITH, named ev<sfx> … src<sfx>, over
 // the window parameters $(base+1)..$(base+5): one such list per source
 // when a statement reads several buffers.
 std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std::string& sfx,

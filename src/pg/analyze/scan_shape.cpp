@@ -227,9 +227,10 @@ void plain_group_columns(Query* q, ScanShape& scan) {
 }
 
 // Whether equal values of the type always look the same (MIN/MAX keep the
-// stored extreme on a tie only then: 1.0 = 1.00 and 0 = -0 do not).
-// Runs under pg_call.
-bool ties_look_alike(Oid type, Oid collation) {
+// stored extreme on a tie only then: 1.0 = 1.00 and 0 = -0 do not). A
+// char(n) value is padded to n, so 'a' and 'a ' (equal) are stored alike;
+// unbounded bpchar keeps the spaces it was given. Runs under pg_call.
+bool ties_look_alike(Oid type, int32 typmod, Oid collation) {
     switch (type) {
         case INT2OID:
         case INT4OID:
@@ -240,6 +241,11 @@ bool ties_look_alike(Oid type, Oid collation) {
         case TIMESTAMPOID:
         case TIMESTAMPTZOID:
             return true;
+        case BPCHAROID:
+            if (typmod < 0) {
+                return false;
+            }
+            [[fallthrough]];
         case TEXTOID:
         case VARCHAROID:
             return OidIsValid(collation) && get_collation_isdeterministic(collation);
@@ -300,7 +306,7 @@ std::optional<ir::AlgebraicAgg> algebraic_agg(const Aggref* a, List* ctx) {
                     return 0;
                 }
                 return (strcmp(name, "min") == 0 ? 1 : 2) +
-                       (ties_look_alike(a->aggtype, exprCollation(arg)) ? 4 : 0);
+                       (ties_look_alike(a->aggtype, exprTypmod(arg), exprCollation(arg)) ? 4 : 0);
             });
             if (how == 0) {
                 return std::nullopt;
@@ -611,7 +617,8 @@ std::vector<bool> keys_look_alike(Query* q, const std::vector<int>& key_columns)
     std::vector<bool> out;
     for (int p : key_columns) {
         Node* e = outputs.at(static_cast<std::size_t>(p));
-        out.push_back(pg_call([&] { return ties_look_alike(exprType(e), exprCollation(e)); }));
+        out.push_back(
+            pg_call([&] { return ties_look_alike(exprType(e), exprTypmod(e), exprCollation(e)); }));
     }
     return out;
 }
