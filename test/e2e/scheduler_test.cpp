@@ -315,7 +315,8 @@ TEST_F(Scheduler, cron_schedule_fires) {
 // older history rows (at most every 10 s) and keeps the recent ones.
 // While the worker runs, refreshes leave removing consumed change-buffer
 // rows to it: rows stay while a consumer still needs them, and go without
-// another refresh once the last consumer (refreshed by hand here) has them.
+// another refresh once the last consumer (refreshed by hand here) has them;
+// a buffer left empty is truncated.
 TEST_F(Scheduler, worker_removes_buffer_rows_every_consumer_has) {
     ASSERT_TRUE(scheduler_appears());
     db->exec(
@@ -323,8 +324,9 @@ TEST_F(Scheduler, worker_removes_buffer_rows_every_consumer_has) {
         "INSERT INTO src SELECT g, g FROM generate_series(1, 10) g");
     create_st("fast", "SELECT id, v FROM src", "1s", "DIFFERENTIAL");
     create_st("slow", "SELECT id, v * 2 AS v2 FROM src", "1h", "DIFFERENTIAL");
-    const std::string buffered =
-        "SELECT count(*) FROM " + db->scalar("SELECT buffer_name FROM pgtrickle.pgt_sources");
+    const std::string buffer = db->scalar("SELECT buffer_name FROM pgtrickle.pgt_sources");
+    const std::string buffered = "SELECT count(*) FROM " + buffer;
+    const std::string size = "SELECT pg_relation_size('" + buffer + "')";
     db->exec("UPDATE src SET v = v + 1 WHERE id <= 5; DELETE FROM src WHERE id = 10");
     ASSERT_TRUE(eventually([&] { return bool(matches_query(*db, "fast")); }, "fast to catch up"));
     EXPECT_EQ(db->scalar(buffered), "6") << "slow has not consumed them yet";
@@ -332,6 +334,8 @@ TEST_F(Scheduler, worker_removes_buffer_rows_every_consumer_has) {
     EXPECT_TRUE(matches_query(*db, "slow"));
     EXPECT_TRUE(eventually([&] { return db->scalar(buffered) == "0"; },
                            "the worker to remove the rows every consumer has"));
+    EXPECT_TRUE(eventually([&] { return db->scalar(size) == "0"; },
+                           "the emptied buffer to be truncated (no pages left)"));
     db->exec("INSERT INTO src VALUES (11, 11)");
     ASSERT_TRUE(eventually([&] { return bool(matches_query(*db, "fast")); }, "fast again"));
     EXPECT_EQ(db->scalar(buffered), "1") << "slow still needs the insert";

@@ -5,11 +5,13 @@
 #include "pg/cdc/frontier.hpp"
 
 #include "core/error.hpp"
+#include "pg/boundary/boundary.hpp"
 #include "pg/catalog/catalog.hpp"
 
 extern "C" {
 #include "postgres.h"
 #include "catalog/pg_type.h"
+#include "storage/lmgr.h"
 }
 
 namespace pgt::pg {
@@ -77,8 +79,8 @@ void trim_buffer(Spi& spi, const CaptureSource& src, int64_t pgt_id, const Front
     trim_consumed(spi, src.source_id, src.buffer);
 }
 
-void trim_consumed(Spi& spi, int64_t source_id, const std::string& buffer) {
-    catalog::exec_as_owner(
+uint64_t trim_consumed(Spi& spi, int64_t source_id, const std::string& buffer) {
+    return catalog::exec_as_owner(
         spi,
         "DELETE FROM " + buffer + " b WHERE NOT EXISTS (SELECT 1 FROM " + kFrontiers +
             " f WHERE f.source_id OPERATOR(pg_catalog.=) $1 AND NOT "
@@ -86,6 +88,22 @@ void trim_consumed(Spi& spi, int64_t source_id, const std::string& buffer) {
             "OPERATOR(pg_catalog.=) f.own_xid AND b.seq OPERATOR(pg_catalog.<=) f.own_seq, "
             "false)))",
         {int8_param(source_id)});
+}
+
+void truncate_if_empty(Spi& spi, const std::string& buffer) {
+    Oid relid = static_cast<Oid>(std::stoul(
+        *spi.query("SELECT $1::pg_catalog.regclass::pg_catalog.oid", {text_param(buffer)})
+             .rows.at(0)
+             .at(0)));
+    if (!pg_call([&] { return ConditionalLockRelationOid(relid, AccessExclusiveLock); })) {
+        return;  // in use: its pages go at the next VACUUM
+    }
+    // A fresh snapshot under the lock sees every committed row.
+    if (*catalog::query_as_owner(spi, "SELECT NOT EXISTS (SELECT 1 FROM " + buffer + ")")
+             .rows.at(0)
+             .at(0) == "t") {
+        catalog::exec_as_owner(spi, "TRUNCATE " + buffer);
+    }
 }
 
 void detach_frontiers(Spi& spi, int64_t pgt_id) {

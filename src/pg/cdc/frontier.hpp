@@ -43,7 +43,15 @@ void trim_buffer(Spi& spi, const CaptureSource& src, int64_t pgt_id, const Front
 
 // Deletes the buffer rows every consumer of source_id has passed (one scan
 // of the buffer).
-void trim_consumed(Spi& spi, int64_t source_id, const std::string& buffer);
+// Returns the number of rows deleted.
+uint64_t trim_consumed(Spi& spi, int64_t source_id, const std::string& buffer);
+
+// After trim_consumed removed rows: when the buffer can be locked at once
+// (no writer or reader holds it) and holds no row any more, TRUNCATE it, so
+// its pages go now instead of at the next VACUUM (scans of a buffer full of
+// dead rows cost a refresh tens of ms). The lock is held until commit: only
+// for a transaction that commits right after (the scheduler worker's).
+void truncate_if_empty(Spi& spi, const std::string& buffer);
 
 // Removes the stream table's frontiers and the captures nobody uses then.
 void detach_frontiers(Spi& spi, int64_t pgt_id);

@@ -368,9 +368,10 @@ void prune_history(SchedulerMemory& mem) {
 
 // Removes the change-buffer rows every consumer has passed, for each source
 // whose consumers' frontiers moved since its last trim (refreshes leave this
-// to the worker while it runs: scheduler_trims_buffers()). One transaction;
-// each buffer in its own subtransaction, so a source dropped meanwhile only
-// skips its own trim.
+// to the worker while it runs: scheduler_trims_buffers()); a buffer left
+// empty is truncated. One transaction per buffer (a TRUNCATE's lock is
+// held only until its own commit), the trim in a subtransaction, so a
+// source dropped meanwhile only skips its own trim.
 void trim_buffers(SchedulerMemory& mem) {
     begin_transaction();
     Spi spi = Spi::connect();
@@ -385,6 +386,8 @@ void trim_buffers(SchedulerMemory& mem) {
             pgt::catalog::kSchema + "." + pgt::catalog::kSources + " s JOIN " +
             pgt::catalog::kSchema + "." + pgt::catalog::kFrontiers +
             " f USING (source_id) GROUP BY s.source_id, s.buffer_name");
+    spi.close();
+    commit_transaction();
     std::map<int64_t, std::string> seen;
     for (const auto& row : r.rows) {
         int64_t id = std::stoll(*row.at(0));
@@ -394,18 +397,22 @@ void trim_buffers(SchedulerMemory& mem) {
             seen[id] = sig;
             continue;
         }
+        begin_transaction();
+        Spi one = Spi::connect();
         pg_call([] { BeginInternalSubTransaction(nullptr); });
         try {
-            trim_consumed(spi, id, *row.at(1));
+            if (trim_consumed(one, id, *row.at(1)) > 0) {
+                truncate_if_empty(one, *row.at(1));
+            }
             pg_call([] { ReleaseCurrentSubTransaction(); });
             seen[id] = sig;
         } catch (const pgt::Error&) {  // tried again next tick
             pg_call([] { RollbackAndReleaseCurrentSubTransaction(); });
         }
+        one.close();
+        commit_transaction();
     }
     mem.trimmed_at = std::move(seen);
-    spi.close();
-    commit_transaction();
 }
 
 }  // namespace
