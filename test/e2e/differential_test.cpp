@@ -587,6 +587,29 @@ TEST_F(Differential, truncate_source_makes_next_refresh_full) {
     EXPECT_EQ(last_action("s"), "NO_DATA");
 }
 
+// AUTO finds the TRUNCATE marker in the same scan that counts its changes
+// (wherever the marker is in the window) and recomputes for it; when its
+// change limit stops the count first, it recomputes for that. Never
+// DIFFERENTIAL over a TRUNCATE.
+TEST_F(Differential, truncate_source_makes_next_auto_refresh_full) {
+    create("sa", "SELECT id, upper(name) AS uname, amount FROM t WHERE amount > 10", "AUTO");
+    EXPECT_EQ(modes("sa"), "AUTO/DIFFERENTIAL");
+    db->exec("INSERT INTO t VALUES (7, 'fay', 70)");
+    EXPECT_TRUE(refreshed_ok("sa"));
+    for (const char* writes :
+         {"INSERT INTO t VALUES (8, 'gus', 80); UPDATE t SET amount = 12 WHERE id = 2;"
+          "DELETE FROM t WHERE id = 3; TRUNCATE t",
+          "TRUNCATE t; INSERT INTO t VALUES (1, 'new', 40), (2, 'low', 1)",
+          "INSERT INTO t VALUES (9, 'hal', 90); TRUNCATE t; INSERT INTO t VALUES (3, 'x', 33)"}) {
+        db->exec(writes);
+        EXPECT_TRUE(refreshed_ok("sa")) << writes;
+        EXPECT_EQ(last_action("sa"), "FULL") << writes;
+        EXPECT_TRUE(mentions(last_reason("sa"), {"truncate"}) ||
+                    mentions(last_reason("sa"), {"auto"}))
+            << last_reason("sa");
+    }
+}
+
 TEST_F(Differential, chain_of_differential_stream_tables) {
     create("a", "SELECT id, name, amount FROM t WHERE amount > 5");
     create("b", "SELECT id, upper(name) AS uname FROM a WHERE amount > 20");

@@ -152,8 +152,9 @@ std::string window_has_rows_sql(const std::string& buffer) {
 }
 
 std::string window_count_sql(const std::string& buffer) {
-    return "SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + buffer + " b WHERE " +
-           window_predicate("b") + " LIMIT $6) x";
+    return "SELECT pg_catalog.count(*), COALESCE(pg_catalog.bool_or(x.action "
+           "OPERATOR(pg_catalog.=) 'T'), false) FROM (SELECT b.action FROM " +
+           buffer + " b WHERE " + window_predicate("b") + " LIMIT $6) x";
 }
 
 std::string window_has_truncate_sql(const std::string& buffer) {

@@ -65,8 +65,9 @@ std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarge
 // Whether the window holds any row: SELECT EXISTS(...). Same parameters.
 std::string window_has_rows_sql(const std::string& buffer);
 
-// How many change rows the window holds, at most $6 (int8; NULL: all):
-// SELECT count(*). Parameters $1..$5 as in window_predicate.
+// How many change rows the window holds, at most $6 (int8; NULL: all),
+// and whether a TRUNCATE marker is among the rows counted: one row
+// (count, bool). Parameters $1..$5 as in window_predicate.
 std::string window_count_sql(const std::string& buffer);
 
 // Whether the window holds a TRUNCATE marker. Same parameters.

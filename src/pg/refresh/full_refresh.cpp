@@ -94,15 +94,22 @@ bool window_has(Spi& spi, const RefreshSnapshot& rs, const Window& w, bool trunc
     return *spi.query_at(rs.snapshot, sql, window_params(rs, w.frontier)).rows.at(0).at(0) == "t";
 }
 
-// Change rows in w's window, at most `at_most` of them (-1: all).
-int64_t window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w, int64_t at_most) {
+// Change rows in w's window, at most `at_most` of them (-1: all), and
+// whether a TRUNCATE marker is among the rows counted (all of them when
+// fewer than at_most were found).
+struct WindowCount {
+    int64_t rows = 0;
+    bool truncated = false;
+};
+
+WindowCount window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w, int64_t at_most) {
     if (at_most == 0) {
-        return 0;
+        return {};
     }
     std::vector<SpiParam> p = window_params(rs, w.frontier);
     p.push_back(at_most < 0 ? SpiParam{INT8OID, (Datum)0, true} : int8_param(at_most));
-    return std::stoll(
-        *spi.query_at(rs.snapshot, diff::window_count_sql(w.source.buffer), p).rows.at(0).at(0));
+    SpiRows r = spi.query_at(rs.snapshot, diff::window_count_sql(w.source.buffer), p);
+    return {std::stoll(*r.rows.at(0).at(0)), *r.rows.at(0).at(1) == "t"};
 }
 
 // The sources' size and this stream table's last measured refreshes.
@@ -294,20 +301,24 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
             if (windows.empty()) {
                 throw pgt::Error("XX000", "DIFFERENTIAL stream table without a captured source");
             }
-            for (const Window& w : windows) {
-                if (window_has(spi, rs, w, true)) {
-                    why = "source " + relation_display_name(w.source.relid) +
-                          " was truncated: recomputed";
-                    return recompute(spi, st, rs);
-                }
-            }
+            auto truncated = [&](const Window& w) {
+                why = "source " + relation_display_name(w.source.relid) +
+                      " was truncated: recomputed";
+                return recompute(spi, st, rs);
+            };
             if (st.requested_mode == "AUTO") {
-                // Counting stops one past the limit: enough to decide.
+                // Counting stops one past the limit: enough to decide. The
+                // same scan finds TRUNCATE markers: in full when DIFFERENTIAL
+                // stays possible (no window was cut short).
                 AutoInputs in = auto_inputs(spi, st, windows);
                 int64_t limit = auto_change_limit(in);
                 int64_t changes = 0;
                 for (const Window& w : windows) {
-                    changes += window_count(spi, rs, w, limit < 0 ? -1 : limit + 1 - changes);
+                    WindowCount c = window_count(spi, rs, w, limit < 0 ? -1 : limit + 1 - changes);
+                    if (c.truncated) {
+                        return truncated(w);
+                    }
+                    changes += c.rows;
                 }
                 if (changes == 0) {
                     return RefreshResult{"NO_DATA"};
@@ -321,6 +332,11 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
                 RefreshResult r = apply_delta(spi, st, rs, windows);
                 r.source_changes = changes;
                 return r;
+            }
+            for (const Window& w : windows) {
+                if (window_has(spi, rs, w, true)) {
+                    return truncated(w);
+                }
             }
             bool any = false;
             for (const Window& w : windows) {
