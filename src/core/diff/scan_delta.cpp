@@ -13,9 +13,9 @@ namespace pgt::diff {
 
 namespace {
 
-std::string action_is(const std::string& col, const char* a, const char* b = nullptr) {
-    std::string s = col + kEq + "'" + a + "'";
-    return b ? "(" + s + " OR " + col + kEq + "'" + b + "')" : s;
+std::string action_is_not(const std::string& col, const char* a, const char* b) {
+    return col + " OPERATOR(pg_catalog.<>) '" + a + "' AND " + col + " OPERATOR(pg_catalog.<>) '" +
+           b + "'";
 }
 
 // One side (old or new images) of the source rows in the window, signed,
@@ -36,9 +36,12 @@ std::string image_side(const ir::ScanFilterProject& scan, char prefix, const cha
 // conjunct never reach the output; the conjuncts used here cannot raise,
 // so they may see uncommitted states.
 std::string signed_images(const ir::ScanFilterProject& scan, int base) {
-    std::string sides = image_side(scan, 'o', "-1", action_is("b.action", "U", "D"), base) +
+    // Old images come from U and D rows, new ones from I and U (T is the
+    // TRUNCATE marker), written as "not" so the planner, which has no
+    // statistics for a fresh buffer, does not guess 1% of the rows per side.
+    std::string sides = image_side(scan, 'o', "-1", action_is_not("b.action", "I", "T"), base) +
                         " UNION ALL " +
-                        image_side(scan, 'n', "1", action_is("b.action", "I", "U"), base);
+                        image_side(scan, 'n', "1", action_is_not("b.action", "D", "T"), base);
     if (!scan.prefilter.empty()) {
         sides = std::string("SELECT ") + ir::kImageAlias + ".* FROM (" + sides + ") " +
                 ir::kImageAlias + " WHERE " + scan.prefilter;
