@@ -226,13 +226,7 @@ std::string random_grouping_sets_query(Rng& r, const std::string& table,
                                      : algebraic_aggregate(r, r.pick(cols), cols);
         items.push_back(a + " AS a" + std::to_string(i));
     }
-    auto grouping = [&] {
-        std::string args = r.pick(keys);
-        if (keys.size() > 1 && r.chance(50)) {
-            args = keys.front() + ", " + keys.back();
-        }
-        return "GROUPING(" + args + ")";
-    };
+    auto grouping = [&] { return grouping_call(r, keys); };
     if (r.chance(40)) {
         items.push_back(grouping() + " AS g");
     }

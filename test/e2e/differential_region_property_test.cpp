@@ -1801,13 +1801,7 @@ std::string grouping_sets_query(Rng& r, const From& f) {
         aggs.push_back((r.chance(75) ? aggregate(r, s) : algebraic_aggregate(r, s)) + " AS a" +
                        std::to_string(i));
     }
-    auto grouping = [&] {
-        std::string args = r.pick(keys);
-        if (keys.size() > 1 && r.chance(50)) {
-            args = keys.front() + ", " + keys.back();
-        }
-        return "GROUPING(" + args + ")";
-    };
+    auto grouping = [&] { return grouping_call(r, keys); };
     if (r.chance(40)) {
         aggs.push_back(grouping() + " AS gs");
     }

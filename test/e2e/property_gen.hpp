@@ -236,6 +236,15 @@ inline std::string grouping_sets_key(Rng& r, const Column& c) {
     return x;
 }
 
+// GROUPING() over one grouping key, or over the first and last of them.
+inline std::string grouping_call(Rng& r, const std::vector<std::string>& keys) {
+    std::string args = r.pick(keys);
+    if (keys.size() > 1 && r.chance(50)) {
+        args = keys.front() + ", " + keys.back();
+    }
+    return "GROUPING(" + args + ")";
+}
+
 // The GROUP BY of a grouping-sets query over keys g (referred to by
 // ordinal now and then): ROLLUP, CUBE, an explicit list of distinct sets
 // covering every key (with or without ()), a key before a ROLLUP or CUBE,

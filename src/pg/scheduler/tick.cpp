@@ -23,6 +23,7 @@
 #include "core/sched/schedule.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/spi.hpp"
+#include "pg/boundary/subtransaction.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/catalog/catalog_schema.hpp"
 #include "pg/cdc/frontier.hpp"
@@ -399,15 +400,16 @@ void trim_buffers(SchedulerMemory& mem) {
         }
         begin_transaction();
         Spi one = Spi::connect();
-        pg_call([] { BeginInternalSubTransaction(nullptr); });
         try {
-            if (trim_consumed(one, id, *row.at(1)) > 0) {
-                truncate_if_empty(one, *row.at(1));
-            }
-            pg_call([] { ReleaseCurrentSubTransaction(); });
+            in_subtransaction([&] {
+                if (trim_consumed(one, id, *row.at(1)) > 0) {
+                    truncate_if_empty(one, *row.at(1));
+                }
+                return true;
+            });
             seen[id] = sig;
-        } catch (const pgt::Error&) {  // tried again next tick
-            pg_call([] { RollbackAndReleaseCurrentSubTransaction(); });
+        } catch (
+            const pgt::Error&) {  // NOLINT(bugprone-empty-catch): rolled back, retried next tick
         }
         one.close();
         commit_transaction();
