@@ -117,22 +117,7 @@ protected:
     }
     // The (aid, bid) pairs of a stream table of kPlain's shape.
     Rows pairs(const std::string& st) { return rows(st, {"aid", "bid"}); }
-    // Counts of everything a create could leave behind.
-    std::string state() {
-        return db->scalar(
-            "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace)"
-            " || '/' || (SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal)"
-            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_stream_tables)"
-            " || '/' || (SELECT count(*) FROM pg_class "
-            "            WHERE relnamespace = 'pgtrickle_changes'::regnamespace)"
-            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_sources)");
-    }
 };
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-    return s;
-}
 
 // --- plain FULL JOIN output -------------------------------------------------
 

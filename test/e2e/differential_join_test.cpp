@@ -107,22 +107,7 @@ protected:
             "0")
             << st << " holds a (left, right) pair more than once";
     }
-    // Counts of everything a create could leave behind.
-    std::string state() {
-        return db->scalar(
-            "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace)"
-            " || '/' || (SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal)"
-            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_stream_tables)"
-            " || '/' || (SELECT count(*) FROM pg_class "
-            "            WHERE relnamespace = 'pgtrickle_changes'::regnamespace)"
-            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_sources)");
-    }
 };
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-    return s;
-}
 
 // --- EC-01 ------------------------------------------------------------------
 

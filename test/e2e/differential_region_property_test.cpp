@@ -2009,11 +2009,6 @@ TEST_F(DifferentialRegionProperty, inner_outer_and_derived_joins_and_scalar_aggr
     run(23);
 }
 
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-    return s;
-}
-
 // Counts of everything a create could leave behind.
 std::string leftovers(Conn& db) {
     return db.scalar(

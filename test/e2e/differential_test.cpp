@@ -80,17 +80,6 @@ protected:
             st);
     }
 
-    // Counts of everything a create could leave behind.
-    std::string state() {
-        return db->scalar(
-            "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace)"
-            " || '/' || (SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal)"
-            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_stream_tables)"
-            " || '/' || (SELECT count(*) FROM pg_class "
-            "            WHERE relnamespace = 'pgtrickle_changes'::regnamespace)"
-            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_sources)");
-    }
-
     // The keyless source of the EC-06 tests and its stream table, with
     // exact duplicates and NULLs from the start.
     void create_keyless() {

@@ -16,6 +16,11 @@
 
 namespace pgt::e2e {
 
+inline std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+    return s;
+}
+
 class DbTest : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -72,6 +77,17 @@ protected:
     std::string last_action(const std::string& st) {
         std::string l = last(st);
         return l.substr(0, l.find('/'));
+    }
+
+    // Counts of everything a create could leave behind.
+    std::string state() {
+        return db->scalar(
+            "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace)"
+            " || '/' || (SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal)"
+            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_stream_tables)"
+            " || '/' || (SELECT count(*) FROM pg_class "
+            "            WHERE relnamespace = 'pgtrickle_changes'::regnamespace)"
+            " || '/' || (SELECT count(*) FROM pgtrickle.pgt_sources)");
     }
 
     std::unique_ptr<Conn> db;
