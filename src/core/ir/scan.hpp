@@ -105,16 +105,21 @@ struct AlgebraicGroup {
     std::vector<std::string> output_templates;
 };
 
+// Parameter numbers of the slots below (the analyzer writes them as Params,
+// which deparse as $<number>).
+inline constexpr int kAggSlotBase = 1000001;
+inline constexpr int kKeySlotBase = 1000501;
+
 // How an output template names aggregate i: a parameter reference no
 // deparsed defining query contains ($1000001, ...).
 inline std::string agg_slot(std::size_t i) {
-    return "$" + std::to_string(1000001 + i);
+    return "$" + std::to_string(kAggSlotBase + static_cast<int>(i));
 }
 
 // How a join region's query names the list of identity key j's touched
 // values (an array; see JoinRegion::query).
 inline std::string key_slot(std::size_t j) {
-    return "$" + std::to_string(1000501 + j);
+    return "$" + std::to_string(kKeySlotBase + static_cast<int>(j));
 }
 
 // An inner join of several tables (optionally GROUP BY or DISTINCT),

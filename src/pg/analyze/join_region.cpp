@@ -1004,7 +1004,7 @@ std::string narrowed_query(Query* q, const std::vector<TargetEntry*>& keys) {
                 TargetEntry* te = static_cast<TargetEntry*>(linitial(sub->targetList));
                 Param* values = makeNode(Param);
                 values->paramkind = PARAM_EXTERN;
-                values->paramid = static_cast<int>(1000501 + j);  // ir::key_slot(j)
+                values->paramid = ir::kKeySlotBase + static_cast<int>(j);  // ir::key_slot(j)
                 values->paramtype = array;
                 values->paramtypmod = -1;
                 values->paramcollid = exprCollation(x);

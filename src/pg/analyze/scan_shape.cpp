@@ -523,7 +523,7 @@ Node* slot_mutator(Node* node, void* ctx) {
         c->aggrefs.push_back(a);
         Param* p = makeNode(Param);
         p->paramkind = PARAM_EXTERN;
-        p->paramid = static_cast<int>(1000001 + c->first + c->aggrefs.size() - 1);
+        p->paramid = ir::kAggSlotBase + static_cast<int>(c->first + c->aggrefs.size() - 1);
         p->paramtype = a->aggtype;
         p->paramtypmod = -1;
         p->paramcollid = a->aggcollid;
