@@ -150,19 +150,10 @@ std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarge
     return delta_ctes(scan, target) + apply_tail(outs, target);
 }
 
-std::string window_has_rows_sql(const std::string& buffer) {
-    return "SELECT EXISTS (SELECT 1 FROM " + buffer + " b WHERE " + window_predicate("b") + ")";
-}
-
 std::string window_count_sql(const std::string& buffer) {
     return "SELECT pg_catalog.count(*), COALESCE(pg_catalog.bool_or(x.action "
            "OPERATOR(pg_catalog.=) 'T'), false) FROM (SELECT b.action FROM " +
            buffer + " b WHERE " + window_predicate("b") + " LIMIT $6) x";
-}
-
-std::string window_has_truncate_sql(const std::string& buffer) {
-    return "SELECT EXISTS (SELECT 1 FROM " + buffer + " b WHERE " + window_predicate("b") +
-           " AND b.action OPERATOR(pg_catalog.=) 'T')";
 }
 
 }  // namespace pgt::diff

@@ -62,15 +62,9 @@ std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std:
 // rows_deleted, rows_updated). Parameters as in window_predicate.
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target);
 
-// Whether the window holds any row: SELECT EXISTS(...). Same parameters.
-std::string window_has_rows_sql(const std::string& buffer);
-
 // How many change rows the window holds, at most $6 (int8; NULL: all),
 // and whether a TRUNCATE marker is among the rows counted: one row
 // (count, bool). Parameters $1..$5 as in window_predicate.
 std::string window_count_sql(const std::string& buffer);
-
-// Whether the window holds a TRUNCATE marker. Same parameters.
-std::string window_has_truncate_sql(const std::string& buffer);
 
 }  // namespace pgt::diff

@@ -88,12 +88,6 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     return r;
 }
 
-bool window_has(Spi& spi, const RefreshSnapshot& rs, const Window& w, bool truncate) {
-    std::string sql = truncate ? diff::window_has_truncate_sql(w.source.buffer)
-                               : diff::window_has_rows_sql(w.source.buffer);
-    return *spi.query_at(rs.snapshot, sql, window_params(rs, w.frontier)).rows.at(0).at(0) == "t";
-}
-
 // Change rows in w's window, at most `at_most` of them (-1: all), and
 // whether a TRUNCATE marker is among the rows counted (all of them when
 // fewer than at_most were found).
@@ -333,14 +327,14 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
                 r.source_changes = changes;
                 return r;
             }
-            for (const Window& w : windows) {
-                if (window_has(spi, rs, w, true)) {
-                    return truncated(w);
-                }
-            }
+            // One scan per window finds both its rows and a TRUNCATE marker.
             bool any = false;
             for (const Window& w : windows) {
-                any = any || window_has(spi, rs, w, false);
+                WindowCount c = window_count(spi, rs, w, -1);
+                if (c.truncated) {
+                    return truncated(w);
+                }
+                any = any || c.rows > 0;
             }
             if (!any) {
                 return RefreshResult{"NO_DATA"};
