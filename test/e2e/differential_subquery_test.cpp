@@ -243,6 +243,28 @@ TEST_F(DifferentialSubquery, exists_and_not_exists_follow_both_sides) {
         "generate_series(1, 30) g");
 }
 
+// What an EXISTS selects is never looked at: `SELECT *` does not make its
+// table's other columns captured, and when another stream table has them
+// captured, updates of those alone are skipped here.
+TEST_F(DifferentialSubquery, exists_select_star_captures_only_what_its_condition_reads) {
+    db->exec(kSchema);
+    create("exs",
+           "SELECT o.id, o.status FROM orders o WHERE EXISTS (SELECT * FROM items i WHERE i.ord "
+           "= o.id AND i.qty > 2)",
+           "items orders");
+    EXPECT_EQ(db->scalar("SELECT array_to_string(captured_columns, ',') FROM pgtrickle.pgt_sources "
+                         "WHERE source_relid = 'items'::regclass"),
+              "2,5");
+    step("UPDATE items SET memo = 'y', late = NOT late, part = part + 1", false);
+    create("memo", "SELECT i.id, i.memo FROM items i", "items");
+    step("UPDATE items SET memo = 'z' WHERE id % 2 = 0");
+    EXPECT_EQ(last("exs"), "DIFFERENTIAL/0/0");
+    step(
+        "UPDATE items SET qty = qty + 3 WHERE id % 3 = 0; UPDATE items SET memo = 'w', ord = "
+        "ord % 20 + 1 WHERE id % 5 = 0");
+    step("DELETE FROM items WHERE id % 4 = 0; UPDATE orders SET note = 'x'");
+}
+
 TEST_F(DifferentialSubquery, exists_without_correlation_switches_every_row) {
     db->exec(kSchema);
     // EXISTS over another table's rows only: every row or none.

@@ -262,6 +262,42 @@ TEST_F(Differential, same_output_update_keeps_the_stream_row_version) {
     EXPECT_NE(db->scalar("SELECT ctid::text || xmin::text FROM s WHERE id = 3"), row3);
 }
 
+// An update another stream table sees (its column is captured) but that
+// leaves every column this one reads as it was is skipped before any work;
+// one that leaves a column equal but stored differently (1.0 -> 1.00,
+// 0 -> -0, json respaced: no `=` at all) or moves it to or from NULL is not.
+TEST_F(Differential, update_of_columns_it_does_not_read_is_skipped_but_equal_new_looks_are_not) {
+    db->exec(
+        "CREATE TABLE w (id int PRIMARY KEY, a numeric, f float8, j json, c text, note text);"
+        "INSERT INTO w VALUES (1, 1.0, 2, '{\"k\":1}', 'x', 'n'), (2, 2, 0, NULL, NULL, 'n'),"
+        " (3, NULL, NULL, '[1]', 'y', 'n'), (4, 4, 4, '[]', NULL, 'n'), (5, 5, 5, '{}', 'x', 'n')");
+    create("wv", "SELECT id, a, f, j::text AS jt, c FROM w");
+    create("wn", "SELECT id, note FROM w");
+    std::string versions = row_versions("wv");
+    db->exec("UPDATE w SET note = 'm'");
+    EXPECT_GT(buffered("w"), 0);
+    EXPECT_TRUE(refreshed_ok("wv"));
+    EXPECT_EQ(last("wv"), "DIFFERENTIAL/0/0");
+    EXPECT_EQ(row_versions("wv"), versions);
+    EXPECT_TRUE(refreshed_ok("wn"));
+    // One column per row, the others (note too) as they were.
+    db->exec(
+        "UPDATE w SET a = 1.00 WHERE id = 1; UPDATE w SET f = '-0' WHERE id = 2;"
+        "UPDATE w SET j = '[ 1 ]' WHERE id = 3; UPDATE w SET c = 'z' WHERE id = 4;"
+        "UPDATE w SET c = NULL WHERE id = 5");
+    EXPECT_FALSE(matches_query(*db, "wv")) << "the oracle must notice a stale table";
+    EXPECT_TRUE(refreshed_ok("wv"));
+    EXPECT_EQ(last_action("wv"), "DIFFERENTIAL");
+    EXPECT_EQ(db->scalar("SELECT a::text FROM wv WHERE id = 1"), "1.00");
+    EXPECT_EQ(db->scalar("SELECT f::text FROM wv WHERE id = 2"), "-0");
+    // The same value back and forth within one window, next to a real change.
+    db->exec(
+        "UPDATE w SET a = 1.0, note = 'q' WHERE id = 1; UPDATE w SET a = 1.00 WHERE id = 1;"
+        "UPDATE w SET f = 6 WHERE id = 4");
+    EXPECT_TRUE(refreshed_ok("wv"));
+    EXPECT_TRUE(refreshed_ok("wn"));
+}
+
 // --- EC-06: keyless sources with exact duplicates ---------------------------
 
 TEST_F(Differential, ec06_keyless_duplicate_rows_inserted) {

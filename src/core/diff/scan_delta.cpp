@@ -18,6 +18,30 @@ std::string action_is_not(const std::string& col, const char* a, const char* b) 
            b + "'";
 }
 
+// An update row of the buffer that leaves every column the query reads as
+// it was: both its images are the same row, so both can be skipped (a
+// source updated on columns only other stream tables read).
+std::string unchanged_update(const ir::ScanFilterProject& scan) {
+    std::vector<std::string> conj{"b.action OPERATOR(pg_catalog.=) 'U'"};
+    std::vector<std::string> olds, news;
+    for (const ir::SourceColumn& c : scan.columns) {
+        std::string o = "b.o" + std::to_string(c.attnum), n = "b.n" + std::to_string(c.attnum);
+        if (c.same != ir::Sameness::kImage) {
+            conj.push_back(o + " IS NOT DISTINCT FROM " + n);
+        }
+        if (c.same != ir::Sameness::kEqual) {
+            olds.push_back(o);
+            news.push_back(n);
+        }
+    }
+    if (!olds.empty()) {
+        conj.push_back("ROW(" + join(olds, ", ") +
+                       ")::pg_catalog.record OPERATOR(pg_catalog.*=) ROW(" + join(news, ", ") +
+                       ")::pg_catalog.record");
+    }
+    return "NOT (" + join(conj, " AND ") + ")";
+}
+
 // One side (old or new images) of the source rows in the window, signed,
 // read from the buffer itself (a CTE shared by both sides would be
 // materialized: 0.25 s instead of 0.14 s for 180,000 rows).
@@ -28,7 +52,7 @@ std::string image_side(const ir::ScanFilterProject& scan, char prefix, const cha
         cols.push_back("b." + std::string(1, prefix) + std::to_string(c.attnum) + " AS " + c.name);
     }
     return "SELECT " + join(cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
-           window_predicate("b", base) + " AND " + actions;
+           window_predicate("b", base) + " AND " + actions + " AND " + unchanged_update(scan);
 }
 
 // Every old image (sign -1) and new image (sign +1) of the window: columns

@@ -15,9 +15,18 @@ namespace pgt::ir {
 // scan; a join: each table's prefilter).
 inline constexpr const char* kImageAlias = "__pgt_src";
 
+// How an update is told to leave a column's stored value as it was
+// (buffer columns o<attnum> and n<attnum>): kEqual, `IS NOT DISTINCT FROM`
+// proves it (equal values of the type are stored alike); kEqualThenImage,
+// equality first (cheap, false for most changed values), then the stored
+// bytes (1.0 = 1.00 but looks different); kImage, the stored bytes only
+// (the type may have no equality operator).
+enum class Sameness : char { kEqual = 'e', kEqualThenImage = 'p', kImage = 'i' };
+
 struct SourceColumn {
     int attnum;        // attribute number in the source table
     std::string name;  // quoted column name
+    Sameness same = Sameness::kImage;
 };
 
 struct OutputColumn {

@@ -330,6 +330,18 @@ std::vector<SubquerySite> subquery_sites(Query* q) {
     return out;
 }
 
+// An EXISTS whose select list is never evaluated for its result: no
+// aggregate, grouping, DISTINCT, window function, set-returning function or
+// LIMIT for it to take part in. Its tables' images need not carry the
+// columns only the select list reads (`EXISTS (SELECT * ...)`).
+bool selects_nothing_read(const SubLink* link) {
+    const Query* sub = castNode(Query, link->subselect);
+    return link->subLinkType == EXISTS_SUBLINK && !sub->hasAggs && !sub->hasWindowFuncs &&
+           !sub->hasTargetSRFs && sub->groupClause == NIL && sub->groupingSets == NIL &&
+           sub->havingQual == nullptr && sub->distinctClause == NIL && sub->limitCount == nullptr &&
+           sub->limitOffset == nullptr;
+}
+
 bool has_aggregate_of_upper_level(Node* n, void* ctx) {
     if (n == nullptr) {
         return false;
@@ -777,7 +789,8 @@ const char* derived_table_blocker(const RangeTblEntry* rte) {
 // The tables of q's FROM, through derived tables; false (with the blocker
 // set) when a FROM item is neither a table nor such a derived table.
 bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<RegionTable>& tables,
-                    RegionShape& region, AnalyzedQuery& out, int sublink = -1) {
+                    RegionShape& region, AnalyzedQuery& out, int sublink = -1,
+                    bool read_target_list = true) {
     ListCell* lc;
     Index rtindex = 0;
     foreach (lc, q->rtable) {
@@ -818,7 +831,7 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
         // The images carry only the columns the query reads (netting
         // compares whole images: fewer columns, less work).
         std::vector<int>& cols = region.attnums[source];
-        for (int a : referenced_attnums(q, rtindex, rte->relid)) {
+        for (int a : referenced_attnums(q, rtindex, rte->relid, read_target_list)) {
             if (std::find(cols.begin(), cols.end(), a) == cols.end()) {
                 cols.push_back(a);
             }
@@ -1089,7 +1102,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
             out.differential_blocker = b;
             return true;
         }
-        if (!collect_tables(sub, {}, tables, region, out, static_cast<int>(k))) {
+        if (!collect_tables(sub, {}, tables, region, out, static_cast<int>(k),
+                            !selects_nothing_read(sublinks[k].link))) {
             return true;
         }
     }

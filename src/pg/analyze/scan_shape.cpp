@@ -182,11 +182,13 @@ bool columns_read_walker(Node* node, void* ctx) {
 // Columns of range-table entry rtindex (table relid) that q's own level
 // reads (all of them for a whole-row reference), ascending; references
 // from subqueries in q's expressions count.
-std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid) {
+std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid, bool read_target_list) {
     std::vector<int> out;
     pg_call([&] {
         ColumnsRead read{rtindex, 0, nullptr};
-        (void)columns_read_walker((Node*)q->targetList, &read);
+        if (read_target_list) {
+            (void)columns_read_walker((Node*)q->targetList, &read);
+        }
         (void)columns_read_walker((Node*)q->jointree, &read);
         (void)columns_read_walker(q->havingQual, &read);
         Bitmapset* cols = read.cols;
@@ -226,6 +228,8 @@ void plain_group_columns(Query* q, ScanShape& scan) {
     }
 }
 
+}  // namespace
+
 // Whether equal values of the type always look the same (MIN/MAX keep the
 // stored extreme on a tie only then: 1.0 = 1.00 and 0 = -0 do not). A
 // char(n) value is padded to n, so 'a' and 'a ' (equal) are stored alike;
@@ -253,6 +257,8 @@ bool ties_look_alike(Oid type, int32 typmod, Oid collation) {
             return false;
     }
 }
+
+namespace {
 
 // An aggregate output kept algebraically, or nothing.
 std::optional<ir::AlgebraicAgg> algebraic_agg(const Aggref* a, List* ctx) {

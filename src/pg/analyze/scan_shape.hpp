@@ -24,7 +24,14 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out);
 
 // Columns of range-table entry rtindex (table relid) that q's own level
 // reads (all of them for a whole-row reference), ascending.
-std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid);
+// read_target_list false: q is the subquery of an EXISTS whose selected
+// values are never looked at, so its select list does not count.
+std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid,
+                                    bool read_target_list = true);
+
+// Whether equal values of the type are always stored alike (and so look
+// the same). Runs under pg_call.
+bool ties_look_alike(Oid type, int32 typmod, Oid collation);
 
 // Calls fn(a, b) for every `a = b` between plain columns of two different
 // range-table entries at the top level of the AND in quals (mergejoinable
