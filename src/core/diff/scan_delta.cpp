@@ -175,9 +175,9 @@ std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarge
 }
 
 std::string window_count_sql(const std::string& buffer) {
-    return "SELECT pg_catalog.count(*), COALESCE(pg_catalog.bool_or(x.action "
-           "OPERATOR(pg_catalog.=) 'T'), false) FROM (SELECT b.action FROM " +
-           buffer + " b WHERE " + window_predicate("b") + " LIMIT $6) x";
+    return "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + buffer + " b WHERE " +
+           window_predicate("b") + " LIMIT $6) x), EXISTS (SELECT 1 FROM " + buffer +
+           " b WHERE b.action OPERATOR(pg_catalog.=) 'T' AND " + window_predicate("b") + ")";
 }
 
 }  // namespace pgt::diff

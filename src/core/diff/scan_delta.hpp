@@ -63,8 +63,9 @@ std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std:
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target);
 
 // How many change rows the window holds, at most $6 (int8; NULL: all),
-// and whether a TRUNCATE marker is among the rows counted: one row
-// (count, bool). Parameters $1..$5 as in window_predicate.
+// and whether it holds a TRUNCATE marker (found through the buffer's
+// partial index over markers, not by reading the rows): one row (count,
+// bool). Parameters $1..$5 as in window_predicate.
 std::string window_count_sql(const std::string& buffer);
 
 }  // namespace pgt::diff

@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
+#include "pg/boundary/spi.hpp"
+#include "pg/catalog/catalog.hpp"
 #include "pg/boundary/datum_equal.hpp"
 #include "pg/scheduler/hooks.hpp"
 
@@ -342,14 +345,19 @@ Datum capture_statement(FunctionCallInfo fcinfo) {
     return PointerGetDatum(nullptr);
 }
 
+// The marker goes in through the executor (as the buffer's owner: the
+// truncating role may not write the buffer), so the buffer's partial index
+// over markers holds it; row capture never writes a marker, so its direct
+// heap inserts leave that index complete (see create_capture).
 Datum capture_truncate(FunctionCallInfo fcinfo) {
     TriggerData* td = trigger_data(fcinfo, false, 1);
-    CapturePlan marker;  // no captured columns: every value column stays NULL
-    locate_buffer(marker, td->tg_trigger->tgargs[0]);
-    marker.values[kXidPos] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-    marker.values[kActionPos] = CharGetDatum('T');
-    marker.nulls[kSeqPos] = marker.nulls[kXidPos] = marker.nulls[kActionPos] = false;
-    append_row(marker);
+    std::string name = td->tg_trigger->tgargs[0];
+    size_t dot = name.find('.');
+    std::string target = quote_ident(name.substr(0, dot)) + "." + quote_ident(name.substr(dot + 1));
+    Spi spi = Spi::connect();
+    catalog::exec_as_owner(spi, "INSERT INTO " + target +
+                                    " (xid, action) VALUES (pg_catalog.pg_current_xact_id(), 'T')");
+    spi.close();
     mark_source_written();
     return PointerGetDatum(nullptr);
 }

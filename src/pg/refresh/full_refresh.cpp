@@ -89,8 +89,7 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
 }
 
 // Change rows in w's window, at most `at_most` of them (-1: all), and
-// whether a TRUNCATE marker is among the rows counted (all of them when
-// fewer than at_most were found).
+// whether the window holds a TRUNCATE marker.
 struct WindowCount {
     int64_t rows = 0;
     bool truncated = false;
@@ -301,9 +300,7 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
                 return recompute(spi, st, rs);
             };
             if (st.requested_mode == "AUTO") {
-                // Counting stops one past the limit: enough to decide. The
-                // same scan finds TRUNCATE markers: in full when DIFFERENTIAL
-                // stays possible (no window was cut short).
+                // Counting stops one past the limit: enough to decide.
                 AutoInputs in = auto_inputs(spi, st, windows);
                 int64_t limit = auto_change_limit(in);
                 int64_t changes = 0;
@@ -327,10 +324,11 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
                 r.source_changes = changes;
                 return r;
             }
-            // One scan per window finds both its rows and a TRUNCATE marker.
+            // Per window: a TRUNCATE marker, and whether it has a row at all
+            // (the first one found ends that scan).
             bool any = false;
             for (const Window& w : windows) {
-                WindowCount c = window_count(spi, rs, w, -1);
+                WindowCount c = window_count(spi, rs, w, 1);
                 if (c.truncated) {
                     return truncated(w);
                 }
