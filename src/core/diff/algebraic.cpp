@@ -553,8 +553,10 @@ DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::Ident
     const ir::AlgebraicGroup& a = aj.shape;
     check_shape(a, t);
     ir::JoinRegion region = aj.region;
-    region.image_multiplicity = true;                 // every copy of a changed row counts
-    DeltaProgram p = join_region_program(region, t);  // images and branches
+    region.image_multiplicity = true;  // every copy of a changed row counts
+    // Unnetted images (netted ones to fall back on) for sums and counts;
+    // MIN/MAX need the committed states only.
+    DeltaProgram p = join_region_program(region, t, !linear_aggregates(a));
     std::vector<std::string> d_cols{"__pgt_w"};
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
         d_cols.push_back(key_name(j));

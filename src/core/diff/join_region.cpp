@@ -22,26 +22,44 @@ std::string region_new_images(std::size_t source) {
     return "__pgt_new_" + std::to_string(source);
 }
 
+std::string region_delta_images(std::size_t source) {
+    return "__pgt_delta_" + std::to_string(source);
+}
+
 std::string region_key(std::size_t j) {
     return "__pgt_k" + std::to_string(j + 1);
 }
 
-namespace {}  // namespace
+namespace {
 
-std::string region_images_sql(const ir::RegionSource& s, bool multiplicity) {
+ir::ScanFilterProject region_scan(const ir::RegionSource& s) {
     ir::ScanFilterProject scan;
     scan.buffer = s.buffer;
     scan.columns = s.columns;
     scan.prefilter = s.prefilter;
+    return scan;
+}
+
+// (is_old, columns...) from the CTE src.
+std::string images_select(const ir::RegionSource& s) {
     std::vector<std::string> cols{"v.__pgt_sign < 0 AS __pgt_is_old"};
     for (const ir::SourceColumn& c : s.columns) {
         cols.push_back("v." + c.name);
     }
-    return "WITH " + window_source_cte_list(scan, "", 0) + " SELECT " + join(cols, ", ") +
-           " FROM src v" +
+    return " SELECT " + join(cols, ", ") + " FROM src v";
+}
+
+}  // namespace
+
+std::string region_images_sql(const ir::RegionSource& s, bool multiplicity) {
+    return "WITH " + window_source_cte_list(region_scan(s), "", 0) + images_select(s) +
            (multiplicity ? " CROSS JOIN LATERAL pg_catalog.generate_series(1, "
                            "pg_catalog.abs(v.__pgt_sign)) AS __pgt_copy"
                          : "");
+}
+
+std::string region_images_unnetted_sql(const ir::RegionSource& s) {
+    return window_source_ctes_unnetted(region_scan(s)) + images_select(s);
 }
 
 namespace {
@@ -91,7 +109,8 @@ std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget
            "fr.__pgt_id IN (SELECT g.__pgt_id FROM g))";
 }
 
-DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
+DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target,
+                                 bool netted_only) {
     if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||
         j.key_nullable.size() != target.columns.size() ||
         j.key_filtered.size() != target.columns.size() ||
@@ -101,11 +120,17 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
     }
     DeltaProgram p;
     for (std::size_t i = 0; i < j.sources.size(); i++) {
-        p.images.push_back(
-            {i, j.sources[i].window, region_images_sql(j.sources[i], j.image_multiplicity)});
+        ImageStep netted{i, j.sources[i].window,
+                         region_images_sql(j.sources[i], j.image_multiplicity)};
+        if (netted_only) {
+            p.images.push_back(netted);
+        } else {
+            p.images.push_back({i, j.sources[i].window, region_images_unnetted_sql(j.sources[i])});
+            p.fallback_images.push_back(netted);
+        }
     }
     for (const ir::RegionBranch& b : j.branches) {
-        p.branches.push_back({b.old_sources, b.new_sources, b.sql});
+        p.branches.push_back({b.old_sources, b.new_sources, b.sql, b.delta_sources});
     }
     std::vector<std::string> ctes;
     ctes.push_back("keys AS (" + kBranchesMarker + ")");  // UNION ALL: g dedups by identity

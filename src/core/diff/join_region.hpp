@@ -42,16 +42,25 @@ namespace pgt::diff {
 std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget& target);
 
 // The image steps (one per source) and the main statement; see program.hpp.
-DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target);
+// Unless netted_only, the image steps read every captured image (no sort
+// to net them) and the netted ones are the fallback image steps: the
+// branches compute on captured states that a later change in the window
+// replaced, and such a state may make an expression raise.
+DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target,
+                                 bool netted_only = false);
 
 // The image statement of one source: its netted window (parameters
 // $1..$5), as (is_old, every live column); with multiplicity, an image of
 // net weight ±w as w rows, else once.
 std::string region_images_sql(const ir::RegionSource& s, bool multiplicity = false);
+// The same relation unnetted: every captured image once, each of weight ±1.
+std::string region_images_unnetted_sql(const ir::RegionSource& s);
 
 // Names of the image CTEs the branches read.
 std::string region_old_images(std::size_t source);
 std::string region_new_images(std::size_t source);
+// Both kinds of images, then a column __pgt_sign (int8: -1 before, +1 after).
+std::string region_delta_images(std::size_t source);
 
 // Name of the j-th key column a branch must select (0-based).
 std::string region_key(std::size_t j);

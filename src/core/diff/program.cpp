@@ -17,6 +17,7 @@ const std::string kImages = "-- pgt:images ";
 const std::string kBranches = "-- pgt:branches ";
 const std::string kFull = "-- pgt:full ";
 const std::string kFallback = "-- pgt:fallback ";
+const std::string kFallbackImages = "-- pgt:fallback_images ";
 
 bool plain_identifier(const std::string& s) {
     return !s.empty() &&
@@ -44,15 +45,23 @@ uint64_t number(const std::string& text, std::size_t& pos, const char* seps, cha
     return value;
 }
 
-// "a:b:len,a:b:len\n" → triples.
-std::vector<std::vector<uint64_t>> triples(const std::string& text, std::size_t& pos) {
+// "a:b:len,a:b:c:len\n" → tuples of `fields` numbers each (the last one
+// optional: absent means 0, before the length).
+std::vector<std::vector<uint64_t>> tuples(const std::string& text, std::size_t& pos,
+                                          std::size_t fields) {
     std::vector<std::vector<uint64_t>> out;
     for (char sep = ','; sep == ',';) {
-        char s1 = 0, s2 = 0;
-        uint64_t a = number(text, pos, ":", s1);
-        uint64_t b = number(text, pos, ":", s2);
-        uint64_t len = number(text, pos, ",\n", sep);
-        out.push_back({a, b, len});
+        std::vector<uint64_t> t;
+        for (sep = ':'; sep == ':';) {
+            t.push_back(number(text, pos, ":,\n", sep));
+        }
+        if (t.size() + 1 == fields) {
+            t.insert(t.end() - 1, 0);
+        }
+        if (t.size() != fields) {
+            malformed();
+        }
+        out.push_back(t);
     }
     return out;
 }
@@ -66,21 +75,42 @@ std::string take(const std::string& text, std::size_t& pos, uint64_t len) {
     return s;
 }
 
+// One header line "<tag>s:w:len,..." and the statements' texts.
+void encode_images(const std::vector<ImageStep>& images, const std::string& tag,
+                   std::string& header, std::string& body) {
+    for (std::size_t i = 0; i < images.size(); i++) {
+        const ImageStep& s = images[i];
+        header += (i ? "," : tag) + std::to_string(s.source) + ":" + std::to_string(s.window) +
+                  ":" + std::to_string(s.sql.size());
+        body += s.sql;
+    }
+    header += images.empty() ? "" : "\n";
+}
+
+std::vector<ImageStep> decode_images(const std::vector<std::vector<uint64_t>>& heads,
+                                     const std::string& text, std::size_t& pos) {
+    std::vector<ImageStep> out;
+    for (const auto& t : heads) {
+        if (t[2] != 0) {
+            malformed();
+        }
+        out.push_back(
+            {static_cast<std::size_t>(t[0]), static_cast<int>(t[1]), take(text, pos, t[3])});
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string encode_program(const DeltaProgram& p) {
     std::string header, body;
-    for (std::size_t i = 0; i < p.images.size(); i++) {
-        const ImageStep& s = p.images[i];
-        header += (i ? "," : kImages) + std::to_string(s.source) + ":" + std::to_string(s.window) +
-                  ":" + std::to_string(s.sql.size());
-        body += s.sql;
-    }
-    header += p.images.empty() ? "" : "\n";
+    encode_images(p.images, kImages, header, body);
     for (std::size_t i = 0; i < p.branches.size(); i++) {
         const Branch& b = p.branches[i];
         header += (i ? "," : kBranches) + std::to_string(b.old_sources) + ":" +
-                  std::to_string(b.new_sources) + ":" + std::to_string(b.sql.size());
+                  std::to_string(b.new_sources) + ":" +
+                  (b.delta_sources ? std::to_string(b.delta_sources) + ":" : "") +
+                  std::to_string(b.sql.size());
         body += b.sql;
     }
     header += p.branches.empty() ? "" : "\n";
@@ -97,6 +127,7 @@ std::string encode_program(const DeltaProgram& p) {
         header += kFallback + std::to_string(p.fallback.size()) + "\n";
         body += p.fallback;
     }
+    encode_images(p.fallback_images, kFallbackImages, header, body);
     return header + body + p.main;
 }
 
@@ -106,11 +137,11 @@ DeltaProgram decode_program(const std::string& text) {
     std::vector<std::vector<uint64_t>> images, branches;
     if (text.compare(0, kImages.size(), kImages) == 0) {
         pos = kImages.size();
-        images = triples(text, pos);
+        images = tuples(text, pos, 4);
     }
     if (text.compare(pos, kBranches.size(), kBranches) == 0) {
         pos += kBranches.size();
-        branches = triples(text, pos);
+        branches = tuples(text, pos, 4);
     }
     uint64_t full_len = 0;
     if (text.compare(pos, kFull.size(), kFull) == 0) {
@@ -138,15 +169,18 @@ DeltaProgram decode_program(const std::string& text) {
         char sep = 0;
         fallback_len = number(text, pos, "\n", sep);
     }
-    for (const auto& t : images) {
-        p.images.push_back(
-            {static_cast<std::size_t>(t[0]), static_cast<int>(t[1]), take(text, pos, t[2])});
+    std::vector<std::vector<uint64_t>> fallback_images;
+    if (text.compare(pos, kFallbackImages.size(), kFallbackImages) == 0) {
+        pos += kFallbackImages.size();
+        fallback_images = tuples(text, pos, 4);
     }
+    p.images = decode_images(images, text, pos);
     for (const auto& t : branches) {
-        p.branches.push_back({t[0], t[1], take(text, pos, t[2])});
+        p.branches.push_back({t[0], t[1], take(text, pos, t[3]), t[2]});
     }
     p.full_query = take(text, pos, full_len);
     p.fallback = take(text, pos, fallback_len);
+    p.fallback_images = decode_images(fallback_images, text, pos);
     p.main = text.substr(pos);
     return p;
 }
@@ -157,7 +191,8 @@ std::string main_statement(const DeltaProgram& p, uint64_t has_old, uint64_t has
     }
     std::vector<std::string> run;
     for (const Branch& b : p.branches) {
-        if ((b.old_sources & ~has_old) == 0 && (b.new_sources & ~has_new) == 0) {
+        if ((b.old_sources & ~has_old) == 0 && (b.new_sources & ~has_new) == 0 &&
+            (b.delta_sources & ~(has_old | has_new)) == 0) {
             run.push_back("(" + b.sql + ")");
         }
     }

@@ -3,8 +3,10 @@
 //
 //   image steps: one per source; each statement reads that source's window
 //                (parameters $1..$5) and returns (is_old bool, columns...);
-//                its rows become two relations the main statement reads
-//                (region_old_images(source), region_new_images(source))
+//                its rows become the relations the branches read:
+//                region_old_images(source), region_new_images(source), and
+//                region_delta_images(source) (both kinds, then __pgt_sign:
+//                -1 for a before-image, +1 for an after-image)
 //   branches:    SELECTs over those relations and the tables; a branch is
 //                run only when every image relation it reads has rows (a
 //                branch over an empty relation finds nothing), so a refresh
@@ -18,12 +20,15 @@
 // Otherwise header lines "-- pgt:images s:w:len,..." (source index, window
 // index, statement length in bytes) and "-- pgt:branches o:n:len,..."
 // (bit masks of the sources whose before- and after-images the branch
-// reads), then the statements in that order, then the main statement;
+// reads; "o:n:d:len" when it also reads signed images, d their mask),
+// then the statements in that order, then the main statement;
 // lengths make the split independent of what the SQL contains. A program
 // whose storage has auxiliary columns (algebraic aggregates) also carries
 // the query a FULL refresh fills them with: header "-- pgt:full len:a,b"
 // (statement length, auxiliary column names), its text after the branches.
-// A fallback statement: header "-- pgt:fallback len", its text after that.
+// A fallback statement: header "-- pgt:fallback len", its text after that;
+// fallback image steps: header "-- pgt:fallback_images s:w:len,...", their
+// texts after that.
 #pragma once
 #include "core/core.hpp"
 
@@ -46,6 +51,7 @@ struct Branch {
     uint64_t old_sources = 0;  // bit i: reads region_old_images(i)
     uint64_t new_sources = 0;  // bit i: reads region_new_images(i)
     std::string sql;
+    uint64_t delta_sources = 0;  // bit i: reads region_delta_images(i)
 };
 
 struct DeltaProgram {
@@ -60,6 +66,11 @@ struct DeltaProgram {
     // cancel), and this statement (same parameters and result) computes on
     // netted images only: the refresh runs it when main raises on such a state.
     std::string fallback;
+    // Non-empty: images computes every captured image (unnetted: also the
+    // states a later change in the window replaced, whose terms cancel),
+    // and these steps compute the same relations from netted images; when
+    // main raises, the refresh registers these instead and runs main again.
+    std::vector<ImageStep> fallback_images;
     std::string main;
 };
 
@@ -69,8 +80,9 @@ std::string encode_program(const DeltaProgram& p);
 DeltaProgram decode_program(const std::string& text);
 
 // The main statement with the branches that can find rows, given which
-// sources have before-images (has_old) and after-images (has_new); "" when
-// no branch can (nothing changed in effect: the refresh applies nothing).
+// sources have before-images (has_old) and after-images (has_new); a
+// source's signed images are there when either is. "" when no branch can
+// (nothing changed in effect: the refresh applies nothing).
 std::string main_statement(const DeltaProgram& p, uint64_t has_old, uint64_t has_new);
 
 }  // namespace pgt::diff

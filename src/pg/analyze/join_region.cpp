@@ -502,13 +502,16 @@ Node* images_condition(const SubquerySite& site) {
 }
 
 // The defining query's FROM/WHERE selecting the key expressions, with the
-// tables marked 'o' / 'n' read from their before- / after-images and the
-// outer joins treated as `padding` says (one entry per outer join).
+// tables marked 'o' / 'n' read from their before- / after-images, 'd'
+// from both (signed), and the outer joins treated as `padding` says (one
+// entry per outer join). With signs, each 'd' table's __pgt_sign is
+// selected after the keys, as __pgt_sg1, __pgt_sg2, ... in table order
+// (only for tables of the query's own FROM).
 std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                            const std::vector<RegionTable>& tables, const std::string& states,
                            const std::vector<OuterJoin>& outer = {},
                            const std::vector<Padding>& padding = {},
-                           const std::string& sublinks = "") {
+                           const std::string& sublinks = "", bool signs = false) {
     return with_pinned_search_path([&] {
         Query* c = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
         // Subqueries: each 't' (a WHERE conjunct holding one is dropped: a
@@ -568,6 +571,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             c->distinctClause = NIL;
             c->hasDistinctOn = false;
             c->sortClause = NIL;
+            int signed_tables = 0;
             for (std::size_t i = 0; i < tables.size(); i++) {
                 if (states[i] == 'c') {
                     continue;
@@ -581,12 +585,30 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                     level = rt_fetch(tables[i].path[d], level->rtable)->subquery;
                 }
                 RangeTblEntry* rte = rt_fetch(tables[i].path.back(), level->rtable);
-                std::string name = states[i] == 'o' ? diff::region_old_images(tables[i].source)
-                                                    : diff::region_new_images(tables[i].source);
+                std::string name = states[i] == 'o'   ? diff::region_old_images(tables[i].source)
+                                   : states[i] == 'n' ? diff::region_new_images(tables[i].source)
+                                                      : diff::region_delta_images(tables[i].source);
                 rte->rtekind = RTE_CTE;
                 rte->ctename = pstrdup(name.c_str());
                 rte->ctelevelsup = 0;
                 rte->self_reference = false;
+                if (signs && states[i] == 'd') {
+                    if (level != c || tables[i].path.size() != 1) {
+                        elog(ERROR, "signed images of a table inside a subquery");
+                    }
+                    // The relation's extra last column, by name.
+                    rte->eref->colnames =
+                        lappend(rte->eref->colnames, makeString(pstrdup("__pgt_sign")));
+                    Var* sign = makeVar(static_cast<int>(tables[i].path.back()),
+                                        static_cast<AttrNumber>(list_length(rte->eref->colnames)),
+                                        INT8OID, -1, InvalidOid, 0);
+                    std::string col = "__pgt_sg" + std::to_string(++signed_tables);
+                    c->targetList = lappend(
+                        c->targetList,
+                        makeTargetEntry(reinterpret_cast<Expr*>(sign),
+                                        static_cast<AttrNumber>(list_length(c->targetList) + 1),
+                                        pstrdup(col.c_str()), false));
+                }
             }
             if (!sublinks.empty()) {
                 List* conj = NIL;
@@ -878,9 +900,14 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
                       const std::vector<bool>& key_alike, const std::vector<RegionTable>& tables,
                       RegionShape& region) {
     std::optional<AlgebraicOutputs> outs = algebraic_outputs(q, nullptr);
+    // Tables of the query's own FROM read their signed images: one branch
+    // per non-empty set of tables (else one per set and image kind).
+    bool signs = std::all_of(tables.begin(), tables.end(), [](const RegionTable& t) {
+        return t.sublink < 0 && t.path.size() == 1;
+    });
     std::size_t n = tables.size(), branches = 1;
     for (std::size_t i = 0; i < n; i++) {
-        branches *= 3;
+        branches *= signs ? 2 : 3;
     }
     if (!outs || branches - 1 > kMaxRegionBranches) {
         return false;
@@ -903,7 +930,29 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     // Σ over non-empty sets S of tables: (−1)^(|S|+1) ⋈(D_i, i ∈ S; the
     // others now), each D_i = after-images (+1) − before-images (−1).
     region.branches.clear();
-    for (std::size_t code = 1; code < branches; code++) {
+    std::string columns;
+    for (std::size_t k = 0; k < entries.size(); k++) {
+        columns += ", b." + diff::region_key(k);
+    }
+    for (std::size_t code = 1; signs && code < branches; code++) {
+        std::string states(n, 'c'), weight;
+        int in_s = 0;
+        for (std::size_t i = 0; i < n; i++) {
+            if ((code >> i) & 1) {
+                states[i] = 'd';
+                weight += " OPERATOR(pg_catalog.*) b.__pgt_sg" + std::to_string(++in_s);
+            }
+        }
+        ir::RegionBranch b;
+        b.sql = "SELECT " + std::string(in_s % 2 == 1 ? "1" : "-1") + "::pg_catalog.int8" + weight +
+                " AS __pgt_w" + columns + " FROM (" +
+                deparse_branch(q, entries, tables, states, {}, {}, "", true) + ") b";
+        for (std::size_t i = 0; i < n; i++) {
+            b.delta_sources |= states[i] == 'd' ? uint64_t{1} << tables[i].source : 0;
+        }
+        region.branches.push_back(std::move(b));
+    }
+    for (std::size_t code = 1; !signs && code < branches; code++) {
         std::string states(n, 'c');
         int in_s = 0, olds = 0;
         for (std::size_t i = 0, c = code; i < n; i++, c /= 3) {
@@ -1179,6 +1228,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     }
     // New rows: one table's after-images, the others as they are now. Old
     // rows: every non-empty set of tables read from their before-images.
+    // (A single table reads both kinds in one branch, 'd'.)
     std::size_t n = tables.size();
     // Per outer join: which table its nullable side is (FULL: and larg).
     std::vector<std::size_t> nullable_table(outer.size(), n), other_table(outer.size(), n);
@@ -1261,6 +1311,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
                 uint64_t bit = uint64_t{1} << tables[i].source;
                 b.old_sources |= states[i] == 'o' ? bit : 0;
                 b.new_sources |= states[i] == 'n' ? bit : 0;
+                b.delta_sources |= states[i] == 'd' ? bit : 0;
             }
             region.branches.push_back(std::move(b));
         };
@@ -1300,15 +1351,21 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         if (group >= 0) {
             modes[static_cast<std::size_t>(group)] = 'i';
         }
+        // One table changed: its images of both kinds at once ('d': a row
+        // of either state with a changed row of it, the others as now);
+        // the conditions only select, so reading both finds a superset.
         for (std::size_t i : members) {
             all_states.emplace_back(n, 'c');
-            all_states.back()[i] = 'n';
+            all_states.back()[i] = 'd';
             all_modes.push_back(modes);
         }
         if (members.size() >= 63) {
             break;  // (bounded by kMaxRegionTables below)
         }
         for (std::size_t mask = 1; mask < (std::size_t{1} << members.size()); mask++) {
+            if ((mask & (mask - 1)) == 0) {
+                continue;  // one table: its 'd' branch above
+            }
             std::string states(n, 'c');
             for (std::size_t m = 0; m < members.size(); m++) {
                 if (mask & (std::size_t{1} << m)) {

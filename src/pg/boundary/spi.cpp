@@ -151,54 +151,81 @@ SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
 std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std::string& sql,
                                                    const std::vector<SpiParam>& params,
                                                    const std::string& old_name,
-                                                   const std::string& new_name) {
+                                                   const std::string& new_name,
+                                                   const std::string& delta_name) {
     run(sql, params, true, snapshot);
-    double counts[2] = {0, 0};
+    const std::string* names[3] = {&old_name, &new_name, &delta_name};
+    double counts[3] = {0, 0, 0};
     pg_call([&] {
         // In the connection's procedure context: lives until SPI_finish.
         TupleDesc in = SPI_tuptable->tupdesc;
         const int natts = in->natts - 1;
         TupleDesc out = CreateTemplateTupleDesc(natts);
+        TupleDesc signed_out = CreateTemplateTupleDesc(natts + 1);
         for (int a = 1; a <= natts; a++) {
             TupleDescCopyEntry(out, static_cast<AttrNumber>(a), in, static_cast<AttrNumber>(a + 1));
+            TupleDescCopyEntry(signed_out, static_cast<AttrNumber>(a), in,
+                               static_cast<AttrNumber>(a + 1));
         }
-        Tuplestorestate* stores[2] = {tuplestore_begin_heap(false, false, work_mem),
-                                      tuplestore_begin_heap(false, false, work_mem)};
-        std::vector<Datum> values(static_cast<std::size_t>(in->natts));
+        TupleDescInitEntry(signed_out, static_cast<AttrNumber>(natts + 1), "__pgt_sign", INT8OID,
+                           -1, 0);
+        Tuplestorestate* stores[3] = {nullptr, nullptr, nullptr};
+        for (int i = 0; i < 3; i++) {
+            if (!names[i]->empty()) {
+                stores[i] = tuplestore_begin_heap(false, false, work_mem);
+            }
+        }
+        std::vector<Datum> values(static_cast<std::size_t>(in->natts) + 1);
         bool* nulls =
-            static_cast<bool*>(palloc(sizeof(bool) * static_cast<std::size_t>(in->natts)));
+            static_cast<bool*>(palloc(sizeof(bool) * (static_cast<std::size_t>(in->natts) + 1)));
         for (uint64 r = 0; r < SPI_processed; r++) {
             heap_deform_tuple(SPI_tuptable->vals[r], in, values.data(), nulls);
             int which = !nulls[0] && DatumGetBool(values[0]) ? 0 : 1;
-            HeapTuple t = heap_form_tuple(out, values.data() + 1, nulls + 1);
-            tuplestore_puttuple(stores[which], t);
-            heap_freetuple(t);
             counts[which] += 1;
+            if (stores[which] != nullptr) {
+                HeapTuple t = heap_form_tuple(out, values.data() + 1, nulls + 1);
+                tuplestore_puttuple(stores[which], t);
+                heap_freetuple(t);
+            }
+            if (stores[2] != nullptr) {
+                values[static_cast<std::size_t>(natts) + 1] = Int64GetDatum(which == 0 ? -1 : 1);
+                nulls[natts + 1] = false;
+                HeapTuple t = heap_form_tuple(signed_out, values.data() + 1, nulls + 1);
+                tuplestore_puttuple(stores[2], t);
+                heap_freetuple(t);
+            }
         }
+        counts[2] = counts[0] + counts[1];
         SPI_freetuptable(SPI_tuptable);
-        const char* names[2] = {old_name.c_str(), new_name.c_str()};
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 3; i++) {
+            if (stores[i] == nullptr) {
+                continue;
+            }
+            const char* name = names[i]->c_str();
             auto* enr =
                 static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
-            enr->md.name = pstrdup(names[i]);
+            enr->md.name = pstrdup(name);
             enr->md.reliddesc = InvalidOid;
-            enr->md.tupdesc = out;
+            enr->md.tupdesc = i == 2 ? signed_out : out;
             enr->md.enrtype = ENR_NAMED_TUPLESTORE;
             enr->md.enrtuples = counts[i];
             enr->reldata = stores[i];
             stores_.push_back(stores[i]);
             // A refresh that failed in a subtransaction on this connection
             // may have left its relation registered: replace it.
-            (void)SPI_unregister_relation(names[i]);
+            (void)SPI_unregister_relation(name);
             int rc = SPI_register_relation(enr);
             if (rc != SPI_OK_REL_REGISTER) {
-                elog(ERROR, "could not register relation \"%s\": %s", names[i],
+                elog(ERROR, "could not register relation \"%s\": %s", name,
                      SPI_result_code_string(rc));
             }
         }
     });
-    registered_.push_back(old_name);
-    registered_.push_back(new_name);
+    for (const std::string* name : names) {
+        if (!name->empty()) {
+            registered_.push_back(*name);
+        }
+    }
     return {static_cast<uint64_t>(counts[0]), static_cast<uint64_t>(counts[1])};
 }
 

@@ -63,16 +63,19 @@ public:
     SpiRows query_at(Snapshot snapshot, const std::string& sql,
                      const std::vector<SpiParam>& params = {}, bool custom_plan = false);
 
-    // Runs sql at snapshot and keeps its rows as two ephemeral named
-    // relations (what transition tables are): the first column, a bool,
-    // sends a row to old_name (true) or new_name (false) and is dropped.
-    // Statements that follow on this connection read them by name, with
-    // their exact row counts known to the planner, until
-    // unregister_relations(). Returns the two row counts (old, new).
+    // Runs sql at snapshot and keeps its rows as ephemeral named relations
+    // (what transition tables are): the first column, a bool, sends a row
+    // to old_name (true) or new_name (false) and is dropped; delta_name gets
+    // every row with an int8 column __pgt_sign after the others (-1 for a
+    // row of old_name, +1 for one of new_name). An empty name: that relation
+    // is not kept. Statements that follow on this connection read them by
+    // name, with their exact row counts known to the planner, until
+    // unregister_relations(). Returns the old and new row counts.
     std::pair<uint64_t, uint64_t> register_images(Snapshot snapshot, const std::string& sql,
                                                   const std::vector<SpiParam>& params,
                                                   const std::string& old_name,
-                                                  const std::string& new_name);
+                                                  const std::string& new_name,
+                                                  const std::string& delta_name = "");
     void unregister_relations();
     // After an error: the names go, the tuplestores are left to the
     // (sub)transaction abort that owns their files.

@@ -4,6 +4,10 @@
 // refresh snapshot; a DIFFERENTIAL refresh moves every frontier it read.
 #include "pg/refresh/full_refresh.hpp"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "core/diff/apply.hpp"
 #include "core/refresh_mode.hpp"
 #include "core/diff/join_region.hpp"
@@ -206,30 +210,66 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
                 }
             }
         } forget{spi};
-        uint64_t has_old = 0, has_new = 0;
-        for (const diff::ImageStep& step : program.images) {
-            auto [olds, news] = spi.register_images(
-                rs.snapshot, step.sql, window_params(rs, windows.at(step.window).frontier),
-                diff::region_old_images(step.source), diff::region_new_images(step.source));
-            has_old |= olds > 0 ? uint64_t{1} << step.source : 0;
-            has_new |= news > 0 ? uint64_t{1} << step.source : 0;
+        // Only the relations some branch reads are kept.
+        uint64_t reads_old = 0, reads_new = 0, reads_delta = 0;
+        for (const diff::Branch& b : program.branches) {
+            reads_old |= b.old_sources;
+            reads_new |= b.new_sources;
+            reads_delta |= b.delta_sources;
         }
-        std::string main = diff::main_statement(program, has_old, has_new);
-        if (main.empty()) {  // the changes cancel out: nothing to apply
-            spi.unregister_relations();
-            forget.done = true;
-            return;
-        }
+        auto kept = [](uint64_t mask, std::size_t source, std::string name) {
+            return (mask >> source) & 1 ? name : std::string();
+        };
+        // Registers the steps' relations; returns the main statement with
+        // the branches that can find rows ("": none can).
+        auto register_steps = [&](const std::vector<diff::ImageStep>& steps) {
+            uint64_t has_old = 0, has_new = 0;
+            for (const diff::ImageStep& step : steps) {
+                auto [olds, news] = spi.register_images(
+                    rs.snapshot, step.sql, window_params(rs, windows.at(step.window).frontier),
+                    kept(reads_old, step.source, diff::region_old_images(step.source)),
+                    kept(reads_new, step.source, diff::region_new_images(step.source)),
+                    kept(reads_delta, step.source, diff::region_delta_images(step.source)));
+                has_old |= olds > 0 ? uint64_t{1} << step.source : 0;
+                has_new |= news > 0 ? uint64_t{1} << step.source : 0;
+            }
+            return diff::main_statement(program, has_old, has_new);
+        };
+        std::string main = register_steps(program.images);
         // With images, plan for their sizes each time.
         bool replan = !program.images.empty();
-        SpiRows counts = program.fallback.empty()
-                             ? spi.query_at(rs.snapshot, main, params, replan)
-                             : with_fallback(spi, rs, main, program.fallback, params, replan);
+        std::optional<SpiRows> counts;
+        if (main.empty()) {
+            // the changes cancel out: nothing to apply
+        } else if (!program.fallback_images.empty()) {
+            try {
+                counts = in_subtransaction(
+                    [&] { return spi.query_at(rs.snapshot, main, params, replan); });
+            } catch (const pgt::Error& e) {
+                if (!raised_on_a_value(e.sqlstate())) {
+                    throw;
+                }
+            }
+            if (!counts) {  // the same statement over netted images
+                spi.unregister_relations();
+                main = register_steps(program.fallback_images);
+                if (!main.empty()) {
+                    counts = spi.query_at(rs.snapshot, main, params, replan);
+                }
+            }
+        } else {
+            counts = program.fallback.empty()
+                         ? spi.query_at(rs.snapshot, main, params, replan)
+                         : with_fallback(spi, rs, main, program.fallback, params, replan);
+        }
         spi.unregister_relations();
         forget.done = true;
+        if (!counts) {
+            return;
+        }
         r.rows_inserted =
-            std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
-        r.rows_deleted = std::stoll(*counts.rows.at(0).at(1));
+            std::stoll(*counts->rows.at(0).at(0)) + std::stoll(*counts->rows.at(0).at(2));
+        r.rows_deleted = std::stoll(*counts->rows.at(0).at(1));
     });
     return r;
 }
