@@ -79,6 +79,43 @@ TEST(DeltaProgram, only_branches_whose_images_have_rows_run) {
     EXPECT_EQ(pgt::diff::main_statement(p, 0b10, 0b01), "") << "no branch can find a row";
 }
 
+TEST(DeltaProgram, signed_image_branches_and_fallback_images_round_trip) {
+    DeltaProgram p;
+    p.images.push_back({0, 0, "SELECT 'all'"});
+    p.images.push_back({1, 1, "SELECT 'all -- pgt:fallback_images 1:1:1\n'"});
+    p.branches.push_back({0, 0, "D0", 0b01});
+    p.branches.push_back({0b10, 0, "O1", 0});
+    p.branches.push_back({0b01, 0, "D1O0", 0b10});
+    p.fallback_images.push_back({0, 0, "SELECT 'netted'"});
+    p.fallback_images.push_back({1, 1, ""});
+    p.main = "WITH d AS (" + pgt::diff::kBranchesMarker + ") SELECT 1, 0, 0";
+    std::string text = encode_program(p);
+    EXPECT_NE(text.find("-- pgt:branches 0:0:1:2,2:0:2,1:0:2:4\n"), std::string::npos) << text;
+    DeltaProgram back = decode_program(text);
+    ASSERT_EQ(back.branches.size(), 3u);
+    for (std::size_t i = 0; i < 3; i++) {
+        EXPECT_EQ(back.branches[i].old_sources, p.branches[i].old_sources);
+        EXPECT_EQ(back.branches[i].new_sources, p.branches[i].new_sources);
+        EXPECT_EQ(back.branches[i].delta_sources, p.branches[i].delta_sources);
+        EXPECT_EQ(back.branches[i].sql, p.branches[i].sql);
+    }
+    ASSERT_EQ(back.images.size(), 2u);
+    ASSERT_EQ(back.fallback_images.size(), 2u);
+    for (std::size_t i = 0; i < 2; i++) {
+        EXPECT_EQ(back.images[i].sql, p.images[i].sql);
+        EXPECT_EQ(back.fallback_images[i].source, p.fallback_images[i].source);
+        EXPECT_EQ(back.fallback_images[i].window, p.fallback_images[i].window);
+        EXPECT_EQ(back.fallback_images[i].sql, p.fallback_images[i].sql);
+    }
+    EXPECT_EQ(back.main, p.main);
+    // A signed branch runs when its table has images of either kind.
+    EXPECT_EQ(pgt::diff::main_statement(p, 0, 0b01), "WITH d AS ((D0)) SELECT 1, 0, 0");
+    EXPECT_EQ(pgt::diff::main_statement(p, 0b11, 0),
+              "WITH d AS ((D0) UNION ALL (O1) UNION ALL (D1O0)) SELECT 1, 0, 0");
+    EXPECT_EQ(pgt::diff::main_statement(p, 0b01, 0), "WITH d AS ((D0)) SELECT 1, 0, 0");
+    EXPECT_EQ(pgt::diff::main_statement(p, 0b10, 0), "WITH d AS ((O1)) SELECT 1, 0, 0");
+}
+
 TEST(DeltaProgram, the_full_query_and_auxiliary_columns_round_trip) {
     DeltaProgram p;
     p.images.push_back({0, 0, "SELECT 1"});
