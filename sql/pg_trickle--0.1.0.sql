@@ -98,6 +98,10 @@ CREATE TABLE pgtrickle.pgt_frontiers (
     frontier   pg_snapshot NOT NULL,
     own_xid    xid8,
     own_seq    bigint NOT NULL DEFAULT 0,
+    -- the buffer's capture sequence when the frontier was taken: rows
+    -- captured since number at most its position now minus this (AUTO's
+    -- estimate of a window, read without scanning the buffer)
+    seq_seen   bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (pgt_id, source_id)
 );
 

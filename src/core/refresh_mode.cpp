@@ -149,7 +149,13 @@ AutoChoice choose_auto(const AutoInputs& in) {
     if (limit < 0 || in.changes <= limit) {
         return {};
     }
-    const std::string more = "AUTO: more than " + std::to_string(limit) + " changes";
+    const std::string more =
+        in.changes_estimated
+            ? "AUTO: " + std::to_string(in.changes) +
+                  " change rows captured since the last refresh (by the capture sequence, not "
+                  "counted), more than " +
+                  std::to_string(limit)
+            : "AUTO: more than " + std::to_string(limit) + " changes";
     if (measured(in) && two_point_fit(in) && limit == 0) {
         return {true,
                 "AUTO: a DIFFERENTIAL refresh costs more than FULL at any size (the last two "

@@ -36,7 +36,10 @@ std::string parse_status(std::string_view text);
 // maintain: the changes waiting, the size of the sources, and the last
 // measured refreshes of this stream table.
 struct AutoInputs {
-    int64_t changes = 0;       // buffered change rows in the windows
+    int64_t changes = 0;  // buffered change rows in the windows
+    // changes is the capture sequences' distance from the frontiers (an
+    // upper bound read without scanning the buffers), not a count.
+    bool changes_estimated = false;
     double source_rows = 0;    // Σ estimated rows of the sources (pg_class.reltuples)
     double full_ms = -1;       // last FULL refresh's duration, -1 if none
     double diff_ms = -1;       // last DIFFERENTIAL refresh's duration, -1 if none

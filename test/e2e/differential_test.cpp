@@ -805,7 +805,9 @@ TEST_F(DifferentialShapes, auto_mode_takes_full_for_an_aggregate_without_group_b
 
 // AUTO decides per refresh: without a measured DIFFERENTIAL refresh, FULL
 // when the changes exceed a quarter of the source rows (pg_class.reltuples),
-// with the reason in history; the changes applied are recorded.
+// with the reason in history; the changes applied are recorded. Rows
+// captured since the last refresh, by the capture sequence, decide without
+// counting when they are past the limit (rolled-back writes count there).
 TEST_F(DifferentialShapes, auto_mode_recomputes_when_changes_are_a_large_share) {
     db->exec("INSERT INTO t SELECT g, 'n' || g % 7, g FROM generate_series(100, 299) g; ANALYZE t");
     create("a", "SELECT name, sum(amount) AS total, count(*) AS n FROM t GROUP BY name", "AUTO");
@@ -815,13 +817,21 @@ TEST_F(DifferentialShapes, auto_mode_recomputes_when_changes_are_a_large_share) 
     EXPECT_EQ(last_action("a"), "FULL");
     EXPECT_EQ(db->scalar("SELECT reason FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id "
                          "DESC LIMIT 1"),
-              "AUTO: more than 51 changes (a quarter of about 206 source rows): recomputed");
-    db->exec("UPDATE t SET amount = amount + 1 WHERE id BETWEEN 100 AND 109");
+              "AUTO: 200 change rows captured since the last refresh (by the capture sequence, "
+              "not counted), more than 51 (a quarter of about 206 source rows): recomputed");
+    // A rolled-back write moves the sequence too: FULL again, still exact.
+    db->exec(
+        "BEGIN; UPDATE t SET amount = 0 WHERE id >= 100; ROLLBACK;"
+        "UPDATE t SET amount = amount + 1 WHERE id = 100");
+    EXPECT_TRUE(refreshed_ok("a"));
+    EXPECT_EQ(last_action("a"), "FULL");
+    // Below the limit by the sequence: counted, DIFFERENTIAL.
+    db->exec("UPDATE t SET amount = amount + 1 WHERE id BETWEEN 100 AND 119");
     EXPECT_TRUE(refreshed_ok("a"));
     EXPECT_EQ(last_action("a"), "DIFFERENTIAL");
     EXPECT_EQ(db->scalar("SELECT source_changes FROM pgtrickle.pgt_refresh_history ORDER BY "
                          "refresh_id DESC LIMIT 1"),
-              "10");
+              "20");
     EXPECT_EQ(modes("a"), "AUTO/DIFFERENTIAL") << "the choice is per refresh, not a mode change";
 }
 

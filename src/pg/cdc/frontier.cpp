@@ -20,10 +20,21 @@ namespace {
 const char* kFrontiers = "pgtrickle.pgt_frontiers";
 }
 
+const char* const kCaptureSequenceNow =
+    "COALESCE(pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence($1, "
+    "'seq')::pg_catalog.regclass), 0)";
+
+int64_t captured_since(Spi& spi, const CaptureSource& src, const Frontier& f) {
+    SpiRows r = catalog::query_as_owner(spi, std::string("SELECT ") + kCaptureSequenceNow,
+                                        {text_param(src.buffer)});
+    return std::max<int64_t>(0, std::stoll(*r.rows.at(0).at(0)) - f.seq_seen);
+}
+
 Frontier lock_frontier(Spi& spi, int64_t pgt_id, int64_t source_id) {
     SpiRows r = catalog::query_as_owner(
         spi,
-        std::string("SELECT frontier::pg_catalog.text, own_xid::pg_catalog.text, own_seq FROM ") +
+        std::string("SELECT frontier::pg_catalog.text, own_xid::pg_catalog.text, own_seq, "
+                    "seq_seen FROM ") +
             kFrontiers +
             " WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND source_id OPERATOR(pg_catalog.=) $2"
             " FOR UPDATE",
@@ -32,7 +43,7 @@ Frontier lock_frontier(Spi& spi, int64_t pgt_id, int64_t source_id) {
         throw pgt::Error("XX000", "stream table has no frontier for one of its sources", "",
                          "Recreate the stream table.");
     }
-    return {*r.rows[0][0], r.rows[0][1], std::stoll(*r.rows[0][2])};
+    return {*r.rows[0][0], r.rows[0][1], std::stoll(*r.rows[0][2]), std::stoll(*r.rows[0][3])};
 }
 
 void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
@@ -48,11 +59,15 @@ void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
     catalog::exec_as_owner(
         spi,
         std::string("INSERT INTO ") + kFrontiers +
-            " (pgt_id, source_id, frontier, own_xid, own_seq) VALUES ($1, $2, $3, $4, $5)"
-            " ON CONFLICT (pgt_id, source_id) DO UPDATE SET frontier = EXCLUDED.frontier,"
-            " own_xid = EXCLUDED.own_xid, own_seq = EXCLUDED.own_seq",
-        {int8_param(pgt_id), int8_param(src.source_id), typed_param(PG_SNAPSHOTOID, rs.text),
-         typed_param(XID8OID, rs.own_xid), int8_param(std::stoll(own_seq))});
+            " (pgt_id, source_id, frontier, own_xid, own_seq, seq_seen) VALUES ($2, $3, $4, $5,"
+            " $6, " +
+            kCaptureSequenceNow +
+            ") ON CONFLICT (pgt_id, source_id) DO UPDATE SET frontier = EXCLUDED.frontier,"
+            " own_xid = EXCLUDED.own_xid, own_seq = EXCLUDED.own_seq, seq_seen = "
+            "EXCLUDED.seq_seen",
+        {text_param(src.buffer), int8_param(pgt_id), int8_param(src.source_id),
+         typed_param(PG_SNAPSHOTOID, rs.text), typed_param(XID8OID, rs.own_xid),
+         int8_param(std::stoll(own_seq))});
 }
 
 std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f) {

@@ -20,7 +20,17 @@ struct Frontier {
     std::string snapshot;
     std::optional<std::string> own_xid;
     int64_t own_seq = 0;
+    int64_t seq_seen = 0;  // the buffer's capture sequence when it was taken
 };
+
+// The buffer's capture sequence now, as SQL taking the buffer's name as $1
+// (0 before its first row): its distance from a frontier's seq_seen bounds
+// the rows captured since.
+extern const char* const kCaptureSequenceNow;
+
+// Rows captured into src's buffer since the frontier was taken (an upper
+// bound of the window's rows, inflated by rolled-back writes; no scan).
+int64_t captured_since(Spi& spi, const CaptureSource& src, const Frontier& f);
 
 // The frontier, locked FOR UPDATE (a concurrent refresh that already moved
 // it is then seen, or is a serialization error under REPEATABLE READ).

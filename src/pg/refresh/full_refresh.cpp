@@ -92,17 +92,14 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     return r;
 }
 
-// Change rows in w's window, at most `at_most` of them (-1: all), and
-// whether the window holds a TRUNCATE marker.
+// Change rows in w's window, at most `at_most` of them (-1: all; 0: only
+// the marker check), and whether the window holds a TRUNCATE marker.
 struct WindowCount {
     int64_t rows = 0;
     bool truncated = false;
 };
 
 WindowCount window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w, int64_t at_most) {
-    if (at_most == 0) {
-        return {};
-    }
     std::vector<SpiParam> p = window_params(rs, w.frontier);
     p.push_back(at_most < 0 ? SpiParam{INT8OID, (Datum)0, true} : int8_param(at_most));
     SpiRows r = spi.query_at(rs.snapshot, diff::window_count_sql(w.source.buffer), p);
@@ -343,6 +340,26 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
                 // Counting stops one past the limit: enough to decide.
                 AutoInputs in = auto_inputs(spi, st, windows);
                 int64_t limit = auto_change_limit(in);
+                // Past the limit by the capture sequence alone (rows captured
+                // since each frontier; rolled-back writes count there too):
+                // FULL without counting, after the marker check.
+                if (limit >= 0) {
+                    int64_t captured = 0;
+                    for (const Window& w : windows) {
+                        if (window_count(spi, rs, w, 0).truncated) {
+                            return truncated(w);
+                        }
+                        captured += captured_since(spi, w.source, w.frontier);
+                    }
+                    in.changes = captured;
+                    in.changes_estimated = true;
+                    AutoChoice choice = choose_auto(in);
+                    if (choice.full) {
+                        why = choice.reason;
+                        return recompute(spi, st, rs);
+                    }
+                    in.changes_estimated = false;
+                }
                 int64_t changes = 0;
                 for (const Window& w : windows) {
                     WindowCount c = window_count(spi, rs, w, limit < 0 ? -1 : limit + 1 - changes);

@@ -58,10 +58,12 @@ void grant_buffer_read(Spi& spi, Oid st_relid, const CaptureSource& src) {
 }
 
 void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
-    catalog::exec_as_owner(spi,
-                           "INSERT INTO pgtrickle.pgt_frontiers (pgt_id, source_id, frontier)"
-                           " VALUES ($1, $2, pg_catalog.pg_current_snapshot())",
-                           {int8_param(pgt_id), int8_param(src.source_id)});
+    catalog::exec_as_owner(
+        spi,
+        std::string("INSERT INTO pgtrickle.pgt_frontiers (pgt_id, source_id, frontier, seq_seen)"
+                    " VALUES ($2, $3, pg_catalog.pg_current_snapshot(), ") +
+            kCaptureSequenceNow + ")",
+        {text_param(src.buffer), int8_param(pgt_id), int8_param(src.source_id)});
 }
 
 // Every live column of relid (a join captures whole rows of both tables).
