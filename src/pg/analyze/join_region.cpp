@@ -593,21 +593,44 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 rte->ctelevelsup = 0;
                 rte->self_reference = false;
                 if (signs && states[i] == 'd') {
-                    if (level != c || tables[i].path.size() != 1) {
-                        elog(ERROR, "signed images of a table inside a subquery");
+                    if (tables[i].sublink >= 0) {
+                        elog(ERROR, "signed images of a table inside a subquery expression");
                     }
-                    // The relation's extra last column, by name.
+                    // The relation's extra last column, by name, selected
+                    // by each derived table on the way up as column `col`.
+                    std::string col = "__pgt_sg" + std::to_string(++signed_tables);
                     rte->eref->colnames =
                         lappend(rte->eref->colnames, makeString(pstrdup("__pgt_sign")));
-                    Var* sign = makeVar(static_cast<int>(tables[i].path.back()),
-                                        static_cast<AttrNumber>(list_length(rte->eref->colnames)),
-                                        INT8OID, -1, InvalidOid, 0);
-                    std::string col = "__pgt_sg" + std::to_string(++signed_tables);
-                    c->targetList = lappend(
-                        c->targetList,
-                        makeTargetEntry(reinterpret_cast<Expr*>(sign),
-                                        static_cast<AttrNumber>(list_length(c->targetList) + 1),
-                                        pstrdup(col.c_str()), false));
+                    Expr* sign = reinterpret_cast<Expr*>(
+                        makeVar(static_cast<int>(tables[i].path.back()),
+                                static_cast<AttrNumber>(list_length(rte->eref->colnames)), INT8OID,
+                                -1, InvalidOid, 0));
+                    for (std::size_t d = tables[i].path.size() - 1; d > 0; d--) {
+                        Query* outer_level = c;
+                        for (std::size_t e = 0; e + 1 < d; e++) {
+                            outer_level =
+                                rt_fetch(tables[i].path[e], outer_level->rtable)->subquery;
+                        }
+                        RangeTblEntry* derived =
+                            rt_fetch(tables[i].path[d - 1], outer_level->rtable);
+                        Query* inner = derived->subquery;
+                        inner->targetList = lappend(
+                            inner->targetList,
+                            makeTargetEntry(
+                                sign, static_cast<AttrNumber>(list_length(inner->targetList) + 1),
+                                pstrdup(col.c_str()), false));
+                        derived->eref->colnames =
+                            lappend(derived->eref->colnames, makeString(pstrdup(col.c_str())));
+                        sign = reinterpret_cast<Expr*>(
+                            makeVar(static_cast<int>(tables[i].path[d - 1]),
+                                    static_cast<AttrNumber>(list_length(inner->targetList)),
+                                    INT8OID, -1, InvalidOid, 0));
+                    }
+                    c->targetList =
+                        lappend(c->targetList,
+                                makeTargetEntry(
+                                    sign, static_cast<AttrNumber>(list_length(c->targetList) + 1),
+                                    pstrdup(col.c_str()), false));
                 }
             }
             if (!sublinks.empty()) {
@@ -893,6 +916,26 @@ Expr* folded_argument(const Aggref* a) {
     return reinterpret_cast<Expr*>(c);
 }
 
+// Whether a column added to the select list of each derived table on the
+// way to t (a table of the FROM) is that derived table's next column: no
+// derived table there has junk entries, whose numbers come first.
+bool sign_reaches_top(Query* q, const RegionTable& t) {
+    if (t.sublink >= 0) {
+        return false;
+    }
+    Query* level = q;
+    for (std::size_t d = 0; d + 1 < t.path.size(); d++) {
+        level = rt_fetch(t.path[d], level->rtable)->subquery;
+        ListCell* lc;
+        foreach (lc, level->targetList) {
+            if (lfirst_node(TargetEntry, lc)->resjunk) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 // Fills the algebraic form of an inner join's region (see RegionShape):
 // false when the outputs are not all keys and algebraic aggregates or the
 // signed change needs more branches than a region may store.
@@ -900,11 +943,11 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
                       const std::vector<bool>& key_alike, const std::vector<RegionTable>& tables,
                       RegionShape& region) {
     std::optional<AlgebraicOutputs> outs = algebraic_outputs(q, nullptr);
-    // Tables of the query's own FROM read their signed images: one branch
-    // per non-empty set of tables (else one per set and image kind).
-    bool signs = std::all_of(tables.begin(), tables.end(), [](const RegionTable& t) {
-        return t.sublink < 0 && t.path.size() == 1;
-    });
+    // Tables of the FROM read their signed images, a derived table on the
+    // way selecting the sign: one branch per non-empty set of tables (else
+    // one per set and image kind).
+    bool signs = std::all_of(tables.begin(), tables.end(),
+                             [&](const RegionTable& t) { return sign_reaches_top(q, t); });
     std::size_t n = tables.size(), branches = 1;
     for (std::size_t i = 0; i < n; i++) {
         branches *= signs ? 2 : 3;
