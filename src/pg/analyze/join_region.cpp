@@ -501,12 +501,47 @@ Node* images_condition(const SubquerySite& site) {
         makeBoolExpr(OR_EXPR, list_make3(site.link, exists(nulls), own_null), -1));
 }
 
+// Selects the images' __pgt_sign of table t (its range-table entry rte,
+// already reading a signed relation) as column `col` of c: each derived
+// table on the way selects it as its next column. Runs under pg_call.
+void select_sign(Query* c, const RegionTable& t, RangeTblEntry* rte, const std::string& col) {
+    if (t.sublink >= 0) {
+        elog(ERROR, "signed images of a table inside a subquery expression");
+    }
+    // The relation's extra last column, by name.
+    rte->eref->colnames = lappend(rte->eref->colnames, makeString(pstrdup("__pgt_sign")));
+    Expr* sign = reinterpret_cast<Expr*>(makeVar(
+        static_cast<int>(t.path.back()), static_cast<AttrNumber>(list_length(rte->eref->colnames)),
+        INT8OID, -1, InvalidOid, 0));
+    auto select = [&](Query* level) {
+        level->targetList = lappend(
+            level->targetList,
+            makeTargetEntry(sign, static_cast<AttrNumber>(list_length(level->targetList) + 1),
+                            pstrdup(col.c_str()), false));
+    };
+    for (std::size_t d = t.path.size() - 1; d > 0; d--) {
+        Query* outer_level = c;
+        for (std::size_t e = 0; e + 1 < d; e++) {
+            outer_level = rt_fetch(t.path[e], outer_level->rtable)->subquery;
+        }
+        RangeTblEntry* derived = rt_fetch(t.path[d - 1], outer_level->rtable);
+        select(derived->subquery);
+        derived->eref->colnames =
+            lappend(derived->eref->colnames, makeString(pstrdup(col.c_str())));
+        sign = reinterpret_cast<Expr*>(
+            makeVar(static_cast<int>(t.path[d - 1]),
+                    static_cast<AttrNumber>(list_length(derived->subquery->targetList)), INT8OID,
+                    -1, InvalidOid, 0));
+    }
+    select(c);
+}
+
 // The defining query's FROM/WHERE selecting the key expressions, with the
 // tables marked 'o' / 'n' read from their before- / after-images, 'd'
 // from both (signed), and the outer joins treated as `padding` says (one
 // entry per outer join). With signs, each 'd' table's __pgt_sign is
 // selected after the keys, as __pgt_sg1, __pgt_sg2, ... in table order
-// (only for tables of the query's own FROM).
+// (tables of the FROM, also inside derived tables: see sign_reaches_top).
 std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                            const std::vector<RegionTable>& tables, const std::string& states,
                            const std::vector<OuterJoin>& outer = {},
@@ -593,44 +628,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 rte->ctelevelsup = 0;
                 rte->self_reference = false;
                 if (signs && states[i] == 'd') {
-                    if (tables[i].sublink >= 0) {
-                        elog(ERROR, "signed images of a table inside a subquery expression");
-                    }
-                    // The relation's extra last column, by name, selected
-                    // by each derived table on the way up as column `col`.
-                    std::string col = "__pgt_sg" + std::to_string(++signed_tables);
-                    rte->eref->colnames =
-                        lappend(rte->eref->colnames, makeString(pstrdup("__pgt_sign")));
-                    Expr* sign = reinterpret_cast<Expr*>(
-                        makeVar(static_cast<int>(tables[i].path.back()),
-                                static_cast<AttrNumber>(list_length(rte->eref->colnames)), INT8OID,
-                                -1, InvalidOid, 0));
-                    for (std::size_t d = tables[i].path.size() - 1; d > 0; d--) {
-                        Query* outer_level = c;
-                        for (std::size_t e = 0; e + 1 < d; e++) {
-                            outer_level =
-                                rt_fetch(tables[i].path[e], outer_level->rtable)->subquery;
-                        }
-                        RangeTblEntry* derived =
-                            rt_fetch(tables[i].path[d - 1], outer_level->rtable);
-                        Query* inner = derived->subquery;
-                        inner->targetList = lappend(
-                            inner->targetList,
-                            makeTargetEntry(
-                                sign, static_cast<AttrNumber>(list_length(inner->targetList) + 1),
-                                pstrdup(col.c_str()), false));
-                        derived->eref->colnames =
-                            lappend(derived->eref->colnames, makeString(pstrdup(col.c_str())));
-                        sign = reinterpret_cast<Expr*>(
-                            makeVar(static_cast<int>(tables[i].path[d - 1]),
-                                    static_cast<AttrNumber>(list_length(inner->targetList)),
-                                    INT8OID, -1, InvalidOid, 0));
-                    }
-                    c->targetList =
-                        lappend(c->targetList,
-                                makeTargetEntry(
-                                    sign, static_cast<AttrNumber>(list_length(c->targetList) + 1),
-                                    pstrdup(col.c_str()), false));
+                    select_sign(c, tables[i], rte, "__pgt_sg" + std::to_string(++signed_tables));
                 }
             }
             if (!sublinks.empty()) {
