@@ -461,6 +461,11 @@ TEST_F(DifferentialJoin, region_three_tables_self_join_distinct_and_plain_rows) 
         "= b.k) d GROUP BY d.x",
         "SELECT e.y, e.cname FROM (SELECT b.y, d.cname FROM b, (SELECT c.name AS cname, o.amount "
         "FROM customers c JOIN orders o ON o.cust = c.id) d WHERE d.amount % 3 = b.k) e",
+        // a derived table's conditions on one table filter its images
+        "SELECT d.x, count(*) AS n, sum(d.id) AS s FROM (SELECT a.x, a.id, b.y FROM a JOIN b ON "
+        "a.k = b.k WHERE a.id > 2 AND b.y IS NOT NULL) d GROUP BY d.x",
+        "SELECT d.x, max(d.y) AS top FROM (SELECT a.x, b.y FROM a JOIN b ON a.k = b.k AND b.id "
+        "BETWEEN 2 AND 5 WHERE a.x <> 'a2') d GROUP BY d.x",
         // aggregates without GROUP BY: exactly one row, also over no rows
         "SELECT count(*) AS n, sum(a.id) AS total, max(b.y) AS top FROM a JOIN b ON a.k = b.k",
         "SELECT count(*) AS n, string_agg(x, ',' ORDER BY x) AS xs FROM a",

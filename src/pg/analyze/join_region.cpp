@@ -1055,19 +1055,24 @@ std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTab
                 only = &t;
             }
         }
-        if (uses != 1 || only->path.size() != 1) {
+        if (uses != 1) {
             continue;
         }
-        // A table of a WHERE subquery: that subquery's own conditions.
+        // A table of a WHERE subquery: that subquery's own conditions; of
+        // a derived table (a plain inner join): the derived table's (a row
+        // failing them is in none of its rows).
         Query* level =
             only->sublink < 0
                 ? q
                 : castNode(Query,
                            sublinks.at(static_cast<std::size_t>(only->sublink)).link->subselect);
+        for (std::size_t d = 0; d + 1 < only->path.size(); d++) {
+            level = rt_fetch(only->path[d], level->rtable)->subquery;
+        }
         std::vector<Node*> quals;
         filtering_quals(reinterpret_cast<Node*>(level->jointree), quals);
         for (Node* qual : quals) {
-            std::string p = image_prefilter(qual, only->path[0], region.relids[s]);
+            std::string p = image_prefilter(qual, only->path.back(), region.relids[s]);
             if (!p.empty()) {
                 out[s] += (out[s].empty() ? "" : " AND ") + p;
             }
