@@ -1029,6 +1029,30 @@ TEST_F(Differential, refreshes_run_with_at_least_refresh_work_mem) {
     EXPECT_THROW(db->exec("SET pg_trickle.refresh_work_mem = -2"), std::exception);
 }
 
+// Delta statements are planned with random_page_cost at most
+// pg_trickle.delta_random_page_cost; FULL and the session keep theirs.
+TEST_F(Differential, delta_statements_plan_with_at_most_delta_random_page_cost) {
+    EXPECT_EQ(db->scalar("SHOW pg_trickle.delta_random_page_cost"), "1.1");
+    EXPECT_EQ(db->scalar("SHOW random_page_cost"), "4");
+    create("rp", "SELECT id, current_setting('random_page_cost') AS rpc FROM t");
+    db->exec("UPDATE t SET id = 102 WHERE id = 2");
+    refresh("rp");
+    EXPECT_EQ(last_action("rp"), "DIFFERENTIAL");
+    EXPECT_EQ(db->scalar("SELECT rpc FROM rp WHERE id = 102"), "1.1");
+    EXPECT_EQ(db->scalar("SHOW random_page_cost"), "4") << "the session's value is restored";
+    db->exec("SET random_page_cost = 1");
+    db->exec("UPDATE t SET id = 103 WHERE id = 3");
+    refresh("rp");
+    EXPECT_EQ(db->scalar("SELECT rpc FROM rp WHERE id = 103"), "1") << "never raised";
+    db->exec("SET random_page_cost = 4; SET pg_trickle.delta_random_page_cost = -1");
+    db->exec("UPDATE t SET id = 104 WHERE id = 4");
+    refresh("rp");
+    EXPECT_EQ(db->scalar("SELECT rpc FROM rp WHERE id = 104"), "4");
+    const std::string ids = "SELECT string_agg(id::text, ',' ORDER BY id) FROM ";
+    EXPECT_EQ(db->scalar(ids + "rp"), db->scalar(ids + "t"));
+    EXPECT_THROW(db->exec("SET pg_trickle.delta_random_page_cost = -2"), std::exception);
+}
+
 // A buffer row goes once every consumer has it, whichever refreshes last
 // (a consumer with an older frontier makes the others skip the trim).
 TEST_F(Differential, buffer_rows_go_when_the_last_consumer_has_them_in_any_order) {

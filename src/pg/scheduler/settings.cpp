@@ -15,6 +15,7 @@ namespace pgt::pg {
 bool g_scheduler_enabled = true;
 int g_scheduler_interval_ms = 1000;
 int g_refresh_work_mem_kb = 64 * 1024;
+double g_delta_random_page_cost = 1.1;
 int g_default_schedule_seconds = 1;
 int g_min_schedule_seconds = 1;
 int g_max_consecutive_errors = 3;
@@ -79,6 +80,13 @@ void define_scheduler_settings() {
         "that in memory. -1 leaves work_mem as it is.",
         &g_refresh_work_mem_kb, 64 * 1024, -1, MAX_KILOBYTES, PGC_USERSET, GUC_UNIT_KB, nullptr,
         nullptr, nullptr);
+    DefineCustomRealVariable(
+        "pg_trickle.delta_random_page_cost",
+        "Most random_page_cost a DIFFERENTIAL refresh's delta statements are planned with.",
+        "A delta statement probes the tables once per changed row; at the default 4 the "
+        "planner often scans a whole table instead, though the probed pages are usually "
+        "cached. -1 leaves random_page_cost as it is.",
+        &g_delta_random_page_cost, 1.1, -1, 1e10, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 
