@@ -914,6 +914,21 @@ Expr* folded_argument(const Aggref* a) {
     return reinterpret_cast<Expr*>(c);
 }
 
+// A branch over `sql` reading, per table, what its state says: 'o'
+// before-images, 'n' after-images, 'd' both (signed), 'c' the table now.
+ir::RegionBranch branch_reading(std::string sql, const std::string& states,
+                                const std::vector<RegionTable>& tables) {
+    ir::RegionBranch b;
+    b.sql = std::move(sql);
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        uint64_t bit = uint64_t{1} << tables[i].source;
+        b.old_sources |= states[i] == 'o' ? bit : 0;
+        b.new_sources |= states[i] == 'n' ? bit : 0;
+        b.delta_sources |= states[i] == 'd' ? bit : 0;
+    }
+    return b;
+}
+
 // Whether a column added to the select list of each derived table on the
 // way to t (a table of the FROM) is that derived table's next column: no
 // derived table there has junk entries, whose numbers come first.
@@ -984,14 +999,11 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
                 weight += " OPERATOR(pg_catalog.*) b.__pgt_sg" + std::to_string(++in_s);
             }
         }
-        ir::RegionBranch b;
-        b.sql = "SELECT " + std::string(in_s % 2 == 1 ? "1" : "-1") + "::pg_catalog.int8" + weight +
-                " AS __pgt_w" + columns + " FROM (" +
-                deparse_branch(q, entries, tables, states, {}, {}, "", true) + ") b";
-        for (std::size_t i = 0; i < n; i++) {
-            b.delta_sources |= states[i] == 'd' ? uint64_t{1} << tables[i].source : 0;
-        }
-        region.branches.push_back(std::move(b));
+        region.branches.push_back(
+            branch_reading("SELECT " + std::string(in_s % 2 == 1 ? "1" : "-1") +
+                               "::pg_catalog.int8" + weight + " AS __pgt_w" + columns + " FROM (" +
+                               deparse_branch(q, entries, tables, states, {}, {}, "", true) + ") b",
+                           states, tables));
     }
     for (std::size_t code = 1; !signs && code < branches; code++) {
         std::string states(n, 'c');
@@ -1002,15 +1014,10 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
             olds += states[i] == 'o' ? 1 : 0;
         }
         int sign = ((in_s + 1 + olds) % 2 == 0) ? 1 : -1;
-        ir::RegionBranch b;
-        b.sql = "SELECT " + std::to_string(sign) + "::pg_catalog.int8 AS __pgt_w, b.* FROM (" +
-                deparse_branch(q, entries, tables, states) + ") b";
-        for (std::size_t i = 0; i < n; i++) {
-            uint64_t bit = uint64_t{1} << tables[i].source;
-            b.old_sources |= states[i] == 'o' ? bit : 0;
-            b.new_sources |= states[i] == 'n' ? bit : 0;
-        }
-        region.branches.push_back(std::move(b));
+        region.branches.push_back(branch_reading(
+            "SELECT " + std::to_string(sign) + "::pg_catalog.int8 AS __pgt_w, b.* FROM (" +
+                deparse_branch(q, entries, tables, states) + ") b",
+            states, tables));
     }
     region.algebraic = true;
     region.aggs = aggs;
@@ -1351,15 +1358,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     };
     auto add = [&](const std::string& states, const std::string& modes) {
         auto push = [&](const std::vector<Padding>& padding) {
-            ir::RegionBranch b;
-            b.sql = deparse_branch(q, keys, tables, states, outer, padding, modes);
-            for (std::size_t i = 0; i < n; i++) {
-                uint64_t bit = uint64_t{1} << tables[i].source;
-                b.old_sources |= states[i] == 'o' ? bit : 0;
-                b.new_sources |= states[i] == 'n' ? bit : 0;
-                b.delta_sources |= states[i] == 'd' ? bit : 0;
-            }
-            region.branches.push_back(std::move(b));
+            region.branches.push_back(branch_reading(
+                deparse_branch(q, keys, tables, states, outer, padding, modes), states, tables));
         };
         std::vector<std::vector<Padding>> ways = ways_of(states);
         std::vector<std::size_t> pick(outer.size(), 0);
