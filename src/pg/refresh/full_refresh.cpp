@@ -176,11 +176,13 @@ bool raised_on_a_value(const std::string& sqlstate) {
     return false;
 }
 
-// main in a subtransaction; when it raises on a value, fallback (the same
-// refresh over netted images, which computes on committed states only).
-SpiRows with_fallback(Spi& spi, const RefreshSnapshot& rs, const std::string& main,
-                      const std::string& fallback, const std::vector<SpiParam>& params,
-                      bool replan) {
+// main in a subtransaction; when it raises on a value, fallback() (the
+// same refresh over netted images, which computes on committed states
+// only; nullopt when it finds nothing to apply).
+template <typename F>
+std::optional<SpiRows> with_fallback(Spi& spi, const RefreshSnapshot& rs, const std::string& main,
+                                     const std::vector<SpiParam>& params, bool replan,
+                                     F&& fallback) {
     try {
         return in_subtransaction([&] { return spi.query_at(rs.snapshot, main, params, replan); });
     } catch (const pgt::Error& e) {
@@ -188,7 +190,7 @@ SpiRows with_fallback(Spi& spi, const RefreshSnapshot& rs, const std::string& ma
             throw;
         }
     }
-    return spi.query_at(rs.snapshot, fallback, params, replan);
+    return fallback();
 }
 
 // The delta statement over every window: one block of five parameters per
@@ -254,25 +256,20 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         if (main.empty()) {
             // the changes cancel out: nothing to apply
         } else if (!program.fallback_images.empty()) {
-            try {
-                counts = in_subtransaction(
-                    [&] { return spi.query_at(rs.snapshot, main, params, replan); });
-            } catch (const pgt::Error& e) {
-                if (!raised_on_a_value(e.sqlstate())) {
-                    throw;
+            counts = with_fallback(spi, rs, main, params, replan, [&]() -> std::optional<SpiRows> {
+                spi.unregister_relations();  // the same statement over netted images
+                std::string netted = register_steps(program.fallback_images);
+                if (netted.empty()) {
+                    return std::nullopt;
                 }
-            }
-            if (!counts) {  // the same statement over netted images
-                spi.unregister_relations();
-                main = register_steps(program.fallback_images);
-                if (!main.empty()) {
-                    counts = spi.query_at(rs.snapshot, main, params, replan);
-                }
-            }
+                return spi.query_at(rs.snapshot, netted, params, replan);
+            });
+        } else if (!program.fallback.empty()) {
+            counts = with_fallback(spi, rs, main, params, replan, [&] {
+                return std::optional(spi.query_at(rs.snapshot, program.fallback, params, replan));
+            });
         } else {
-            counts = program.fallback.empty()
-                         ? spi.query_at(rs.snapshot, main, params, replan)
-                         : with_fallback(spi, rs, main, program.fallback, params, replan);
+            counts = spi.query_at(rs.snapshot, main, params, replan);
         }
         spi.unregister_relations();
         forget.done = true;
