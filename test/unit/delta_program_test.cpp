@@ -2,6 +2,8 @@
 // Invariant: decode(encode(p)) == p, whatever the statements contain.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "core/diff/program.hpp"
 #include "core/error.hpp"
 
@@ -10,6 +12,27 @@ namespace {
 using pgt::diff::decode_program;
 using pgt::diff::DeltaProgram;
 using pgt::diff::encode_program;
+
+void expect_same(const std::vector<pgt::diff::ImageStep>& got,
+                 const std::vector<pgt::diff::ImageStep>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); i++) {
+        EXPECT_EQ(got[i].source, want[i].source);
+        EXPECT_EQ(got[i].window, want[i].window);
+        EXPECT_EQ(got[i].sql, want[i].sql);
+    }
+}
+
+void expect_same(const std::vector<pgt::diff::Branch>& got,
+                 const std::vector<pgt::diff::Branch>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); i++) {
+        EXPECT_EQ(got[i].old_sources, want[i].old_sources);
+        EXPECT_EQ(got[i].new_sources, want[i].new_sources);
+        EXPECT_EQ(got[i].delta_sources, want[i].delta_sources);
+        EXPECT_EQ(got[i].sql, want[i].sql);
+    }
+}
 
 TEST(DeltaProgram, a_lone_statement_is_stored_as_is) {
     DeltaProgram p;
@@ -29,18 +52,8 @@ TEST(DeltaProgram, image_steps_round_trip_with_any_content) {
     p.branches.push_back({0, 6, "SELECT ''"});
     p.main = "SELECT 1, 0, 0 -- pgt:images 1:1:1";
     DeltaProgram back = decode_program(encode_program(p));
-    ASSERT_EQ(back.branches.size(), 2u);
-    for (std::size_t i = 0; i < 2; i++) {
-        EXPECT_EQ(back.branches[i].old_sources, p.branches[i].old_sources);
-        EXPECT_EQ(back.branches[i].new_sources, p.branches[i].new_sources);
-        EXPECT_EQ(back.branches[i].sql, p.branches[i].sql);
-    }
-    ASSERT_EQ(back.images.size(), 3u);
-    for (std::size_t i = 0; i < 3; i++) {
-        EXPECT_EQ(back.images[i].source, p.images[i].source);
-        EXPECT_EQ(back.images[i].window, p.images[i].window);
-        EXPECT_EQ(back.images[i].sql, p.images[i].sql);
-    }
+    expect_same(back.branches, p.branches);
+    expect_same(back.images, p.images);
     EXPECT_EQ(back.main, p.main);
 }
 
@@ -92,21 +105,9 @@ TEST(DeltaProgram, signed_image_branches_and_fallback_images_round_trip) {
     std::string text = encode_program(p);
     EXPECT_NE(text.find("-- pgt:branches 0:0:1:2,2:0:2,1:0:2:4\n"), std::string::npos) << text;
     DeltaProgram back = decode_program(text);
-    ASSERT_EQ(back.branches.size(), 3u);
-    for (std::size_t i = 0; i < 3; i++) {
-        EXPECT_EQ(back.branches[i].old_sources, p.branches[i].old_sources);
-        EXPECT_EQ(back.branches[i].new_sources, p.branches[i].new_sources);
-        EXPECT_EQ(back.branches[i].delta_sources, p.branches[i].delta_sources);
-        EXPECT_EQ(back.branches[i].sql, p.branches[i].sql);
-    }
-    ASSERT_EQ(back.images.size(), 2u);
-    ASSERT_EQ(back.fallback_images.size(), 2u);
-    for (std::size_t i = 0; i < 2; i++) {
-        EXPECT_EQ(back.images[i].sql, p.images[i].sql);
-        EXPECT_EQ(back.fallback_images[i].source, p.fallback_images[i].source);
-        EXPECT_EQ(back.fallback_images[i].window, p.fallback_images[i].window);
-        EXPECT_EQ(back.fallback_images[i].sql, p.fallback_images[i].sql);
-    }
+    expect_same(back.branches, p.branches);
+    expect_same(back.images, p.images);
+    expect_same(back.fallback_images, p.fallback_images);
     EXPECT_EQ(back.main, p.main);
     // A signed branch runs when its table has images of either kind.
     EXPECT_EQ(pgt::diff::main_statement(p, 0, 0b01), "WITH d AS ((D0)) SELECT 1, 0, 0");
