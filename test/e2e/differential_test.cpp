@@ -263,9 +263,11 @@ TEST_F(Differential, same_output_update_keeps_the_stream_row_version) {
 }
 
 // An update another stream table sees (its column is captured) but that
-// leaves every column this one reads as it was is skipped before any work;
-// one that leaves a column equal but stored differently (1.0 -> 1.00,
-// 0 -> -0, json respaced: no `=` at all) or moves it to or from NULL is not.
+// leaves every column this one reads as it was writes nothing here (the
+// buffer scan drops it; netting would cancel it too, so this shows the
+// result, not the skip); one that leaves a column equal but stored
+// differently (1.0 -> 1.00, 0 -> -0, json respaced: no `=` at all) or
+// moves it to or from NULL reaches the stream table.
 TEST_F(Differential, update_of_columns_it_does_not_read_is_skipped_but_equal_new_looks_are_not) {
     db->exec(
         "CREATE TABLE w (id int PRIMARY KEY, a numeric, f float8, j json, c text, note text);"
@@ -612,10 +614,9 @@ TEST_F(Differential, truncate_source_makes_next_refresh_full) {
     EXPECT_EQ(last_action("s"), "NO_DATA");
 }
 
-// AUTO finds the TRUNCATE marker in the same scan that counts its changes
-// (wherever the marker is in the window) and recomputes for it; when its
-// change limit stops the count first, it recomputes for that. Never
-// DIFFERENTIAL over a TRUNCATE.
+// AUTO finds the TRUNCATE marker (through the buffer's index over markers,
+// wherever it is in the window) and recomputes for it; a change count past
+// its limit recomputes too. Never DIFFERENTIAL over a TRUNCATE.
 TEST_F(Differential, truncate_source_makes_next_auto_refresh_full) {
     create("sa", "SELECT id, upper(name) AS uname, amount FROM t WHERE amount > 10", "AUTO");
     EXPECT_EQ(modes("sa"), "AUTO/DIFFERENTIAL");
