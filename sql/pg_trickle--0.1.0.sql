@@ -168,6 +168,13 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'pgt_capture_truncate'
 LANGUAGE C;
 
+-- Only the extension installs capture triggers (as the catalog owner): a
+-- trigger of another role naming a buffer in its arguments would write
+-- forged changes into stream tables it cannot touch. Firing needs no
+-- EXECUTE (PostgreSQL checks it when the trigger is created).
+REVOKE EXECUTE ON FUNCTION pgtrickle._capture_row(), pgtrickle._capture_statement(),
+    pgtrickle._capture_truncate() FROM PUBLIC;
+
 -- Health ----------------------------------------------------------------
 
 CREATE FUNCTION pgtrickle._scheduler_state()

@@ -868,6 +868,29 @@ TEST_F(Differential, capture_works_for_a_writer_without_rights_on_the_change_sch
     db->exec("DROP OWNED BY pgt_diff_writer; DROP ROLE pgt_diff_writer");
 }
 
+// Another role cannot point a capture trigger of its own at a buffer: the
+// capture functions are not executable by PUBLIC, so such a trigger is
+// refused and no forged change reaches the stream table.
+TEST_F(Differential, capture_functions_cannot_be_used_by_other_roles) {
+    create_s();
+    db->exec(
+        "CREATE ROLE pgt_forger; GRANT CREATE ON SCHEMA public TO pgt_forger;"
+        "SET ROLE pgt_forger; CREATE TABLE forged (id int, name text, amount numeric(10,2))");
+    const std::string buffer = db->scalar("SELECT buffer_name FROM pgtrickle.pgt_sources");
+    for (const char* fn : {"_capture_row", "_capture_statement", "_capture_truncate"}) {
+        SqlError e =
+            db->error_of(std::string("CREATE TRIGGER f AFTER INSERT ON forged FOR EACH ") +
+                         (std::string(fn) == "_capture_row" ? "ROW" : "STATEMENT") +
+                         " EXECUTE FUNCTION pgtrickle." + fn + "('" + buffer + "', '1,2,3')");
+        EXPECT_EQ(e.sqlstate, "42501") << fn << ": " << e.message;
+    }
+    db->exec("INSERT INTO forged VALUES (666, 'evil', 666); RESET ROLE");
+    EXPECT_EQ(buffered("t"), 0);
+    EXPECT_TRUE(refreshed_ok("s"));
+    EXPECT_EQ(count("SELECT 1 FROM s WHERE id = 666"), 0);
+    db->exec("DROP OWNED BY pgt_forger; DROP ROLE pgt_forger");
+}
+
 TEST_F(Differential, dropping_last_consumer_removes_buffer_triggers_and_source_row) {
     create_s();
     create("cheap", "SELECT id, name FROM t WHERE amount <= 20");
