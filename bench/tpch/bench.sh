@@ -3,15 +3,17 @@
 # Loads scale factor $1 (default 0.1) into the database given by the libpq
 # environment (the extension must be installable there), creates each of the
 # 22 queries three times as stream tables (FULL, DIFFERENTIAL where this
-# version supports it, AUTO), runs $2 (default 2) refresh cycles
+# version supports it, AUTO), runs $2 (default 4) refresh cycles
 # RF1+RF2+RF3 (one transaction each), reads every table and change buffer
 # once and runs every query once (hint bits, dead index entries, cache:
 # the first reader would pay), and refreshes every stream table after
-# each cycle. Prints, for the last cycle, one markdown row per query with
-# each mode's refresh time (from pgt_refresh_history) and FULL/DIFFERENTIAL;
-# AUTO's first cycle is its learning cycle. Then the same after a trickle
-# of about 100 changed rows. Writes the rows as TSV to $3 (and
-# <$3 without .tsv>-trickle.tsv) if given. Invariant: timing only, no assertion on time; after the last cycle
+# each cycle (the order of the three modes rotates from cycle to cycle).
+# Prints one markdown row per query with each mode's median refresh time
+# over the cycles after the first (from pgt_refresh_history; the first is
+# AUTO's learning cycle; with $2 = 1, that cycle) and FULL/DIFFERENTIAL.
+# Then the same after a trickle of about 100 changed rows (one sample).
+# Writes the rows as TSV to $3 (and <$3 without .tsv>-trickle.tsv) if
+# given. Invariant: timing only, no assertion on time; after the last cycle
 # every stream table is compared with its query (a mismatch exits 1).
 # Stream tables get a 24 h schedule: with the scheduler on
 # (pg_trickle.enabled), as deployed, nothing refreshes them but this script,
@@ -24,7 +26,7 @@
 set -uo pipefail
 
 sf=${1:-0.1}
-cycles=${2:-2}
+cycles=${2:-4}
 tsv=${3:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 psql_run=(psql -X -q -v ON_ERROR_STOP=1)
@@ -50,13 +52,17 @@ for i in $(seq -w 1 22); do
 done
 "${psql_run[@]}" -c "ANALYZE" || die "analyze"
 
-ms_of() {  # the last refresh of stream table $1: "ms action"
-    psql -X -At -F ' ' -c "SELECT round(1000 * date_part('epoch', h.end_time - h.start_time))::int,
-        h.action FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id)
-        WHERE s.pgt_name = '$1' ORDER BY h.refresh_id DESC LIMIT 1"
+ms_of() {  # stream table $1, refreshes after refresh_id $2: "median-ms most-common-action"
+    psql -X -At -F ' ' -c "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms), mode() WITHIN GROUP (ORDER BY action)
+        FROM (SELECT round(1000 * date_part('epoch', h.end_time - h.start_time))::int AS ms, h.action
+              FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id)
+              WHERE s.pgt_name = '$1' AND h.refresh_id > $2) x"
+}
+last_refresh_id() {
+    psql -X -At -c "SELECT coalesce(max(refresh_id), 0) FROM pgtrickle.pgt_refresh_history"
 }
 
-report() {  # title, tsv file (or "")
+report() {  # title, tsv file (or ""), refreshes after this refresh_id
     echo
     echo "$1"
     echo
@@ -65,11 +71,11 @@ report() {  # title, tsv file (or "")
     [[ -n $2 ]] && : >"$2"
     for i in $(seq -w 1 22); do
         q="q$i"
-        read -r full _ <<<"$(ms_of "${q}_full")"
-        read -r auto auto_action <<<"$(ms_of "${q}_auto")"
+        read -r full _ <<<"$(ms_of "${q}_full" "$3")"
+        read -r auto auto_action <<<"$(ms_of "${q}_auto" "$3")"
         diff="—"; ratio="—"
         if [[ -n ${has_diff[$q]:-} ]]; then
-            read -r diff _ <<<"$(ms_of "${q}_diff")"
+            read -r diff _ <<<"$(ms_of "${q}_diff" "$3")"
             ratio=$(awk -v f="$full" -v d="$diff" 'BEGIN { printf "%.2f", f / (d > 0 ? d : 1) }')
         fi
         echo "| $q | $full | $diff | $ratio | $auto ($auto_action) |"
@@ -77,9 +83,11 @@ report() {  # title, tsv file (or "")
     done
 }
 
-refresh_all() {
+refresh_all() {  # $1: rotation of the mode order (0, 1, 2)
+    local modes=(diff auto full)
     for i in $(seq -w 1 22); do
-        for mode in diff auto full; do
+        for k in 0 1 2; do
+            mode=${modes[$(((k + $1) % 3))]}
             st="q${i}_$mode"
             [[ $mode == diff && -z ${has_diff[q$i]:-} ]] && continue
             "${psql_run[@]}" -c "SELECT pgtrickle.refresh_stream_table('tpch_st.$st')" >/dev/null \
@@ -104,14 +112,18 @@ warm() {
     done
 }
 
+since=0
 for ((cycle = 1; cycle <= cycles; cycle++)); do
+    # The first cycle is AUTO's learning cycle: measured only if it is the only one.
+    [[ $cycle == 2 ]] && since=$(last_refresh_id)
     "${psql_run[@]}" -1 -v cycle="$cycle" -f "$here/rf1.sql" -f "$here/rf2.sql" -f "$here/rf3.sql" \
         || die "refresh cycle $cycle"
     warm
-    refresh_all
+    refresh_all $((cycle % 3))
 done
 
-report "Refresh after RF1+RF2+RF3 cycle $cycles (SF $sf)" "$tsv"
+measured=$((cycles > 1 ? cycles - 1 : 1))
+report "Refresh after an RF1+RF2+RF3 cycle, median of $measured cycle(s) (SF $sf)" "$tsv" "$since"
 
 # A trickle: 10 orders with their lineitems deleted, 10 orders' lineitems
 # get a new discount, 5 customers change segment (about 100 rows).
@@ -123,9 +135,10 @@ UPDATE tpch.lineitem SET l_discount = (l_discount + 0.01) % 0.11
 UPDATE tpch.customer SET c_mktsegment = CASE c_mktsegment WHEN 'BUILDING' THEN 'MACHINERY' ELSE 'BUILDING' END
  WHERE c_custkey IN (SELECT c_custkey FROM tpch.customer ORDER BY c_custkey LIMIT 5);
 SQL
+since=$(last_refresh_id)
 warm
-refresh_all
-report "Refresh after a trickle of about 100 changed rows (SF $sf)" "${tsv:+${tsv%.tsv}-trickle.tsv}"
+refresh_all 0
+report "Refresh after a trickle of about 100 changed rows (SF $sf)" "${tsv:+${tsv%.tsv}-trickle.tsv}" "$since"
 
 # Every stream table equals its query (multiset) after the last cycle.
 "${psql_run[@]}" <<'SQL' || die "a stream table differs from its query"
