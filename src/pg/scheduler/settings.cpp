@@ -22,6 +22,7 @@ int g_max_consecutive_errors = 3;
 bool g_diamond_atomic = true;
 int g_history_retention_seconds = 7 * 86400;
 int g_max_grouping_set_branches = 64;
+bool g_drive_from_changes = true;
 
 namespace {
 
@@ -87,6 +88,14 @@ void define_scheduler_settings() {
         "planner often scans a whole table instead, though the probed pages are usually "
         "cached. -1 leaves random_page_cost as it is.",
         &g_delta_random_page_cost, 1.1, -1, 1e10, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pg_trickle.drive_joins_from_changes",
+        "Whether delta statements join a changed table to its one join partner first.",
+        "Read when a DIFFERENTIAL stream table is created or given a new query or mode. A changed "
+        "table joined "
+        "to only one other table of its FROM is joined to it in a derived table of their own, "
+        "so PostgreSQL cannot join the other tables first on a misestimate.",
+        &g_drive_from_changes, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 
