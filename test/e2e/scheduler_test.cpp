@@ -624,6 +624,34 @@ TEST_F(Scheduler, drop_database_succeeds_while_its_scheduler_runs) {
     EXPECT_TRUE(scheduler_disappears());
 }
 
+// A worker in a refresh that outlasts DROP DATABASE's own 5 s wait does not
+// reach the top of its loop in time: it is terminated, and the drop
+// succeeds instead of failing with 55006.
+TEST_F(Scheduler, drop_database_succeeds_while_its_scheduler_is_in_a_long_refresh) {
+    db->exec(
+        "CREATE TABLE knob (slow bool); INSERT INTO knob VALUES (false);"
+        "CREATE TABLE src (id int PRIMARY KEY, v int);"
+        "INSERT INTO src SELECT g, g FROM generate_series(1, 60) g");
+    create_st(
+        "st",
+        "SELECT id, v FROM src WHERE NOT (SELECT slow FROM knob) OR pg_sleep(0.5) IS NOT NULL",
+        "1s", "FULL");
+    ASSERT_TRUE(scheduler_appears());
+    db->exec("UPDATE knob SET slow = true");  // the next refresh takes 30 s
+    ASSERT_TRUE(eventually(
+        [&] {
+            return db->scalar(
+                       "SELECT count(*) FROM pg_stat_activity WHERE backend_type = "
+                       "'pg_trickle scheduler' AND wait_event = 'PgSleep'") == "1";
+        },
+        "the scheduler sleeping in a refresh"));
+    db.reset();
+    Conn admin = connect_to("postgres");
+    admin.exec("DROP DATABASE \"" + dbname_ + "\"");
+    EXPECT_EQ(admin.scalar("SELECT count(*) FROM pg_database WHERE datname = $1", {dbname_}), "0");
+    EXPECT_TRUE(scheduler_disappears());
+}
+
 TEST_F(Scheduler, drop_database_right_after_create_extension_succeeds) {
     // The worker may still be starting when the drop comes.
     db.reset();

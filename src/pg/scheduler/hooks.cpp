@@ -2,11 +2,15 @@
 //  - CREATE EXTENSION pg_trickle, CREATE DATABASE: at commit, ask the
 //    launcher to look at the database (start its scheduler);
 //  - DROP DATABASE: ask that database's worker to leave and wait for it
-//    (up to 5 s), so the drop is not refused for a connected worker;
+//    (5 s, then it is terminated; up to 10 s), so the drop is not refused
+//    for a connected worker;
 //  - a transaction that wrote a captured source: at commit, set the
 //    database scheduler's latch (mark_source_written).
 // Invariant: nothing here fails a user's statement; the hooks only signal.
+#include <optional>
 #include <vector>
+
+#include <signal.h>
 
 #include "pg/scheduler/hooks.hpp"
 #include "pg/scheduler/shared_state.hpp"
@@ -67,12 +71,24 @@ void probe_at_commit(Oid db) {
 }
 
 // Waits (up to 5 s, like DROP DATABASE's own wait) for dboid's worker to go.
+// DROP DATABASE fails while any backend is connected to the database
+// (after waiting 5 s itself). The worker, starting or running, is asked to
+// leave, which it does at the top of its loop; one still there after 5 s
+// (in a long tick) is terminated: its transaction rolls back, as DROP
+// DATABASE ... WITH (FORCE) would do to it.
 void stop_worker_before_drop(const char* dbname) {
     Oid dboid = get_database_oid(dbname, true);
-    if (!OidIsValid(dboid) || stop_worker_for_drop(dboid) == 0) {
+    if (!OidIsValid(dboid) || !stop_worker_for_drop(dboid)) {
         return;
     }
-    for (int i = 0; i < 50 && worker_running(dboid); i++) {
+    for (int i = 0; i < 100; i++) {
+        std::optional<int> pid = live_worker(dboid);
+        if (!pid) {
+            return;
+        }
+        if (i == 50 && *pid != 0) {
+            (void)kill(*pid, SIGTERM);
+        }
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);

@@ -195,23 +195,33 @@ void wake_scheduler(Oid dboid) {
     }
 }
 
-int stop_worker_for_drop(Oid dboid) {
+bool stop_worker_for_drop(Oid dboid) {
     if (g_shared == nullptr) {
-        return 0;
+        return false;
     }
     SpinLockAcquire(&g_shared->mutex);
     DbSlot* s = find_slot(dboid);
-    int pid = 0;
+    bool was_live = live(s);
     Latch* latch = nullptr;
-    if (live(s)) {
+    if (was_live) {
         s->stop = true;
-        pid = s->pid;
         latch = s->latch;
     }
     SpinLockRelease(&g_shared->mutex);
     if (latch != nullptr) {
         SetLatch(latch);
     }
+    return was_live;
+}
+
+std::optional<int> live_worker(Oid dboid) {
+    if (g_shared == nullptr) {
+        return std::nullopt;
+    }
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    std::optional<int> pid = live(s) ? std::optional<int>(s->pid) : std::nullopt;
+    SpinLockRelease(&g_shared->mutex);
     return pid;
 }
 

@@ -49,8 +49,11 @@ bool worker_stop_requested(Oid dboid);
 // Any backend.
 void request_probe(Oid dboid);   // the launcher looks at dboid soon
 void wake_scheduler(Oid dboid);  // sets the worker's latch, if any
-// Asks dboid's worker to leave (DROP DATABASE); returns its pid or 0.
-int stop_worker_for_drop(Oid dboid);
+// Asks dboid's worker to leave (DROP DATABASE); false when none is
+// starting or running.
+bool stop_worker_for_drop(Oid dboid);
+// The pid of dboid's starting (0) or running worker; nullopt when none.
+std::optional<int> live_worker(Oid dboid);
 bool worker_running(Oid dboid);
 
 // True when this database's scheduler worker runs and is enabled: it then
