@@ -15,6 +15,9 @@ extern "C" {
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
+#include "utils/snapmgr.h"
+#include "nodes/params.h"
+#include "executor/tuptable.h"
 #include "utils/lsyscache.h"
 }
 
@@ -148,57 +151,125 @@ SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
     return collect();
 }
 
+namespace {
+
+// Receives the images statement's rows (first column: whether the row is
+// a before-image) straight into the tuplestores, without an SPI tuple
+// table in between. Descriptors and stores live in `cxt` (the
+// connection's procedure context), not in the executor's.
+struct ImageReceiver {
+    DestReceiver pub;
+    MemoryContext cxt;
+    Tuplestorestate* stores[3];
+    TupleDesc out;
+    TupleDesc signed_out;
+    Datum* values;
+    bool* nulls;
+    double counts[2];
+};
+
+void images_startup(DestReceiver* self, int, TupleDesc in) {
+    auto* r = reinterpret_cast<ImageReceiver*>(self);
+    MemoryContext old = MemoryContextSwitchTo(r->cxt);
+    const int natts = in->natts - 1;
+    r->out = CreateTemplateTupleDesc(natts);
+    r->signed_out = CreateTemplateTupleDesc(natts + 1);
+    for (int a = 1; a <= natts; a++) {
+        TupleDescCopyEntry(r->out, static_cast<AttrNumber>(a), in, static_cast<AttrNumber>(a + 1));
+        TupleDescCopyEntry(r->signed_out, static_cast<AttrNumber>(a), in,
+                           static_cast<AttrNumber>(a + 1));
+    }
+    TupleDescInitEntry(r->signed_out, static_cast<AttrNumber>(natts + 1), "__pgt_sign", INT8OID, -1,
+                       0);
+    r->values = static_cast<Datum*>(palloc(sizeof(Datum) * (static_cast<std::size_t>(natts) + 1)));
+    r->nulls = static_cast<bool*>(palloc(sizeof(bool) * (static_cast<std::size_t>(natts) + 1)));
+    MemoryContextSwitchTo(old);
+}
+
+bool images_receive(TupleTableSlot* slot, DestReceiver* self) {
+    auto* r = reinterpret_cast<ImageReceiver*>(self);
+    slot_getallattrs(slot);
+    const int natts = r->out->natts;
+    int which = !slot->tts_isnull[0] && DatumGetBool(slot->tts_values[0]) ? 0 : 1;
+    r->counts[which] += 1;
+    for (int a = 0; a < natts; a++) {
+        r->values[a] = slot->tts_values[a + 1];
+        r->nulls[a] = slot->tts_isnull[a + 1];
+    }
+    if (r->stores[which] != nullptr) {
+        tuplestore_putvalues(r->stores[which], r->out, r->values, r->nulls);
+    }
+    if (r->stores[2] != nullptr) {
+        r->values[natts] = Int64GetDatum(which == 0 ? -1 : 1);
+        r->nulls[natts] = false;
+        tuplestore_putvalues(r->stores[2], r->signed_out, r->values, r->nulls);
+    }
+    return true;
+}
+
+void images_shutdown(DestReceiver*) {}
+void images_destroy(DestReceiver*) {}
+
+}  // namespace
+
 std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std::string& sql,
                                                    const std::vector<SpiParam>& params,
                                                    const std::string& old_name,
                                                    const std::string& new_name,
                                                    const std::string& delta_name) {
-    run(sql, params, true, snapshot);
+    const int n = static_cast<int>(params.size());
+    std::vector<Oid> types(n);
+    for (int i = 0; i < n; i++) {
+        types[i] = params[i].type;
+    }
+    SPIPlanPtr* cached = &plan_cache_slot(sql, types);
     const std::string* names[3] = {&old_name, &new_name, &delta_name};
     double counts[3] = {0, 0, 0};
-    pg_call([&] {
+    int rc = pg_call([&] {
+        if (*cached == nullptr) {
+            SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), n, types.data(), 0);
+            if (plan == nullptr || SPI_keepplan(plan) != 0) {
+                return SPI_result;
+            }
+            *cached = plan;
+        }
         // In the connection's procedure context: lives until SPI_finish.
-        TupleDesc in = SPI_tuptable->tupdesc;
-        const int natts = in->natts - 1;
-        TupleDesc out = CreateTemplateTupleDesc(natts);
-        TupleDesc signed_out = CreateTemplateTupleDesc(natts + 1);
-        for (int a = 1; a <= natts; a++) {
-            TupleDescCopyEntry(out, static_cast<AttrNumber>(a), in, static_cast<AttrNumber>(a + 1));
-            TupleDescCopyEntry(signed_out, static_cast<AttrNumber>(a), in,
-                               static_cast<AttrNumber>(a + 1));
-        }
-        TupleDescInitEntry(signed_out, static_cast<AttrNumber>(natts + 1), "__pgt_sign", INT8OID,
-                           -1, 0);
-        Tuplestorestate* stores[3] = {nullptr, nullptr, nullptr};
+        ImageReceiver r{};
+        r.pub.receiveSlot = images_receive;
+        r.pub.rStartup = images_startup;
+        r.pub.rShutdown = images_shutdown;
+        r.pub.rDestroy = images_destroy;
+        r.pub.mydest = DestNone;
+        r.cxt = CurrentMemoryContext;
         for (int i = 0; i < 3; i++) {
-            if (!names[i]->empty()) {
-                stores[i] = tuplestore_begin_heap(false, false, work_mem);
-            }
+            r.stores[i] =
+                names[i]->empty() ? nullptr : tuplestore_begin_heap(false, false, work_mem);
         }
-        std::vector<Datum> values(static_cast<std::size_t>(in->natts) + 1);
-        bool* nulls =
-            static_cast<bool*>(palloc(sizeof(bool) * (static_cast<std::size_t>(in->natts) + 1)));
-        for (uint64 r = 0; r < SPI_processed; r++) {
-            heap_deform_tuple(SPI_tuptable->vals[r], in, values.data(), nulls);
-            int which = !nulls[0] && DatumGetBool(values[0]) ? 0 : 1;
-            counts[which] += 1;
-            if (stores[which] != nullptr) {
-                HeapTuple t = heap_form_tuple(out, values.data() + 1, nulls + 1);
-                tuplestore_puttuple(stores[which], t);
-                heap_freetuple(t);
-            }
-            if (stores[2] != nullptr) {
-                values[static_cast<std::size_t>(natts) + 1] = Int64GetDatum(which == 0 ? -1 : 1);
-                nulls[natts + 1] = false;
-                HeapTuple t = heap_form_tuple(signed_out, values.data() + 1, nulls + 1);
-                tuplestore_puttuple(stores[2], t);
-                heap_freetuple(t);
-            }
+        ParamListInfo pl = makeParamList(n);
+        for (int i = 0; i < n; i++) {
+            pl->params[i].value = params[static_cast<std::size_t>(i)].value;
+            pl->params[i].isnull = params[static_cast<std::size_t>(i)].isnull;
+            pl->params[i].pflags = PARAM_FLAG_CONST;
+            pl->params[i].ptype = types[static_cast<std::size_t>(i)];
         }
+        SPIExecuteOptions options{};
+        options.params = pl;
+        options.read_only = true;  // runs in the active snapshot: the refresh's
+        options.dest = &r.pub;
+        PushActiveSnapshot(snapshot);
+        int result = SPI_execute_plan_extended(*cached, &options);
+        PopActiveSnapshot();
+        if (result < 0) {
+            return result;
+        }
+        if (r.out == nullptr) {
+            elog(ERROR, "images statement returned no row type");
+        }
+        counts[0] = r.counts[0];
+        counts[1] = r.counts[1];
         counts[2] = counts[0] + counts[1];
-        SPI_freetuptable(SPI_tuptable);
         for (int i = 0; i < 3; i++) {
-            if (stores[i] == nullptr) {
+            if (r.stores[i] == nullptr) {
                 continue;
             }
             const char* name = names[i]->c_str();
@@ -206,21 +277,25 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
                 static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
             enr->md.name = pstrdup(name);
             enr->md.reliddesc = InvalidOid;
-            enr->md.tupdesc = i == 2 ? signed_out : out;
+            enr->md.tupdesc = i == 2 ? r.signed_out : r.out;
             enr->md.enrtype = ENR_NAMED_TUPLESTORE;
             enr->md.enrtuples = counts[i];
-            enr->reldata = stores[i];
-            stores_.push_back(stores[i]);
+            enr->reldata = r.stores[i];
+            stores_.push_back(r.stores[i]);
             // A refresh that failed in a subtransaction on this connection
             // may have left its relation registered: replace it.
             (void)SPI_unregister_relation(name);
-            int rc = SPI_register_relation(enr);
-            if (rc != SPI_OK_REL_REGISTER) {
+            int reg = SPI_register_relation(enr);
+            if (reg != SPI_OK_REL_REGISTER) {
                 elog(ERROR, "could not register relation \"%s\": %s", name,
-                     SPI_result_code_string(rc));
+                     SPI_result_code_string(reg));
             }
         }
+        return result;
     });
+    if (rc < 0) {
+        throw pgt::Error("XX000", "internal statement failed", SPI_result_code_string(rc));
+    }
     for (const std::string* name : names) {
         if (!name->empty()) {
             registered_.push_back(*name);
