@@ -120,6 +120,23 @@ TEST(AutoChoice, two_measurements_separate_fixed_and_per_change_cost) {
     // The one-point rule would have allowed 120 changes at most here.
     in.prev_diff_changes = 100;
     EXPECT_EQ(pgt::auto_change_limit(in), 120) << "same change count: no fit";
+    in.prev_diff_changes = 199;
+    EXPECT_EQ(pgt::auto_change_limit(in), 120) << "less than twice as many changes: no fit";
+}
+
+// Two RF cycles of the TPC-H bench (q05 at SF 1): nearly the same change
+// count, 64 ms apart. A fit would make 0.63 ms per change and send a
+// 270,000-change window to FULL (6 s instead of 0.5 s).
+TEST(AutoChoice, two_refreshes_of_about_the_same_size_are_no_fit) {
+    pgt::AutoInputs in;
+    in.full_ms = 6067;
+    in.prev_diff_ms = 472;
+    in.prev_diff_changes = 270864;
+    in.diff_ms = 408;
+    in.diff_changes = 270762;
+    in.changes = 270392;
+    EXPECT_EQ(pgt::auto_change_limit(in), 4026257);  // 6067 * 270762 / 408
+    EXPECT_FALSE(pgt::choose_auto(in).full);
 }
 
 TEST(AutoChoice, a_fixed_cost_above_full_means_full_until_a_reprobe) {
