@@ -7,7 +7,7 @@
 # RF1+RF2+RF3 (one transaction each), reads every table and change buffer
 # once and runs every query once (hint bits, dead index entries, cache:
 # the first reader would pay), and refreshes every stream table after
-# each cycle (the order of the three modes rotates from cycle to cycle).
+# each cycle (the order of a query's modes rotates from cycle to cycle).
 # Prints one markdown row per query with each mode's median refresh time
 # over the cycles after the first (from pgt_refresh_history; the first is
 # AUTO's learning cycle; with $2 = 1, that cycle) and FULL/DIFFERENTIAL.
@@ -83,13 +83,13 @@ report() {  # title, tsv file (or ""), refreshes after this refresh_id
     done
 }
 
-refresh_all() {  # $1: rotation of the mode order (0, 1, 2)
-    local modes=(diff auto full)
+refresh_all() {  # $1: rotation of the mode order among a query's modes
+    local modes
     for i in $(seq -w 1 22); do
-        for k in 0 1 2; do
-            mode=${modes[$(((k + $1) % 3))]}
-            st="q${i}_$mode"
-            [[ $mode == diff && -z ${has_diff[q$i]:-} ]] && continue
+        modes=(auto full)
+        [[ -n ${has_diff[q$i]:-} ]] && modes=(diff auto full)
+        for ((k = 0; k < ${#modes[@]}; k++)); do
+            st="q${i}_${modes[$(((k + $1) % ${#modes[@]}))]}"
             "${psql_run[@]}" -c "SELECT pgtrickle.refresh_stream_table('tpch_st.$st')" >/dev/null \
                 || die "refresh $st"
         done
@@ -119,7 +119,7 @@ for ((cycle = 1; cycle <= cycles; cycle++)); do
     "${psql_run[@]}" -1 -v cycle="$cycle" -f "$here/rf1.sql" -f "$here/rf2.sql" -f "$here/rf3.sql" \
         || die "refresh cycle $cycle"
     warm
-    refresh_all $((cycle % 3))
+    refresh_all "$cycle"
 done
 
 measured=$((cycles > 1 ? cycles - 1 : 1))
