@@ -600,6 +600,13 @@ bool drive_remap_walker(Node* n, void* ctx) {
     return expression_tree_walker(n, walker, ctx);
 }
 
+// A FROM item naming range-table entry rtindex.
+RangeTblRef* table_ref(int rtindex) {
+    RangeTblRef* r = makeNode(RangeTblRef);
+    r->rtindex = rtindex;
+    return r;
+}
+
 // A branch reading one table's images: PostgreSQL may still join the other
 // tables first when it misjudges how many rows their join yields (TPC-H q09:
 // part, partsupp and lineitem joined by two columns, estimated at 147 rows,
@@ -610,12 +617,6 @@ bool drive_remap_walker(Node* n, void* ctx) {
 // flattening: the join starts from the images, and PostgreSQL still picks
 // how (index probes or a hash). Otherwise the level is left as it is. Runs
 // under pg_call.
-RangeTblRef* table_ref(int rtindex) {
-    RangeTblRef* r = makeNode(RangeTblRef);
-    r->rtindex = rtindex;
-    return r;
-}
-
 void drive_from_images(Query* level, Index delta) {
     if (level->setOperations != nullptr || level->hasTargetSRFs || level->hasWindowFuncs ||
         level->rowMarks != NIL) {
@@ -692,6 +693,7 @@ void drive_from_images(Query* level, Index delta) {
     m.delta = delta;
     m.partner = partner;
     m.to = static_cast<Index>(list_length(level->rtable) + 1);
+    Node* quals = level->jointree->quals;
     level->jointree->quals = reinterpret_cast<Node*>(make_ands_explicit(outside));
     if (outside == NIL) {
         level->jointree->quals = nullptr;
@@ -702,7 +704,7 @@ void drive_from_images(Query* level, Index delta) {
         probe, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(drive_remap_walker)), &m,
         0);
     if (m.failed || m.selected == NIL) {
-        level->jointree->quals = reinterpret_cast<Node*>(make_ands_explicit(conjuncts));
+        level->jointree->quals = quals;
         return;
     }
     Query* sub = makeNode(Query);

@@ -22,6 +22,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "storage/latch.h"
+#include "storage/procarray.h"
 #include "tcop/utility.h"
 #include "utils/wait_event.h"
 }
@@ -86,7 +87,9 @@ void stop_worker_before_drop(const char* dbname) {
         if (!pid) {
             return;
         }
-        if (i == 50 && *pid != 0) {
+        // Only a process still in the proc array: the pid is not signalled
+        // after the worker has gone.
+        if (i == 50 && *pid != 0 && BackendPidGetProc(*pid) != nullptr) {
             (void)kill(*pid, SIGTERM);
         }
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
