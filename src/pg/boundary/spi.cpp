@@ -70,6 +70,22 @@ SPIPlanPtr& plan_cache_slot(const std::string& sql, const std::vector<Oid>& type
     return g_plans[key + ";" + sql];
 }
 
+// Prepares sql and keeps its plan in slot, unless one is there already.
+// Runs under pg_call; false (SPI_result set) when preparing failed.
+bool keep_plan(SPIPlanPtr& slot, const std::string& sql, std::vector<Oid>& types,
+               bool custom_plan) {
+    if (slot == nullptr) {
+        SPIPlanPtr plan =
+            SPI_prepare_cursor(sql.c_str(), static_cast<int>(types.size()), types.data(),
+                               custom_plan ? CURSOR_OPT_CUSTOM_PLAN : 0);
+        if (plan == nullptr || SPI_keepplan(plan) != 0) {
+            return false;
+        }
+        slot = plan;
+    }
+    return true;
+}
+
 }  // namespace
 
 Spi Spi::connect() {
@@ -112,13 +128,8 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
         keep ? &plan_cache_slot((custom_plan ? "custom;" : "") + sql, types) : nullptr;
     int rc = pg_call([&] {
         if (cached != nullptr) {
-            if (*cached == nullptr) {
-                SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), n, types.data(),
-                                                     custom_plan ? CURSOR_OPT_CUSTOM_PLAN : 0);
-                if (plan == nullptr || SPI_keepplan(plan) != 0) {
-                    return SPI_result;
-                }
-                *cached = plan;
+            if (!keep_plan(*cached, sql, types, custom_plan)) {
+                return SPI_result;
             }
             return snapshot != nullptr
                        ? SPI_execute_snapshot(*cached, values.data(), nulls.data(), snapshot,
@@ -192,14 +203,14 @@ bool images_receive(TupleTableSlot* slot, DestReceiver* self) {
     const int natts = r->out->natts;
     int which = !slot->tts_isnull[0] && DatumGetBool(slot->tts_values[0]) ? 0 : 1;
     r->counts[which] += 1;
-    for (int a = 0; a < natts; a++) {
-        r->values[a] = slot->tts_values[a + 1];
-        r->nulls[a] = slot->tts_isnull[a + 1];
+    if (r->stores[which] != nullptr) {  // the row's own columns, after is_old
+        tuplestore_putvalues(r->stores[which], r->out, slot->tts_values + 1, slot->tts_isnull + 1);
     }
-    if (r->stores[which] != nullptr) {
-        tuplestore_putvalues(r->stores[which], r->out, r->values, r->nulls);
-    }
-    if (r->stores[2] != nullptr) {
+    if (r->stores[2] != nullptr) {  // the same, then the sign
+        for (int a = 0; a < natts; a++) {
+            r->values[a] = slot->tts_values[a + 1];
+            r->nulls[a] = slot->tts_isnull[a + 1];
+        }
         r->values[natts] = Int64GetDatum(which == 0 ? -1 : 1);
         r->nulls[natts] = false;
         tuplestore_putvalues(r->stores[2], r->signed_out, r->values, r->nulls);
@@ -226,12 +237,8 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
     const std::string* names[3] = {&old_name, &new_name, &delta_name};
     double counts[3] = {0, 0, 0};
     int rc = pg_call([&] {
-        if (*cached == nullptr) {
-            SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), n, types.data(), 0);
-            if (plan == nullptr || SPI_keepplan(plan) != 0) {
-                return SPI_result;
-            }
-            *cached = plan;
+        if (!keep_plan(*cached, sql, types, false)) {
+            return SPI_result;
         }
         // In the connection's procedure context: lives until SPI_finish.
         ImageReceiver r{};
