@@ -667,11 +667,11 @@ void drive_from_images(Query* level, Index delta) {
     }
     List* inside = NIL;
     List* outside = NIL;
+    Relids pair =
+        bms_add_member(bms_make_singleton(static_cast<int>(delta)), static_cast<int>(partner));
     foreach (lc, conjuncts) {
         Node* conj = static_cast<Node*>(lfirst(lc));
         Relids varnos = pull_varnos(nullptr, conj);
-        Relids pair =
-            bms_add_member(bms_make_singleton(static_cast<int>(delta)), static_cast<int>(partner));
         bool goes_in = !bms_is_empty(varnos) && bms_is_subset(varnos, pair) &&
                        !contain_volatile_functions(conj) && !checkExprHasSubLink(conj);
         if (goes_in) {

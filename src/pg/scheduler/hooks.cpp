@@ -71,7 +71,6 @@ void probe_at_commit(Oid db) {
     g_probe_at_commit->push_back(db);
 }
 
-// Waits (up to 5 s, like DROP DATABASE's own wait) for dboid's worker to go.
 // DROP DATABASE fails while any backend is connected to the database
 // (after waiting 5 s itself). The worker, starting or running, is asked to
 // leave, which it does at the top of its loop; one still there after 5 s

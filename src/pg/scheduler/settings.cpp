@@ -91,10 +91,9 @@ void define_scheduler_settings() {
     DefineCustomBoolVariable(
         "pg_trickle.drive_joins_from_changes",
         "Whether delta statements join a changed table to its one join partner first.",
-        "Read when a DIFFERENTIAL stream table is created or given a new query or mode. A changed "
-        "table joined "
-        "to only one other table of its FROM is joined to it in a derived table of their own, "
-        "so PostgreSQL cannot join the other tables first on a misestimate.",
+        "Read when a DIFFERENTIAL stream table is created or given a new query or mode. A "
+        "changed table joined to only one other table of its FROM is joined to it in a derived "
+        "table of their own, so PostgreSQL cannot join the other tables first on a misestimate.",
         &g_drive_from_changes, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
