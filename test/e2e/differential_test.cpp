@@ -46,6 +46,15 @@ protected:
         std::string l = last(st);
         return l.substr(l.find('/') + 1);
     }
+    // Moves row `id` of t to id + 100, refreshes st and returns st's column
+    // col for the moved row (a setting the refresh ran with).
+    std::string setting_seen(const std::string& st, const std::string& col, int id) {
+        db->exec("UPDATE t SET id = " + std::to_string(id + 100) +
+                 " WHERE id = " + std::to_string(id));
+        refresh(st);
+        return db->scalar("SELECT " + col + " FROM " + st +
+                          " WHERE id = " + std::to_string(id + 100));
+    }
     std::string last_reason(const std::string& st) {
         return db->scalar(
             "SELECT coalesce(h.reason, '') FROM pgtrickle.pgt_refresh_history h "
@@ -1029,20 +1038,14 @@ TEST_F(Differential, refreshes_run_with_at_least_refresh_work_mem) {
     create("wm", "SELECT id, current_setting('work_mem') AS wm FROM t");
     create("wf", "SELECT id, current_setting('work_mem') AS wm FROM t", "FULL");
     EXPECT_EQ(db->scalar("SELECT string_agg(DISTINCT wm, ',') FROM wm"), "64MB");
-    db->exec("UPDATE t SET id = 102 WHERE id = 2");
-    refresh("wm");
+    EXPECT_EQ(setting_seen("wm", "wm", 2), "64MB");
     EXPECT_EQ(last_action("wm"), "DIFFERENTIAL");
-    EXPECT_EQ(db->scalar("SELECT wm FROM wm WHERE id = 102"), "64MB");
     EXPECT_EQ(db->scalar("SHOW work_mem"), "4MB") << "the session's value is restored";
     db->exec("SET work_mem = '128MB'");
-    db->exec("UPDATE t SET id = 103 WHERE id = 3");
-    refresh("wm");
-    EXPECT_EQ(db->scalar("SELECT wm FROM wm WHERE id = 103"), "128MB") << "never lowered";
+    EXPECT_EQ(setting_seen("wm", "wm", 3), "128MB") << "never lowered";
     db->exec("SET work_mem = '4MB'; SET pg_trickle.refresh_work_mem = -1");
-    db->exec("UPDATE t SET id = 104 WHERE id = 4");
-    refresh("wm");
+    EXPECT_EQ(setting_seen("wm", "wm", 4), "4MB");
     refresh("wf");
-    EXPECT_EQ(db->scalar("SELECT wm FROM wm WHERE id = 104"), "4MB");
     EXPECT_EQ(db->scalar("SELECT string_agg(DISTINCT wm, ',') FROM wf"), "4MB");
     EXPECT_TRUE(matches_query(*db, "wf"));
     // wm's rows keep the setting of the refresh that wrote them, so its
@@ -1058,19 +1061,13 @@ TEST_F(Differential, delta_statements_plan_with_at_most_delta_random_page_cost) 
     EXPECT_EQ(db->scalar("SHOW pg_trickle.delta_random_page_cost"), "1.1");
     EXPECT_EQ(db->scalar("SHOW random_page_cost"), "4");
     create("rp", "SELECT id, current_setting('random_page_cost') AS rpc FROM t");
-    db->exec("UPDATE t SET id = 102 WHERE id = 2");
-    refresh("rp");
+    EXPECT_EQ(setting_seen("rp", "rpc", 2), "1.1");
     EXPECT_EQ(last_action("rp"), "DIFFERENTIAL");
-    EXPECT_EQ(db->scalar("SELECT rpc FROM rp WHERE id = 102"), "1.1");
     EXPECT_EQ(db->scalar("SHOW random_page_cost"), "4") << "the session's value is restored";
     db->exec("SET random_page_cost = 1");
-    db->exec("UPDATE t SET id = 103 WHERE id = 3");
-    refresh("rp");
-    EXPECT_EQ(db->scalar("SELECT rpc FROM rp WHERE id = 103"), "1") << "never raised";
+    EXPECT_EQ(setting_seen("rp", "rpc", 3), "1") << "never raised";
     db->exec("SET random_page_cost = 4; SET pg_trickle.delta_random_page_cost = -1");
-    db->exec("UPDATE t SET id = 104 WHERE id = 4");
-    refresh("rp");
-    EXPECT_EQ(db->scalar("SELECT rpc FROM rp WHERE id = 104"), "4");
+    EXPECT_EQ(setting_seen("rp", "rpc", 4), "4");
     const std::string ids = "SELECT string_agg(id::text, ',' ORDER BY id) FROM ";
     EXPECT_EQ(db->scalar(ids + "rp"), db->scalar(ids + "t"));
     EXPECT_THROW(db->exec("SET pg_trickle.delta_random_page_cost = -2"), std::exception);
