@@ -34,6 +34,20 @@ bool summed(const AlgebraicAgg& x) {
     return x.kind == AggKind::kSum || x.kind == AggKind::kAvg;
 }
 
+// A numeric sum whose display scale depends on its inputs' values: kept
+// by numeric_scale_state per input (a fixed scale needs only the count).
+bool tracked_scale(const AlgebraicAgg& x) {
+    return summed(x) && x.numeric && x.fixed_scale < 0;
+}
+
+// The packed scale state (scale_state.hpp) of `count` inputs of fixed
+// scale s: 0 when there are none, as numeric_scale_state starts.
+std::string fixed_scale_state(const AlgebraicAgg& x, const std::string& count) {
+    return "CASE WHEN " + count + " = 0 THEN 0::pg_catalog.int8 ELSE " +
+           std::to_string(static_cast<int64_t>(x.fixed_scale) * kScaleUnit) +
+           "::pg_catalog.int8 OPERATOR(pg_catalog.+) " + count + " END";
+}
+
 // COUNT(x), or COUNT(*) FILTER (...): counts its non-NULL argument.
 bool counts_argument(const AlgebraicAgg& x) {
     return x.kind == AggKind::kCount || (x.kind == AggKind::kCountStar && !x.arg.empty());
@@ -150,11 +164,9 @@ std::string dg_cte(const ir::AlgebraicGroup& a, bool unit_weights) {
             cols.push_back("pg_catalog.sum((" + v + ")::pg_catalog.numeric" + op("*") + "(" + w +
                            ")::pg_catalog.numeric) AS __pgt_ds" + n(i));
         }
-        if (summed(x) && x.numeric) {
-            // NaN sorts above Infinity: outside (-Infinity, Infinity) is not finite.
-            cols.push_back("pg_catalog.bool_or(" + v + op("<=") +
-                           "'-Infinity'::pg_catalog.numeric OR " + v + op(">=") +
-                           "'Infinity'::pg_catalog.numeric) AS __pgt_nf" + n(i));
+        // A NaN or ±Infinity input makes the change's sum NaN or ±Infinity
+        // (m tests the sum once per group, not every input).
+        if (tracked_scale(x)) {
             cols.push_back("pgtrickle.numeric_scale_state(" + v + ", " + w + ") FILTER (WHERE " +
                            w + " > 0) AS __pgt_si" + n(i));
             cols.push_back("pgtrickle.numeric_scale_state(" + v + ", - " + w + ") FILTER (WHERE " +
@@ -220,6 +232,15 @@ std::string m_ctes(const ir::AlgebraicGroup& a) {
                            "COALESCE(j.__pgt_ds" + n(i) + ", 0) AS __pgt_s1_" + n(i));
         }
         if (summed(x) && x.numeric) {
+            // NaN sorts above Infinity: outside (-Infinity, Infinity) is not finite.
+            const std::string ds = "j.__pgt_ds" + n(i);
+            cols.push_back("COALESCE(" + ds + op("<=") + "'-Infinity'::pg_catalog.numeric OR " +
+                           ds + op(">=") + "'Infinity'::pg_catalog.numeric, false) AS __pgt_nf" +
+                           n(i));
+        }
+        if (summed(x) && x.numeric && !tracked_scale(x)) {
+            scales.push_back(fixed_scale_state(x, "m.__pgt_n1_" + n(i)) + " AS __pgt_sc1_" + n(i));
+        } else if (tracked_scale(x)) {
             scales.push_back("CASE WHEN m.__pgt_n1_" + n(i) +
                              " = 0 THEN 0::pg_catalog.int8 ELSE "
                              "pgtrickle.numeric_scale_merge(CASE WHEN m.__pgt_tid IS NULL THEN "
@@ -256,8 +277,10 @@ std::string rescan_condition(const ir::AlgebraicGroup& a) {
             c.push_back("m2.__pgt_n1_" + n(i) + " < 0");
         }
         if (summed(x) && x.numeric) {
+            c.push_back("m2.__pgt_nf" + n(i));
+        }
+        if (tracked_scale(x)) {
             const std::string sc = "m2.__pgt_sc1_" + n(i);
-            c.push_back("COALESCE(m2.__pgt_nf" + n(i) + ", false)");
             c.push_back("(m2.__pgt_n1_" + n(i) + " > 0 AND (" + sc + " IS NULL OR " + sc + op("%") +
                         kUnit + " = 0))");
         }
@@ -278,9 +301,11 @@ std::string agg_value(const ir::AlgebraicGroup& a, std::size_t i) {
     const AlgebraicAgg& x = a.aggs[i];
     const std::string o = "m2.__pgt_o" + n(i), cnt = "m2.__pgt_n1_" + n(i);
     std::string sum = "m2.__pgt_s1_" + n(i);
-    if (x.numeric) {
+    if (tracked_scale(x)) {
         sum = "pg_catalog.round(" + sum + ", (m2.__pgt_sc1_" + n(i) + op("/") + kUnit +
               ")::pg_catalog.int4)";
+    } else if (x.numeric) {
+        sum = "pg_catalog.round(" + sum + ", " + std::to_string(x.fixed_scale) + ")";
     }
     switch (x.kind) {
         case AggKind::kCountStar:
@@ -375,9 +400,12 @@ std::vector<AuxColumn> aux_columns(const ir::AlgebraicGroup& a) {
         out.push_back({"__pgt_n" + n(i), "pg_catalog.int8", "pg_catalog.count(" + x.arg + ")"});
         out.push_back({"__pgt_s" + n(i), "pg_catalog.numeric",
                        "pg_catalog.sum((" + x.arg + ")::pg_catalog.numeric)"});
-        if (x.numeric) {
+        if (tracked_scale(x)) {
             out.push_back({"__pgt_sc" + n(i), "pg_catalog.int8",
                            "pgtrickle.numeric_scale_state(" + x.arg + ", 1::pg_catalog.int8)"});
+        } else if (x.numeric) {
+            out.push_back({"__pgt_sc" + n(i), "pg_catalog.int8",
+                           fixed_scale_state(x, "pg_catalog.count(" + x.arg + ")")});
         }
     }
     return out;

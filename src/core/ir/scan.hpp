@@ -94,7 +94,12 @@ struct AlgebraicAgg {
     // filter THEN arg END; count(*) FILTER: CASE WHEN filter THEN 1 END);
     // "" for an unfiltered count(*).
     std::string arg;
-    bool numeric = false;     // kSum/kAvg over numeric: display scale tracked
+    bool numeric = false;  // kSum/kAvg over numeric: display scale tracked
+    // kSum/kAvg over numeric: the display scale every finite input shows
+    // whatever its value (a numeric(p,s) column, a constant, +, -, * of
+    // such), so the sum's scale needs no per-row state; -1 when it depends
+    // on the values.
+    int fixed_scale = -1;
     std::string result_type;  // kSum/kAvg: the output type, schema-qualified
     bool exact_ties = true;   // kMin/kMax: equal values always look the same
 };

@@ -31,6 +31,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/numeric.h"
 #include "utils/ruleutils.h"
 #include "rewrite/rewriteManip.h"
 #include "catalog/pg_aggregate.h"
@@ -260,6 +261,65 @@ bool ties_look_alike(Oid type, int32 typmod, Oid collation) {
 
 namespace {
 
+// The display scale every finite value of numeric expression e shows,
+// whatever the values, or -1. It follows numeric's own rules: a value of
+// type numeric(p,s) is stored with scale s, an integer cast to numeric has
+// scale 0, -x keeps x's scale, x + y and x - y show the larger of the two
+// and x * y their sum. Runs under pg_call.
+int fixed_numeric_scale(Node* e) {
+    if (e == nullptr || exprType(e) != NUMERICOID) {
+        return -1;
+    }
+    int32 typmod = exprTypmod(e);
+    if (typmod >= static_cast<int32>(VARHDRSZ)) {
+        // numeric(p,s) keeps s (-1000..1000) in the low 11 bits, signed.
+        int scale = (((typmod - static_cast<int32>(VARHDRSZ)) & 0x7ff) ^ 1024) - 1024;
+        return scale >= 0 ? scale : -1;
+    }
+    auto within = [](int s) { return s >= 0 && s <= NUMERIC_MAX_DISPLAY_SCALE ? s : -1; };
+    if (IsA(e, Const)) {
+        Const* c = castNode(Const, e);
+        if (c->constisnull || numeric_is_nan(DatumGetNumeric(c->constvalue)) ||
+            numeric_is_inf(DatumGetNumeric(c->constvalue))) {
+            return -1;
+        }
+        return within(DatumGetInt32(DirectFunctionCall1(numeric_scale, c->constvalue)));
+    }
+    if (IsA(e, FuncExpr)) {
+        FuncExpr* f = castNode(FuncExpr, e);
+        switch (f->funcid) {
+            case F_NUMERIC_INT2:
+            case F_NUMERIC_INT4:
+            case F_NUMERIC_INT8:
+                return 0;
+            default:
+                return -1;
+        }
+    }
+    if (!IsA(e, OpExpr)) {
+        return -1;
+    }
+    OpExpr* o = castNode(OpExpr, e);
+    Oid fn = get_opcode(o->opno);
+    int a = fixed_numeric_scale(static_cast<Node*>(linitial(o->args)));
+    if (list_length(o->args) == 1) {
+        return fn == F_NUMERIC_UMINUS || fn == F_NUMERIC_UPLUS ? a : -1;
+    }
+    int b = fixed_numeric_scale(static_cast<Node*>(lsecond(o->args)));
+    if (a < 0 || b < 0) {
+        return -1;
+    }
+    switch (fn) {
+        case F_NUMERIC_ADD:
+        case F_NUMERIC_SUB:
+            return a > b ? a : b;
+        case F_NUMERIC_MUL:
+            return within(a + b);
+        default:
+            return -1;
+    }
+}
+
 // An aggregate output kept algebraically, or nothing.
 std::optional<ir::AlgebraicAgg> algebraic_agg(const Aggref* a, List* ctx) {
     if (a->aggdistinct != NIL || a->aggkind != AGGKIND_NORMAL || a->agglevelsup != 0 ||
@@ -271,6 +331,11 @@ std::optional<ir::AlgebraicAgg> algebraic_agg(const Aggref* a, List* ctx) {
         x.kind = k;
         x.numeric = numeric;
         x.result_type = type;
+        if (numeric) {
+            x.fixed_scale = pg_call([&] {
+                return fixed_numeric_scale((Node*)linitial_node(TargetEntry, a->args)->expr);
+            });
+        }
     };
     switch (a->aggfnoid) {
         case F_COUNT_:
