@@ -59,7 +59,7 @@ std::string region_images_sql(const ir::RegionSource& s, bool multiplicity) {
 }
 
 std::string region_images_unnetted_sql(const ir::RegionSource& s) {
-    return window_source_ctes_unnetted(region_scan(s)) + images_select(s);
+    return paired_images(region_scan(s));
 }
 
 namespace {

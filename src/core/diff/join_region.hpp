@@ -53,7 +53,8 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
 // $1..$5), as (is_old, every live column); with multiplicity, an image of
 // net weight ±w as w rows, else once.
 std::string region_images_sql(const ir::RegionSource& s, bool multiplicity = false);
-// The same relation unnetted: every captured image once, each of weight ±1.
+// The same relation unnetted: every captured image once, each of weight ±1,
+// as paired_images rows (one pass over the buffer).
 std::string region_images_unnetted_sql(const ir::RegionSource& s);
 
 // Names of the image CTEs the branches read.

@@ -143,6 +143,39 @@ std::string window_source_ctes_unnetted(const ir::ScanFilterProject& scan) {
     return "WITH src AS (" + signed_images(scan, 0) + ")";
 }
 
+std::string paired_images(const ir::ScanFilterProject& scan) {
+    std::vector<std::string> cols, olds, news;
+    for (std::size_t k = 0; k < scan.columns.size(); k++) {
+        const ir::SourceColumn& c = scan.columns[k];
+        std::string a = std::to_string(c.attnum);
+        cols.push_back("b.o" + a + " AS " + c.name);
+        news.push_back("b.n" + a + " AS __pgt_n" + std::to_string(k + 1));
+    }
+    cols.insert(cols.end(), news.begin(), news.end());
+    std::string keep_old = action_is_not("b.action", "I", "T");
+    std::string keep_new = action_is_not("b.action", "D", "T");
+    std::string from = scan.buffer + " b";
+    if (!scan.prefilter.empty()) {
+        // The prefilter over each image's columns by name; PostgreSQL pulls
+        // these FROM-less subqueries up into the scan's own filter.
+        auto side = [&](char prefix, const char* alias) {
+            std::vector<std::string> named;
+            for (const ir::SourceColumn& c : scan.columns) {
+                named.push_back("b." + std::string(1, prefix) + std::to_string(c.attnum) + " AS " +
+                                c.name);
+            }
+            return ", LATERAL (SELECT (" + scan.prefilter + ") AS k FROM (SELECT " +
+                   join(named, ", ") + ") " + ir::kImageAlias + ") " + alias;
+        };
+        from += side('o', "ko") + side('n', "kn");
+        keep_old += " AND COALESCE(ko.k, false)";
+        keep_new += " AND COALESCE(kn.k, false)";
+    }
+    cols.insert(cols.begin(), {keep_old + " AS __pgt_keep_old", keep_new + " AS __pgt_keep_new"});
+    return "SELECT " + join(cols, ", ") + " FROM " + from + " WHERE " + window_predicate("b", 0) +
+           " AND " + unchanged_update(scan) + " AND ((" + keep_old + ") OR (" + keep_new + "))";
+}
+
 std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields) {
     if (domain == "synthetic") {
         return "pgtrickle.encode_row_id_v2('synthetic'::pg_catalog.text, "

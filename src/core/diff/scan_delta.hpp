@@ -52,6 +52,14 @@ std::string window_source_ctes(const ir::ScanFilterProject& scan);
 // an expression raises on a state that was never committed.
 std::string window_source_ctes_unnetted(const ir::ScanFilterProject& scan);
 
+// Every captured image of the window as window_source_ctes_unnetted has
+// them, read in one pass over the buffer: a row per buffer row with
+// __pgt_keep_old and __pgt_keep_new (bool: the row's before- / after-image
+// is in), then its before-image's columns by name, then its after-image's
+// (__pgt_n1, ...). The image receiver (Spi::register_images) splits it.
+// Parameters $1..$5 as in window_predicate.
+std::string paired_images(const ir::ScanFilterProject& scan);
+
 // The same CTEs without the leading WITH, named ev<sfx> … src<sfx>, over
 // the window parameters $(base+1)..$(base+5): one such list per source
 // when a statement reads several buffers.

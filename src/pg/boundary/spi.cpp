@@ -164,10 +164,13 @@ SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
 
 namespace {
 
-// Receives the images statement's rows (first column: whether the row is
-// a before-image) straight into the tuplestores, without an SPI tuple
-// table in between. Descriptors and stores live in `cxt` (the
-// connection's procedure context), not in the executor's.
+// Receives the images statement's rows straight into the tuplestores,
+// without an SPI tuple table in between. A row is one image (first column
+// __pgt_is_old: whether it is a before-image), or, when the first column is
+// __pgt_keep_old, a buffer row's pair (diff::paired_images: keep_old,
+// keep_new, the before-image's columns, the after-image's). Descriptors and
+// stores live in `cxt` (the connection's procedure context), not in the
+// executor's.
 struct ImageReceiver {
     DestReceiver pub;
     MemoryContext cxt;
@@ -177,18 +180,23 @@ struct ImageReceiver {
     Datum* values;
     bool* nulls;
     double counts[2];
+    bool paired;
 };
 
 void images_startup(DestReceiver* self, int, TupleDesc in) {
     auto* r = reinterpret_cast<ImageReceiver*>(self);
     MemoryContext old = MemoryContextSwitchTo(r->cxt);
-    const int natts = in->natts - 1;
+    r->paired =
+        in->natts > 0 && strcmp(NameStr(TupleDescAttr(in, 0)->attname), "__pgt_keep_old") == 0;
+    const int first = r->paired ? 2 : 1;  // columns before the image's own
+    const int natts = r->paired ? (in->natts - 2) / 2 : in->natts - 1;
     r->out = CreateTemplateTupleDesc(natts);
     r->signed_out = CreateTemplateTupleDesc(natts + 1);
     for (int a = 1; a <= natts; a++) {
-        TupleDescCopyEntry(r->out, static_cast<AttrNumber>(a), in, static_cast<AttrNumber>(a + 1));
+        TupleDescCopyEntry(r->out, static_cast<AttrNumber>(a), in,
+                           static_cast<AttrNumber>(a + first));
         TupleDescCopyEntry(r->signed_out, static_cast<AttrNumber>(a), in,
-                           static_cast<AttrNumber>(a + 1));
+                           static_cast<AttrNumber>(a + first));
     }
     TupleDescInitEntry(r->signed_out, static_cast<AttrNumber>(natts + 1), "__pgt_sign", INT8OID, -1,
                        0);
@@ -197,23 +205,38 @@ void images_startup(DestReceiver* self, int, TupleDesc in) {
     MemoryContextSwitchTo(old);
 }
 
-bool images_receive(TupleTableSlot* slot, DestReceiver* self) {
-    auto* r = reinterpret_cast<ImageReceiver*>(self);
-    slot_getallattrs(slot);
+// One image: which 0 (before) or 1 (after), its columns at values/nulls.
+void put_image(ImageReceiver* r, int which, Datum* values, bool* nulls) {
     const int natts = r->out->natts;
-    int which = !slot->tts_isnull[0] && DatumGetBool(slot->tts_values[0]) ? 0 : 1;
     r->counts[which] += 1;
-    if (r->stores[which] != nullptr) {  // the row's own columns, after is_old
-        tuplestore_putvalues(r->stores[which], r->out, slot->tts_values + 1, slot->tts_isnull + 1);
+    if (r->stores[which] != nullptr) {
+        tuplestore_putvalues(r->stores[which], r->out, values, nulls);
     }
     if (r->stores[2] != nullptr) {  // the same, then the sign
         for (int a = 0; a < natts; a++) {
-            r->values[a] = slot->tts_values[a + 1];
-            r->nulls[a] = slot->tts_isnull[a + 1];
+            r->values[a] = values[a];
+            r->nulls[a] = nulls[a];
         }
         r->values[natts] = Int64GetDatum(which == 0 ? -1 : 1);
         r->nulls[natts] = false;
         tuplestore_putvalues(r->stores[2], r->signed_out, r->values, r->nulls);
+    }
+}
+
+bool images_receive(TupleTableSlot* slot, DestReceiver* self) {
+    auto* r = reinterpret_cast<ImageReceiver*>(self);
+    slot_getallattrs(slot);
+    auto flag = [&](int i) { return !slot->tts_isnull[i] && DatumGetBool(slot->tts_values[i]); };
+    if (!r->paired) {
+        put_image(r, flag(0) ? 0 : 1, slot->tts_values + 1, slot->tts_isnull + 1);
+        return true;
+    }
+    const int natts = r->out->natts;
+    if (flag(0)) {
+        put_image(r, 0, slot->tts_values + 2, slot->tts_isnull + 2);
+    }
+    if (flag(1)) {
+        put_image(r, 1, slot->tts_values + 2 + natts, slot->tts_isnull + 2 + natts);
     }
     return true;
 }
