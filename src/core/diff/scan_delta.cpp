@@ -144,7 +144,7 @@ std::string window_source_ctes_unnetted(const ir::ScanFilterProject& scan) {
 }
 
 std::string paired_images(const ir::ScanFilterProject& scan) {
-    std::vector<std::string> cols, olds, news;
+    std::vector<std::string> cols, news;
     for (std::size_t k = 0; k < scan.columns.size(); k++) {
         const ir::SourceColumn& c = scan.columns[k];
         std::string a = std::to_string(c.attnum);
