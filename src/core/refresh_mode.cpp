@@ -165,7 +165,7 @@ AutoChoice choose_auto(const AutoInputs& in) {
                 "AUTO: a DIFFERENTIAL refresh costs more than FULL at any size (the last two "
                 "cost about " +
                     ms_text(two_point_fit(in)->first) + " fixed, FULL took " + ms_text(in.full_ms) +
-                    "): recomputed"};
+                    " at best): recomputed"};
     }
     if (measured(in) && two_point_fit(in)) {
         auto [fixed, per_change] = *two_point_fit(in);
@@ -173,12 +173,12 @@ AutoChoice choose_auto(const AutoInputs& in) {
         std::snprintf(per, sizeof per, "%.1f", per_change * 1000.0);
         return {true, more + " (the last two DIFFERENTIAL refreshes cost about " + ms_text(fixed) +
                           " + " + per + " µs per change, FULL took " + ms_text(in.full_ms) +
-                          "): recomputed"};
+                          " at best): recomputed"};
     }
     if (measured(in)) {
         return {true, more + " (the last DIFFERENTIAL refresh applied " +
                           std::to_string(in.diff_changes) + " in " + ms_text(in.diff_ms) +
-                          ", FULL took " + ms_text(in.full_ms) + "): recomputed"};
+                          ", FULL took " + ms_text(in.full_ms) + " at best): recomputed"};
     }
     return {true, more + " (a quarter of about " +
                       std::to_string(static_cast<int64_t>(in.source_rows)) +

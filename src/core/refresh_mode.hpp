@@ -40,8 +40,11 @@ struct AutoInputs {
     // changes is the capture sequences' distance from the frontiers (an
     // upper bound read without scanning the buffers), not a count.
     bool changes_estimated = false;
-    double source_rows = 0;    // Σ estimated rows of the sources (pg_class.reltuples)
-    double full_ms = -1;       // last FULL refresh's duration, -1 if none
+    double source_rows = 0;  // Σ estimated rows of the sources (pg_class.reltuples)
+    // The shortest of the last kAutoFullSamples FULL refreshes' durations,
+    // -1 if none: one slow FULL refresh (a cold cache) does not make a
+    // DIFFERENTIAL refresh that costs more than FULL usually does look cheap.
+    double full_ms = -1;
     double diff_ms = -1;       // last DIFFERENTIAL refresh's duration, -1 if none
     int64_t diff_changes = 0;  // changes that DIFFERENTIAL refresh applied
     // The DIFFERENTIAL refresh before that one (-1 / 0 if none): with two
@@ -54,6 +57,7 @@ struct AutoInputs {
 };
 
 inline constexpr int64_t kAutoReprobe = 16;
+inline constexpr int64_t kAutoFullSamples = 3;
 
 struct AutoChoice {
     bool full = false;

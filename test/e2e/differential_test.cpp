@@ -844,6 +844,41 @@ TEST_F(DifferentialShapes, auto_mode_recomputes_when_changes_are_a_large_share) 
     EXPECT_EQ(modes("a"), "AUTO/DIFFERENTIAL") << "the choice is per refresh, not a mode change";
 }
 
+// AUTO weighs the predicted DIFFERENTIAL time against the fastest of the
+// last three FULL refreshes, not the last one: one slow FULL refresh does
+// not make DIFFERENTIAL look cheaper than FULL usually is. The history
+// rows here are written by the test (a DIFFERENTIAL refresh at 50 ms per
+// change, then FULL refreshes of 10, 10 and 100,000 ms).
+TEST_F(DifferentialShapes, auto_mode_compares_with_the_fastest_recent_full_refresh) {
+    create("a", "SELECT name, sum(amount) AS total, count(*) AS n FROM t GROUP BY name", "AUTO");
+    auto fake = [&](const char* action, int ms, int changes) {
+        db->exec(
+            "INSERT INTO pgtrickle.pgt_refresh_history (pgt_id, action, status, initiated_by, "
+            "start_time, end_time, source_changes) SELECT pgt_id, $1, 'SUCCESS', 'MANUAL', now(), "
+            "now() + $2::int * interval '1 ms', $3::bigint FROM pgtrickle.pgt_stream_tables "
+            "WHERE pgt_name = 'a'",
+            {action, std::to_string(ms), std::to_string(changes)});
+    };
+    fake("DIFFERENTIAL", 50, 1);
+    fake("FULL", 10, 0);
+    fake("FULL", 10, 0);
+    fake("FULL", 100000, 0);
+    db->exec("UPDATE t SET amount = amount + 1 WHERE id IN (1, 2)");
+    EXPECT_TRUE(refreshed_ok("a"));
+    EXPECT_EQ(last_action("a"), "FULL");
+    EXPECT_NE(db->scalar("SELECT reason FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id "
+                         "DESC LIMIT 1")
+                  .find("FULL took 10 ms at best"),
+              std::string::npos);
+    // Three slow FULL refreshes in a row: DIFFERENTIAL is the cheaper again.
+    fake("FULL", 100000, 0);
+    fake("FULL", 100000, 0);
+    fake("FULL", 100000, 0);
+    db->exec("UPDATE t SET amount = amount + 1 WHERE id = 1");
+    EXPECT_TRUE(refreshed_ok("a"));
+    EXPECT_EQ(last_action("a"), "DIFFERENTIAL");
+}
+
 // --- privileges and clean-up ------------------------------------------------
 
 TEST_F(Differential, capture_works_for_a_writer_without_rights_on_the_change_schema) {

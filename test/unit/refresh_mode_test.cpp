@@ -96,7 +96,7 @@ TEST(AutoChoice, measured_costs_decide_once_both_exist) {
     EXPECT_EQ(
         c.reason,
         "AUTO: more than 500 changes (the last DIFFERENTIAL refresh applied 100 in 40 ms, FULL "
-        "took 200 ms): recomputed");
+        "took 200 ms at best): recomputed");
     in.changes = 900;  // more than a quarter of the rows, but cheap by measurement
     in.diff_ms = 10;
     EXPECT_FALSE(pgt::choose_auto(in).full);
@@ -116,7 +116,7 @@ TEST(AutoChoice, two_measurements_separate_fixed_and_per_change_cost) {
     EXPECT_TRUE(c.full);
     EXPECT_EQ(c.reason,
               "AUTO: more than 600 changes (the last two DIFFERENTIAL refreshes cost about 240 "
-              "ms + 100.0 µs per change, FULL took 300 ms): recomputed");
+              "ms + 100.0 µs per change, FULL took 300 ms at best): recomputed");
     // The one-point rule would have allowed 120 changes at most here.
     in.prev_diff_changes = 100;
     EXPECT_EQ(pgt::auto_change_limit(in), 120) << "same change count: no fit";
@@ -152,7 +152,7 @@ TEST(AutoChoice, a_fixed_cost_above_full_means_full_until_a_reprobe) {
     EXPECT_TRUE(c.full);
     EXPECT_EQ(c.reason,
               "AUTO: a DIFFERENTIAL refresh costs more than FULL at any size (the last two cost "
-              "about 110 ms fixed, FULL took 100 ms): recomputed");
+              "about 110 ms fixed, FULL took 100 ms at best): recomputed");
     in.since_diff = pgt::kAutoReprobe;  // measure DIFFERENTIAL again, per-change limit
     EXPECT_EQ(pgt::auto_change_limit(in), 7);
     EXPECT_FALSE(pgt::choose_auto(in).full);
