@@ -859,24 +859,23 @@ TEST_F(DifferentialShapes, auto_mode_compares_with_the_fastest_recent_full_refre
             "WHERE pgt_name = 'a'",
             {action, std::to_string(ms), std::to_string(changes)});
     };
+    // FULL durations written, then the action AUTO must take for a change.
+    auto after_fulls = [&](const std::vector<int>& fulls) {
+        for (int ms : fulls) {
+            fake("FULL", ms, 0);
+        }
+        db->exec("UPDATE t SET amount = amount + 1 WHERE id IN (1, 2)");
+        EXPECT_TRUE(refreshed_ok("a"));
+        return last_action("a");
+    };
     fake("DIFFERENTIAL", 50, 1);
-    fake("FULL", 10, 0);
-    fake("FULL", 10, 0);
-    fake("FULL", 100000, 0);
-    db->exec("UPDATE t SET amount = amount + 1 WHERE id IN (1, 2)");
-    EXPECT_TRUE(refreshed_ok("a"));
-    EXPECT_EQ(last_action("a"), "FULL");
+    EXPECT_EQ(after_fulls({10, 10, 100000}), "FULL");
     EXPECT_NE(db->scalar("SELECT reason FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id "
                          "DESC LIMIT 1")
                   .find("FULL took 10 ms at best"),
               std::string::npos);
     // Three slow FULL refreshes in a row: DIFFERENTIAL is the cheaper again.
-    fake("FULL", 100000, 0);
-    fake("FULL", 100000, 0);
-    fake("FULL", 100000, 0);
-    db->exec("UPDATE t SET amount = amount + 1 WHERE id = 1");
-    EXPECT_TRUE(refreshed_ok("a"));
-    EXPECT_EQ(last_action("a"), "DIFFERENTIAL");
+    EXPECT_EQ(after_fulls({100000, 100000, 100000}), "DIFFERENTIAL");
 }
 
 // --- privileges and clean-up ------------------------------------------------
