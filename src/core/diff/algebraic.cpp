@@ -209,7 +209,7 @@ std::string j_cte(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
             cols.push_back("t.__pgt_n" + n(i) + " AS __pgt_n0_" + n(i));
             cols.push_back("t.__pgt_s" + n(i) + " AS __pgt_s0_" + n(i));
         }
-        if (summed(x) && x.numeric) {
+        if (tracked_scale(x)) {
             cols.push_back("t.__pgt_sc" + n(i) + " AS __pgt_sc0_" + n(i));
         }
     }
@@ -238,15 +238,15 @@ std::string m_ctes(const ir::AlgebraicGroup& a) {
                            ds + op(">=") + "'Infinity'::pg_catalog.numeric, false) AS __pgt_nf" +
                            n(i));
         }
-        if (summed(x) && x.numeric && !tracked_scale(x)) {
-            scales.push_back(fixed_scale_state(x, "m.__pgt_n1_" + n(i)) + " AS __pgt_sc1_" + n(i));
-        } else if (tracked_scale(x)) {
+        if (tracked_scale(x)) {
             scales.push_back("CASE WHEN m.__pgt_n1_" + n(i) +
                              " = 0 THEN 0::pg_catalog.int8 ELSE "
                              "pgtrickle.numeric_scale_merge(CASE WHEN m.__pgt_tid IS NULL THEN "
                              "0::pg_catalog.int8 ELSE m.__pgt_sc0_" +
                              n(i) + " END, m.__pgt_si" + n(i) + ", m.__pgt_sd" + n(i) +
                              ") END AS __pgt_sc1_" + n(i));
+        } else if (summed(x) && x.numeric) {
+            scales.push_back(fixed_scale_state(x, "m.__pgt_n1_" + n(i)) + " AS __pgt_sc1_" + n(i));
         }
     }
     return "m AS (SELECT " + join(cols, ", ") + " FROM j), m2 AS (SELECT " + join(scales, ", ") +
