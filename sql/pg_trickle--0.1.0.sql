@@ -105,10 +105,23 @@ CREATE TABLE pgtrickle.pgt_frontiers (
     PRIMARY KEY (pgt_id, source_id)
 );
 
+-- Kept copies of filtered join sources (docs/sql-reference.md, "Kept
+-- copies"): one table in pgtrickle_changes per (stream table, source
+-- position), valid when it holds the source's filtered rows as of the
+-- stream table's last refresh (a FULL refresh leaves it invalid).
+CREATE TABLE pgtrickle.pgt_kept (
+    pgt_id     bigint NOT NULL REFERENCES pgtrickle.pgt_stream_tables ON DELETE CASCADE,
+    source_pos integer NOT NULL,
+    copy_relid oid NOT NULL,
+    valid      boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (pgt_id, source_pos)
+);
+
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_stream_tables', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_sources', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_sources_source_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_frontiers', '');
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_kept', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_stream_tables_pgt_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_dependencies', '');
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_refresh_history', '');
@@ -116,7 +129,7 @@ SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_refresh_history_refres
 
 GRANT SELECT ON pgtrickle.pgt_stream_tables, pgtrickle.pgt_dependencies,
                 pgtrickle.pgt_refresh_history, pgtrickle.pgt_sources,
-                pgtrickle.pgt_frontiers TO PUBLIC;
+                pgtrickle.pgt_frontiers, pgtrickle.pgt_kept TO PUBLIC;
 
 -- Lifecycle API ------------------------------------------------------------
 
@@ -299,6 +312,17 @@ BEGIN
      WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
        AND d.objsubid = 0
        AND d.objid = st.pgt_relid;
+    -- Kept copies of stream tables that are gone (one name at a time: the
+    -- DROP fires this trigger again, which must find nothing left).
+    FOR tname IN
+        SELECT c.oid::pg_catalog.regclass::pg_catalog.text
+          FROM pg_catalog.pg_class c
+         WHERE c.relnamespace = 'pgtrickle_changes'::pg_catalog.regnamespace
+           AND c.relkind = 'r' AND c.relname LIKE 'pgt\_kept\_%'
+           AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_kept k WHERE k.copy_relid = c.oid)
+    LOOP
+        EXECUTE 'DROP TABLE ' || tname;
+    END LOOP;
     -- Captures nobody consumes any more, or whose source table is gone.
     FOR src IN
         SELECT s.source_id, s.source_relid, s.buffer_name,

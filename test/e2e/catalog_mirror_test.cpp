@@ -31,12 +31,13 @@ TEST_F(CatalogMirror, catalog_mirror_matches_install_script) {
     expect_mirror(pgt::catalog::kRefreshHistory, pgt::catalog::kRefreshHistoryColumns);
     expect_mirror(pgt::catalog::kSources, pgt::catalog::kSourceColumns);
     expect_mirror(pgt::catalog::kFrontiers, pgt::catalog::kFrontierColumns);
+    expect_mirror(pgt::catalog::kKept, pgt::catalog::kKeptColumns);
 }
 
 TEST_F(CatalogMirror, catalog_tables_are_registered_for_pg_dump) {
     EXPECT_EQ(db->scalar("SELECT array_length(extconfig, 1) FROM pg_extension "
                          "WHERE extname = 'pg_trickle'"),
-              "8");
+              "9");
 }
 
 TEST_F(CatalogMirror, change_schema_is_not_usable_by_public) {

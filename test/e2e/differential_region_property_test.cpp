@@ -1917,7 +1917,7 @@ protected:
         std::cout << "ra, rb, rc, rd regions: " << done << " cycles, " << next_id_
                   << " stream tables (" << algebraic_ << " algebraic, " << subquery_
                   << " with WHERE subqueries, " << full_join_ << " FULL JOIN, " << grouping_sets_
-                  << " grouping sets), rows now "
+                  << " grouping sets, " << kept_ << " kept copies), rows now "
                   << db->scalar(
                          "SELECT (SELECT count(*) FROM ra) || '/' || (SELECT count(*) "
                          "FROM rb) || '/' || (SELECT count(*) FROM rc) || '/' || "
@@ -1944,8 +1944,23 @@ private:
             trace_ << "SELECT pgtrickle.create_stream_table('" << st.name << "', $q$" << st.query
                    << "$q$, refresh_mode => '" << refresh_mode() << "');" << std::endl;
         }
+        // Half are created with a kept copy of every filtered table that
+        // can have one (any size: a few per run, the shapes qualify rarely;
+        // differential_kept_copy_test.cpp aims at them), the others with
+        // the default (these tables are too small for one).
+        const bool keep = r.chance(50);
+        if (keep) {
+            exec("SET pg_trickle.kept_copy_fraction = 1");
+        }
         st = create_checked(*db, st.name, st.query);
+        if (keep) {
+            exec("RESET pg_trickle.kept_copy_fraction");
+        }
         algebraic_ += algebraic_storage(*db, st.name) ? 1 : 0;
+        kept_ += std::stoi(db->scalar(
+            "SELECT count(*) FROM pgtrickle.pgt_kept k JOIN pgtrickle.pgt_stream_tables s USING "
+            "(pgt_id) WHERE s.pgt_name = '" +
+            st.name + "'"));
         subquery_ += d.subquery ? 1 : 0;
         full_join_ += d.full_join ? 1 : 0;
         grouping_sets_ += grouping_set_storage(*db, st.name) ? 1 : 0;
@@ -1999,6 +2014,7 @@ private:
 
     int next_id_ = 0;
     int algebraic_ = 0;      // stream tables whose aggregates are kept algebraically
+    int kept_ = 0;           // kept copies of filtered tables (pgtrickle.pgt_kept)
     int subquery_ = 0;       // stream tables with WHERE subqueries
     int full_join_ = 0;      // stream tables over a FULL JOIN
     int grouping_sets_ = 0;  // stream tables over GROUPING SETS, ROLLUP or CUBE

@@ -117,6 +117,31 @@ TEST(DeltaProgram, signed_image_branches_and_fallback_images_round_trip) {
     EXPECT_EQ(pgt::diff::main_statement(p, 0b10, 0), "WITH d AS ((O1)) SELECT 1, 0, 0");
 }
 
+TEST(DeltaProgram, kept_copy_steps_round_trip_after_everything_else) {
+    DeltaProgram p;
+    p.images.push_back({0, 0, "SELECT 1"});
+    p.branches.push_back({0, 0, "D0", 0b01});
+    p.fallback_images.push_back({0, 0, "SELECT 'netted -- pgt:kept 1:1:1:1\n'"});
+    p.kept.push_back({0, "s.\"c 0\"", "INSERT INTO s.\"c 0\" SELECT 1", "WITH d AS (SELECT 1)"});
+    p.kept.push_back({3, "s.c3", "", "x"});
+    p.main = "WITH d AS (" + pgt::diff::kBranchesMarker + ") SELECT 1, 0, 0";
+    std::string text = encode_program(p);
+    EXPECT_NE(text.find("-- pgt:kept 0:7:28:20,3:4:0:1\n"), std::string::npos) << text;
+    DeltaProgram back = decode_program(text);
+    ASSERT_EQ(back.kept.size(), 2u);
+    for (std::size_t i = 0; i < 2; i++) {
+        EXPECT_EQ(back.kept[i].source, p.kept[i].source);
+        EXPECT_EQ(back.kept[i].table, p.kept[i].table);
+        EXPECT_EQ(back.kept[i].rebuild, p.kept[i].rebuild);
+        EXPECT_EQ(back.kept[i].apply, p.kept[i].apply);
+    }
+    expect_same(back.fallback_images, p.fallback_images);
+    EXPECT_EQ(back.main, p.main);
+    DeltaProgram none;
+    none.main = "SELECT 1";
+    EXPECT_TRUE(decode_program(encode_program(none)).kept.empty());
+}
+
 TEST(DeltaProgram, the_full_query_and_auxiliary_columns_round_trip) {
     DeltaProgram p;
     p.images.push_back({0, 0, "SELECT 1"});

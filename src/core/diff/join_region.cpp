@@ -87,6 +87,66 @@ std::string fresh_filter(const ir::JoinRegion& j, const ir::IdentityTarget& t) {
 
 }  // namespace
 
+std::vector<KeptStep> kept_steps(const ir::JoinRegion& j) {
+    std::vector<KeptStep> out;
+    for (std::size_t i = 0; i < j.sources.size(); i++) {
+        const ir::RegionSource& s = j.sources[i];
+        const ir::KeptCopy& k = s.kept;
+        if (k.table.empty()) {
+            continue;
+        }
+        if (s.columns.empty() || s.prefilter.empty() || k.from.empty() || k.probe_column.empty() ||
+            k.probe_equal.empty()) {
+            throw Error(sqlstate::kInternalError, "kept copy without columns, filter or probe");
+        }
+        auto cols = [&](const std::string& alias) {
+            std::vector<std::string> out_cols;
+            for (const ir::SourceColumn& c : s.columns) {
+                out_cols.push_back(alias + c.name);
+            }
+            return join(out_cols, ", ");
+        };
+        auto image = [&](const std::string& alias) {
+            return "ROW(" + cols(alias + ".") + ")::pg_catalog.text COLLATE pg_catalog.\"C\"";
+        };
+        const std::string src = ir::kImageAlias;
+        KeptStep step;
+        step.source = i;
+        step.table = k.table;
+        step.rebuild = "INSERT INTO " + k.table + " (" + cols("") + ") SELECT " + cols(src + ".") +
+                       " FROM " + k.from + " " + src + " WHERE " + s.prefilter;
+        // Net count per distinct image (its text: 1.0 and 1.00 differ);
+        // that many copies go (found through the probe column's index,
+        // NULL apart) or come. `ok`: every copy to delete was there.
+        std::string found = "SELECT c.ctid, n.__pgt_img, -n.__pgt_n AS __pgt_want FROM n JOIN " +
+                            k.table + " c ON ";
+        std::string match = " AND " + image("c") + " = n.__pgt_img";
+        step.apply =
+            "WITH d AS (SELECT x.*, pg_catalog.sum(x.__pgt_sign) OVER (PARTITION BY "
+            "x.__pgt_img) AS __pgt_n, pg_catalog.row_number() OVER (PARTITION BY x.__pgt_img) "
+            "AS __pgt_rn FROM (SELECT " +
+            cols(src + ".") + ", " + src + ".__pgt_sign, " + image(src) + " AS __pgt_img FROM " +
+            region_delta_images(i) + " " + src + " WHERE " + s.prefilter +
+            ") x), n AS (SELECT d.* FROM d WHERE d.__pgt_rn = 1 AND d.__pgt_n <> 0), "
+            "gone AS (DELETE FROM " +
+            k.table +
+            " t WHERE t.ctid = ANY (ARRAY(SELECT y.ctid FROM (SELECT m.ctid, m.__pgt_want, "
+            "pg_catalog.row_number() OVER (PARTITION BY m.__pgt_img ORDER BY m.ctid) AS __pgt_k "
+            "FROM (" +
+            found + "c." + k.probe_column + " " + k.probe_equal + " n." + k.probe_column +
+            " WHERE n.__pgt_n < 0" + match + " UNION ALL " + found + "c." + k.probe_column +
+            " IS NULL WHERE n.__pgt_n < 0 AND n." + k.probe_column + " IS NULL" + match +
+            ") m) y WHERE y.__pgt_k <= y.__pgt_want)) RETURNING 1), ins AS (INSERT INTO " +
+            k.table + " (" + cols("") + ") SELECT " + cols("n.") +
+            " FROM n CROSS JOIN LATERAL pg_catalog.generate_series(1, n.__pgt_n) AS __pgt_copy "
+            "WHERE n.__pgt_n > 0 RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM gone) "
+            "OPERATOR(pg_catalog.=) (SELECT COALESCE(pg_catalog.sum(-n.__pgt_n), 0) FROM n "
+            "WHERE n.__pgt_n < 0) AS ok, (SELECT pg_catalog.count(*) FROM ins) AS added";
+        out.push_back(step);
+    }
+    return out;
+}
+
 std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
     std::vector<std::string> key_fields, out_fields;
     for (std::size_t k = 0; k < target.columns.size(); k++) {
@@ -132,6 +192,7 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
     for (const ir::RegionBranch& b : j.branches) {
         p.branches.push_back({b.old_sources, b.new_sources, b.sql, b.delta_sources});
     }
+    p.kept = kept_steps(j);
     std::vector<std::string> ctes;
     ctes.push_back("keys AS (" + kBranchesMarker + ")");  // UNION ALL: g dedups by identity
     ctes.push_back(region_rescan_ctes(j, target));

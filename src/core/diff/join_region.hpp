@@ -29,6 +29,7 @@
 #include "core/core.hpp"
 
 #include <string>
+#include <vector>
 
 #include "core/diff/program.hpp"
 #include "core/ir/scan.hpp"
@@ -56,6 +57,9 @@ std::string region_images_sql(const ir::RegionSource& s, bool multiplicity = fal
 // The same relation unnetted: every captured image once, each of weight ±1,
 // as paired_images rows (one pass over the buffer).
 std::string region_images_unnetted_sql(const ir::RegionSource& s);
+
+// The statements that keep each kept copy of j's sources (KeptStep).
+std::vector<KeptStep> kept_steps(const ir::JoinRegion& j);
 
 // Names of the image CTEs the branches read.
 std::string region_old_images(std::size_t source);

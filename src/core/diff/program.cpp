@@ -18,6 +18,7 @@ const std::string kBranches = "-- pgt:branches ";
 const std::string kFull = "-- pgt:full ";
 const std::string kFallback = "-- pgt:fallback ";
 const std::string kFallbackImages = "-- pgt:fallback_images ";
+const std::string kKept = "-- pgt:kept ";
 
 bool plain_identifier(const std::string& s) {
     return !s.empty() &&
@@ -128,6 +129,14 @@ std::string encode_program(const DeltaProgram& p) {
         body += p.fallback;
     }
     encode_images(p.fallback_images, kFallbackImages, header, body);
+    for (std::size_t i = 0; i < p.kept.size(); i++) {
+        const KeptStep& k = p.kept[i];
+        header += (i ? "," : kKept) + std::to_string(k.source) + ":" +
+                  std::to_string(k.table.size()) + ":" + std::to_string(k.rebuild.size()) + ":" +
+                  std::to_string(k.apply.size());
+        body += k.table + k.rebuild + k.apply;
+    }
+    header += p.kept.empty() ? "" : "\n";
     return header + body + p.main;
 }
 
@@ -174,6 +183,11 @@ DeltaProgram decode_program(const std::string& text) {
         pos += kFallbackImages.size();
         fallback_images = tuples(text, pos, 4);
     }
+    std::vector<std::vector<uint64_t>> kept;
+    if (text.compare(pos, kKept.size(), kKept) == 0) {
+        pos += kKept.size();
+        kept = tuples(text, pos, 4);
+    }
     p.images = decode_images(images, text, pos);
     for (const auto& t : branches) {
         p.branches.push_back({t[0], t[1], take(text, pos, t[3]), t[2]});
@@ -181,6 +195,14 @@ DeltaProgram decode_program(const std::string& text) {
     p.full_query = take(text, pos, full_len);
     p.fallback = take(text, pos, fallback_len);
     p.fallback_images = decode_images(fallback_images, text, pos);
+    for (const auto& t : kept) {
+        KeptStep k;
+        k.source = static_cast<std::size_t>(t[0]);
+        k.table = take(text, pos, t[1]);
+        k.rebuild = take(text, pos, t[2]);
+        k.apply = take(text, pos, t[3]);
+        p.kept.push_back(k);
+    }
     p.main = text.substr(pos);
     return p;
 }

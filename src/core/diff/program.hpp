@@ -16,6 +16,9 @@
 //                updated); with branches, the first kBranchesMarker in it
 //                stands for the UNION ALL of the branches that run
 //
+// Kept copies: header "-- pgt:kept s:t:r:a,..." (source index and the
+// lengths of table name, rebuild and apply statements), their texts after
+// the fallback image steps'.
 // Text form: without image steps or branches, the main statement as is.
 // Otherwise header lines "-- pgt:images s:w:len,..." (source index, window
 // index, statement length in bytes) and "-- pgt:branches o:n:len,..."
@@ -54,8 +57,22 @@ struct Branch {
     uint64_t delta_sources = 0;  // bit i: reads region_delta_images(i)
 };
 
+// A kept copy of a source (ir::KeptCopy) and how a refresh keeps it:
+// `rebuild` fills the emptied copy from the table at the refresh snapshot
+// (when the copy is not valid); `apply` adds the source's change, read
+// from region_delta_images(source), which the refresh then registers
+// whatever the branches read. Both run after the image steps and before
+// the main statement, which sees their writes.
+struct KeptStep {
+    std::size_t source = 0;
+    std::string table;  // quoted, schema-qualified
+    std::string rebuild;
+    std::string apply;
+};
+
 struct DeltaProgram {
     std::vector<ImageStep> images;
+    std::vector<KeptStep> kept;
     std::vector<Branch> branches;
     // Recomputation with auxiliary columns: full_query returns the user
     // columns, then full_aux in that order ("" and none without them).

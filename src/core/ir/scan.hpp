@@ -142,11 +142,27 @@ inline std::string key_slot(std::size_t j) {
 // FROM/WHERE with some tables replaced by the images of their changed rows
 // (CTEs __pgt_old_<i> and __pgt_new_<i>, i = index in `sources`), each
 // selecting the identity key expressions.
+// A kept copy of one source of a join region: the rows of the table that
+// pass its prefilter, only the columns the query reads, in a table of our
+// own with an index on each column another table is probed by. The
+// branches read it instead of the table where they read the table as it
+// is now (a probe into a copy of 1% of lineitem instead of lineitem).
+// Invariant: after a DIFFERENTIAL refresh the copy holds exactly those
+// rows of the table at the refresh snapshot (a multiset); any other
+// refresh leaves it invalid, and the next DIFFERENTIAL one rebuilds it.
+struct KeptCopy {
+    std::string table;         // quoted, schema-qualified copy ("": none)
+    std::string from;          // the table as the query reads it ("ONLY "?, qualified)
+    std::string probe_column;  // quoted column the copy is searched by (indexed)
+    std::string probe_equal;   // its equality, OPERATOR(schema.=)
+};
+
 struct RegionSource {
     std::string buffer;                 // quoted, schema-qualified change buffer
     int window = 0;                     // parameter block: $(5*window+1)..$(5*window+5)
     std::vector<SourceColumn> columns;  // every live column (the images' columns)
     std::string prefilter;              // as ScanFilterProject::prefilter, for this table
+    KeptCopy kept;                      // table "" when the branches read the table itself
 };
 
 struct RegionBranch {

@@ -95,6 +95,12 @@ struct RegionShape {
     // aggregates (no HAVING): branches select (weight, keys, arguments) of
     // the join's signed change instead of keys (ir::AlgebraicJoin).
     std::vector<std::string> prefilters;  // per source (relids order), see ir::RegionSource
+    // Per source (relids order): a kept copy the branches may read instead
+    // of the table (ir::KeptCopy, its table not yet named: `from` is ""
+    // when the source cannot have one). Branches name such a source
+    // kKeptToken<source>, which maintenance replaces by the copy or by
+    // `from`.
+    std::vector<ir::KeptCopy> kept;
     bool algebraic = false;
     std::vector<ir::AlgebraicAgg> aggs;         // arguments read r.__pgt_x<i>
     std::vector<bool> key_alike;                // per grouping key (ir::AlgebraicGroup)
@@ -104,6 +110,10 @@ struct RegionShape {
     // (a key filter reaches below each one); "" otherwise.
     std::string query;
 };
+
+// What a branch names a kept copy candidate by (then its source index and
+// a space): no deparsed query of a region holding it has one.
+inline constexpr const char* kKeptToken = "__pgt_kept_";
 
 // The hidden storage column of a grouping-sets query (GROUPING of every
 // grouping expression): identity key index AnalyzedQuery::columns.size().

@@ -18,6 +18,7 @@
 #include "pg/analyze/scan_shape.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
+#include "pg/catalog/relation_names.hpp"
 #include "pg/scheduler/settings.hpp"
 
 extern "C" {
@@ -655,7 +656,12 @@ void drive_from_images(Query* level, Index delta) {
             return;
         }
     }
-    if (partner == 0 || rt_fetch(partner, level->rtable)->rtekind != RTE_RELATION) {
+    if (partner == 0) {
+        return;
+    }
+    const RangeTblEntry* p = rt_fetch(partner, level->rtable);
+    if (p->rtekind != RTE_RELATION &&
+        !(p->rtekind == RTE_CTE && strncmp(p->ctename, kKeptToken, strlen(kKeptToken)) == 0)) {
         return;
     }
     bool listed = false;
@@ -751,7 +757,8 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                            const std::vector<RegionTable>& tables, const std::string& states,
                            const std::vector<OuterJoin>& outer = {},
                            const std::vector<Padding>& padding = {},
-                           const std::string& sublinks = "", bool signs = false) {
+                           const std::string& sublinks = "", bool signs = false,
+                           const std::vector<ir::KeptCopy>* kept = nullptr) {
     return with_pinned_search_path([&] {
         Query* c = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
         // Subqueries: each 't' (a WHERE conjunct holding one is dropped: a
@@ -814,6 +821,19 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             int signed_tables = 0;
             for (std::size_t i = 0; i < tables.size(); i++) {
                 if (states[i] == 'c') {
+                    // A table as it is now: its kept copy where it has one.
+                    if (kept != nullptr && tables[i].sublink < 0 &&
+                        !kept->at(tables[i].source).from.empty()) {
+                        Query* level = c;
+                        for (std::size_t d = 0; d + 1 < tables[i].path.size(); d++) {
+                            level = rt_fetch(tables[i].path[d], level->rtable)->subquery;
+                        }
+                        RangeTblEntry* rte = rt_fetch(tables[i].path.back(), level->rtable);
+                        rte->rtekind = RTE_CTE;
+                        rte->ctename = psprintf("%s%zu", kKeptToken, tables[i].source);
+                        rte->ctelevelsup = 0;
+                        rte->self_reference = false;
+                    }
                     continue;
                 }
                 Query* level =
@@ -1215,11 +1235,11 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
                 weight += " OPERATOR(pg_catalog.*) b.__pgt_sg" + std::to_string(++in_s);
             }
         }
-        region.branches.push_back(
-            branch_reading("SELECT " + std::string(in_s % 2 == 1 ? "1" : "-1") +
-                               "::pg_catalog.int8" + weight + " AS __pgt_w" + columns + " FROM (" +
-                               deparse_branch(q, entries, tables, states, {}, {}, "", true) + ") b",
-                           states, tables));
+        region.branches.push_back(branch_reading(
+            "SELECT " + std::string(in_s % 2 == 1 ? "1" : "-1") + "::pg_catalog.int8" + weight +
+                " AS __pgt_w" + columns + " FROM (" +
+                deparse_branch(q, entries, tables, states, {}, {}, "", true, &region.kept) + ") b",
+            states, tables));
     }
     for (std::size_t code = 1; !signs && code < branches; code++) {
         std::string states(n, 'c');
@@ -1232,7 +1252,7 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
         int sign = ((in_s + 1 + olds) % 2 == 0) ? 1 : -1;
         region.branches.push_back(branch_reading(
             "SELECT " + std::to_string(sign) + "::pg_catalog.int8 AS __pgt_w, b.* FROM (" +
-                deparse_branch(q, entries, tables, states) + ") b",
+                deparse_branch(q, entries, tables, states, {}, {}, "", false, &region.kept) + ") b",
             states, tables));
     }
     region.algebraic = true;
@@ -1263,6 +1283,20 @@ void filtering_quals(Node* n, std::vector<Node*>& out) {
     }
 }
 
+// The one table of the region that reads source s; nullptr when it is
+// read more than once (a self-join).
+const RegionTable* only_use(const std::vector<RegionTable>& tables, std::size_t s) {
+    const RegionTable* only = nullptr;
+    int uses = 0;
+    for (const RegionTable& t : tables) {
+        if (t.source == s) {
+            uses++;
+            only = &t;
+        }
+    }
+    return uses == 1 ? only : nullptr;
+}
+
 // Per source, the conditions its change images must meet to reach any
 // output row (tables read once at the top level only).
 std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTable>& tables,
@@ -1270,15 +1304,8 @@ std::vector<std::string> region_prefilters(Query* q, const std::vector<RegionTab
                                            const std::vector<SubquerySite>& sublinks) {
     std::vector<std::string> out(region.relids.size());
     for (std::size_t s = 0; s < region.relids.size(); s++) {
-        const RegionTable* only = nullptr;
-        int uses = 0;
-        for (const RegionTable& t : tables) {
-            if (t.source == s) {
-                uses++;
-                only = &t;
-            }
-        }
-        if (uses != 1) {
+        const RegionTable* only = only_use(tables, s);
+        if (only == nullptr) {
             continue;
         }
         // A table of a WHERE subquery: that subquery's own conditions; of
@@ -1365,6 +1392,112 @@ std::string narrowed_query(Query* q, const std::vector<TargetEntry*>& keys) {
     }
     return with_pinned_search_path(
         [&] { return std::string(pg_call([&] { return pg_get_querydef(c, false); })); });
+}
+
+// Per source: the kept copy it may have (ir::KeptCopy without a table;
+// `from` "" for none). A candidate is a table read once, in the FROM of
+// a query without outer joins, subqueries or grouping sets (or of a
+// derived table of it, a plain inner join), whose
+// prefilter is not empty and whose own conditions are all immutable (the
+// copy must not go stale while the table stands still), and which another
+// table is probed by on a column with a btree equality (the copy's index).
+std::vector<ir::KeptCopy> kept_candidates(Query* q, const std::vector<RegionTable>& tables,
+                                          const RegionShape& region, bool plain) {
+    std::vector<ir::KeptCopy> out(region.relids.size());
+    if (!plain || g_kept_copy_fraction <= 0) {
+        return out;
+    }
+    std::string text = with_pinned_search_path(
+        [&] { return std::string(pg_call([&] { return pg_get_querydef(q, false); })); });
+    if (text.find(kKeptToken) != std::string::npos) {
+        return out;  // the token could not be told from the query's own text
+    }
+    for (std::size_t s = 0; s < region.relids.size(); s++) {
+        const RegionTable* only = only_use(tables, s);
+        if (only == nullptr || only->sublink >= 0 || s >= region.prefilters.size() ||
+            region.prefilters[s].empty()) {
+            continue;
+        }
+        // Its level: the query, or the (plain inner join) derived table
+        // holding it; its own conditions are that level's.
+        Query* level = q;
+        for (std::size_t d = 0; d + 1 < only->path.size(); d++) {
+            level = rt_fetch(only->path[d], level->rtable)->subquery;
+        }
+        std::vector<Node*> quals;
+        filtering_quals(reinterpret_cast<Node*>(level->jointree), quals);
+        Index rtindex = only->path.back();
+        const RangeTblEntry* rte = rt_fetch(rtindex, level->rtable);
+        bool mutable_conditions = pg_call([&] {
+            for (Node* qual : quals) {
+                List* conj = make_ands_implicit(reinterpret_cast<Expr*>(qual));
+                ListCell* lc;
+                foreach (lc, conj) {
+                    Node* c = static_cast<Node*>(lfirst(lc));
+                    Bitmapset* used = pull_varnos(nullptr, c);
+                    if (bms_is_member(static_cast<int>(rtindex), used) &&
+                        bms_num_members(used) == 1 && contain_mutable_functions(c)) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        });
+        if (mutable_conditions || rte->rtekind != RTE_RELATION ||
+            (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE)) {
+            continue;
+        }
+        // What it is probed by: at the top level, region.equi_attnums; in a
+        // derived table, the equalities of that level.
+        std::vector<int> equi = region.equi_attnums[s];
+        if (only->path.size() > 1) {
+            for (Node* qual : quals) {
+                for_each_column_equality(qual, [&](const Var* a, const Var* b) {
+                    for (const Var* v : {a, b}) {
+                        if (v->varno == static_cast<int>(rtindex) && v->varlevelsup == 0) {
+                            equi.push_back(v->varattno);
+                        }
+                    }
+                });
+            }
+        }
+        for (int attnum : equi) {
+            // The type's btree equality, printed schema-qualified ("" if none).
+            const char* equal = pg_call([&]() -> const char* {
+                Oid type = get_atttype(rte->relid, static_cast<AttrNumber>(attnum));
+                TypeCacheEntry* tc =
+                    lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_BTREE_OPFAMILY);
+                if (!OidIsValid(tc->eq_opr) || !OidIsValid(tc->btree_opf)) {
+                    return "";
+                }
+                HeapTuple tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+                if (!HeapTupleIsValid(tup)) {
+                    return "";
+                }
+                auto* op = reinterpret_cast<Form_pg_operator>(GETSTRUCT(tup));
+                char* printed = psprintf("OPERATOR(%s.%s)",
+                                         quote_identifier(get_namespace_name(op->oprnamespace)),
+                                         NameStr(op->oprname));
+                ReleaseSysCache(tup);
+                return printed;
+            });
+            std::pair<std::string, std::string> probe;
+            if (*equal != '\0') {
+                probe.second = equal;
+                probe.first = pg_call([&] {
+                    return quote_identifier(
+                        get_attname(rte->relid, static_cast<AttrNumber>(attnum), false));
+                });
+            }
+            if (!probe.first.empty()) {
+                out[s].probe_column = probe.first;
+                out[s].probe_equal = probe.second;
+                out[s].from = (rte->inh ? "" : "ONLY ") + quoted_relation_name(rte->relid);
+                break;
+            }
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -1575,7 +1708,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     auto add = [&](const std::string& states, const std::string& modes) {
         auto push = [&](const std::vector<Padding>& padding) {
             region.branches.push_back(branch_reading(
-                deparse_branch(q, keys, tables, states, outer, padding, modes), states, tables));
+                deparse_branch(q, keys, tables, states, outer, padding, modes, false, &region.kept),
+                states, tables));
         };
         std::vector<std::vector<Padding>> ways = ways_of(states);
         std::vector<std::size_t> pick(outer.size(), 0);
@@ -1652,6 +1786,11 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
                                    "; fewer tables or outer joins)";
         return true;
     }
+    region.equi_attnums.resize(region.relids.size());
+    QualsCtx ctx{&tables, &region};
+    pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
+    region.prefilters = region_prefilters(q, tables, region, sublinks);
+    region.kept = kept_candidates(q, tables, region, outer.empty() && sublinks.empty() && !gsets);
     for (std::size_t b = 0; b < all_states.size(); b++) {
         add(all_states[b], all_modes[b]);
     }
@@ -1665,11 +1804,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         }
         region.query = grouping_sets_union(q, sets);
     }
-    region.equi_attnums.resize(region.relids.size());
-    QualsCtx ctx{&tables, &region};
-    pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
     region.present = true;
-    region.prefilters = region_prefilters(q, tables, region, sublinks);
     if (outer.empty() && !gsets && sublinks.empty()) {
         (void)algebraic_region(q, keys, keys_look_alike(q, out.identity.key_columns), tables,
                                region);

@@ -382,6 +382,7 @@ void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
         drop_one(spi, d, cascade);
     }
     detach_frontiers(spi, row.pgt_id);
+    drop_kept_copies(spi, row.pgt_id);
     spi.exec("DROP TABLE " + quoted_relation_name(row.relid) + (cascade ? " CASCADE" : ""));
     catalog::delete_stream_table(spi, row.pgt_id);
 }

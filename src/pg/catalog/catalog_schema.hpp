@@ -78,6 +78,14 @@ inline constexpr ColumnDef kFrontierColumns[] = {
     {4, "own_xid", "xid8"},  {5, "own_seq", "bigint"},   {6, "seq_seen", "bigint"},
 };
 
+inline constexpr const char* kKept = "pgt_kept";
+inline constexpr ColumnDef kKeptColumns[] = {
+    {1, "pgt_id", "bigint"},
+    {2, "source_pos", "integer"},
+    {3, "copy_relid", "oid"},
+    {4, "valid", "boolean"},
+};
+
 // Prefix of every column the extension adds to a stream table; user
 // queries may not produce columns with it.
 inline constexpr const char* kReservedColumnPrefix = "__pgt_";

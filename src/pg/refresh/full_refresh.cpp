@@ -95,6 +95,12 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     std::string sql =
         diff::full_diff_sql(outs, identity_target(st), query, row_id_expression(st, "q"));
     RefreshResult r{"FULL"};
+    // Kept copies did not take this window's change: rebuilt by the next
+    // DIFFERENTIAL refresh.
+    catalog::exec_as_owner(spi,
+                           "UPDATE pgtrickle.pgt_kept SET valid = false WHERE pgt_id "
+                           "OPERATOR(pg_catalog.=) $1 AND valid",
+                           {int8_param(st.pgt_id)});
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         pin_refresh_memory();
@@ -195,6 +201,48 @@ std::optional<SpiRows> with_fallback(Spi& spi, const RefreshSnapshot& rs, const 
     return fallback();
 }
 
+// Brings the kept copies (diff::KeptStep) to the refresh snapshot before
+// the main statement reads them: an invalid copy is rebuilt from its
+// table, a valid one takes its source's change (when the source has one);
+// a change that finds a copy to delete missing (never expected) rebuilds
+// it too, so a copy is never trusted past an inconsistency.
+void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
+                 const std::vector<diff::KeptStep>& kept, uint64_t changed) {
+    if (kept.empty()) {
+        return;
+    }
+    SpiRows valid = spi.query(
+        "SELECT k.source_pos FROM pgtrickle.pgt_kept k WHERE k.pgt_id OPERATOR(pg_catalog.=) $1 "
+        "AND k.valid",
+        {int8_param(st.pgt_id)});
+    for (const diff::KeptStep& k : kept) {
+        bool is_valid = false;
+        for (const auto& row : valid.rows) {
+            is_valid = is_valid || std::stoull(row.at(0).value()) == k.source;
+        }
+        if (is_valid && ((changed >> k.source) & 1) == 0) {
+            continue;
+        }
+        if (is_valid) {
+            SpiRows r = spi.query_at(rs.snapshot, k.apply, {}, true);
+            if (r.rows.at(0).at(0).value_or("f") == "t") {
+                continue;
+            }
+        }
+        spi.exec("TRUNCATE " + k.table);
+        spi.query_at(rs.snapshot, k.rebuild);
+        spi.exec("ANALYZE " + k.table);
+        if (!is_valid) {
+            catalog::exec_as_owner(
+                spi,
+                "UPDATE pgtrickle.pgt_kept SET valid = true WHERE pgt_id "
+                "OPERATOR(pg_catalog.=) $1 AND source_pos "
+                "OPERATOR(pg_catalog.=) $2",
+                {int8_param(st.pgt_id), int8_param(static_cast<int64_t>(k.source))});
+        }
+    }
+}
+
 // The delta statement over every window: one block of five parameters per
 // window, in captured_sources_of order (diff::window_predicate's base).
 RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
@@ -233,6 +281,10 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
             reads_new |= b.new_sources;
             reads_delta |= b.delta_sources;
         }
+        for (const diff::KeptStep& k : program.kept) {
+            reads_delta |= uint64_t{1} << k.source;  // the copy's change
+        }
+        uint64_t changed = 0;  // sources with images of either kind
         auto kept = [](uint64_t mask, std::size_t source, std::string name) {
             return (mask >> source) & 1 ? name : std::string();
         };
@@ -249,9 +301,11 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
                 has_old |= olds > 0 ? uint64_t{1} << step.source : 0;
                 has_new |= news > 0 ? uint64_t{1} << step.source : 0;
             }
+            changed = has_old | has_new;
             return diff::main_statement(program, has_old, has_new);
         };
         std::string main = register_steps(program.images);
+        keep_copies(spi, st, rs, program.kept, changed);
         // With images, plan for their sizes each time.
         bool replan = !program.images.empty();
         std::optional<SpiRows> counts;

@@ -46,4 +46,7 @@ RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
 // captures and st.delta_sql. Call before the FULL refresh that populates.
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
 
+// Drops the stream table's kept copies and their catalog rows.
+void drop_kept_copies(Spi& spi, int64_t pgt_id);
+
 }  // namespace pgt::pg

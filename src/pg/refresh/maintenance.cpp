@@ -21,6 +21,7 @@
 #include "pg/cdc/frontier.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/storage.hpp"
+#include "pg/scheduler/settings.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -33,6 +34,10 @@ extern "C" {
 namespace pgt::pg {
 
 namespace {
+
+// A table under this many rows (pg_class.reltuples) gets no kept copy
+// unless pg_trickle.kept_copy_fraction is 1: probing it is cheap already.
+constexpr double kKeptCopyMinRows = 10000;
 
 ir::ScanFilterProject scan_ir(const AnalyzedQuery& q, const CaptureSource& src) {
     ir::ScanFilterProject scan;
@@ -131,6 +136,82 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
     return diff::join_rescan_sql(j, identity_target(st));
 }
 
+// Whether a kept copy of candidate source `relid` pays: the planner's
+// estimate of the rows its filter keeps against the table's size.
+bool kept_copy_pays(Spi& spi, Oid relid, const ir::KeptCopy& k, const std::string& prefilter) {
+    if (g_kept_copy_fraction >= 1) {
+        return true;
+    }
+    std::optional<std::string> tuples = spi.scalar(
+        "SELECT c.reltuples::pg_catalog.float8 FROM pg_catalog.pg_class c WHERE c.oid "
+        "OPERATOR(pg_catalog.=) $1",
+        {oid_param(relid)});
+    double all = tuples ? std::stod(*tuples) : -1;
+    if (all < kKeptCopyMinRows) {
+        return false;  // small (or never analyzed): probes are cheap already
+    }
+    SpiRows plan = spi.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + k.from + " " +
+                             ir::kImageAlias + " WHERE " + prefilter);
+    const std::string& text = plan.rows.at(0).at(0).value();
+    std::size_t at = text.find("\"Plan Rows\":");
+    if (at == std::string::npos) {
+        return false;
+    }
+    double kept = std::stod(text.substr(at + 12));
+    return kept <= g_kept_copy_fraction * all;
+}
+
+// The source's kept copy, created empty (invalid): named by stream table
+// and source position in pgtrickle_changes, owned by the stream table's
+// owner (its refreshes fill it), not readable by PUBLIC.
+std::string create_kept_copy(Spi& spi, const catalog::StreamTableRow& st, std::size_t pos,
+                             const ir::RegionSource& src) {
+    std::string table = "pgtrickle_changes." + quote_ident("pgt_kept_" + std::to_string(st.pgt_id) +
+                                                           "_" + std::to_string(pos));
+    std::string cols;
+    for (const ir::SourceColumn& c : src.columns) {
+        cols += (cols.empty() ? "" : ", ") + std::string(ir::kImageAlias) + "." + c.name;
+    }
+    catalog::exec_as_owner(spi, "CREATE TABLE " + table + " AS SELECT " + cols + " FROM " +
+                                    src.kept.from + " " + ir::kImageAlias + " WITH NO DATA");
+    catalog::exec_as_owner(spi, "CREATE INDEX ON " + table + " (" + src.kept.probe_column + ")");
+    catalog::exec_as_owner(spi, "REVOKE ALL ON " + table + " FROM PUBLIC");
+    Oid owner = relation_owner(st.relid);
+    std::string role = pg_call([&] { return quote_identifier(GetUserNameFromId(owner, false)); });
+    catalog::exec_as_owner(spi, "ALTER TABLE " + table + " OWNER TO " + role);
+    catalog::exec_as_owner(
+        spi,
+        "INSERT INTO pgtrickle.pgt_kept (pgt_id, source_pos, copy_relid) "
+        "VALUES ($1, $2, $3::pg_catalog.regclass)",
+        {int8_param(st.pgt_id), int8_param(static_cast<int64_t>(pos)), text_param(table)});
+    return table;
+}
+
+// Every kept copy: decided, created, and the branches' names for the
+// candidates replaced by the copy or by the table itself.
+void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                 ir::JoinRegion& r) {
+    for (std::size_t i = 0; i < r.sources.size() && i < q.region.kept.size(); i++) {
+        const ir::KeptCopy& k = q.region.kept[i];
+        if (k.from.empty()) {
+            continue;
+        }
+        std::string token = std::string(kKeptToken) + std::to_string(i) + " ";
+        std::string name = k.from;
+        if (kept_copy_pays(spi, q.region.relids[i], k, r.sources[i].prefilter)) {
+            r.sources[i].kept = k;
+            r.sources[i].kept.table = create_kept_copy(spi, st, i, r.sources[i]);
+            name = r.sources[i].kept.table;
+        }
+        for (ir::RegionBranch& b : r.branches) {
+            for (std::size_t at = b.sql.find(token); at != std::string::npos;
+                 at = b.sql.find(token, at + name.size() + 1)) {
+                b.sql.replace(at, token.size(), name + " ");
+            }
+        }
+    }
+}
+
 std::vector<std::pair<std::string, std::string>> aux_of(const ir::AlgebraicGroup& a) {
     std::vector<std::pair<std::string, std::string>> aux;
     for (const diff::AuxColumn& c : diff::aux_columns(a)) {
@@ -152,13 +233,15 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         grant_buffer_read(spi, st.relid, src);
         order.emplace_back(src.source_id, r.sources.size());
         r.sources.push_back({src.buffer, 0, source_columns(relid, attnums),
-                             i < q.region.prefilters.size() ? q.region.prefilters[i] : ""});
+                             i < q.region.prefilters.size() ? q.region.prefilters[i] : "",
+                             ir::KeptCopy{}});
     }
     std::sort(order.begin(), order.end());
     for (std::size_t w = 0; w < order.size(); w++) {
         r.sources[order[w].second].window = static_cast<int>(w);
     }
     r.branches = q.region.branches;
+    keep_copies(spi, st, q, r);
     r.query = q.region.query.empty() ? q.effective : q.region.query;
     for (const OutputColumn& c : q.columns) {
         r.outputs.push_back(quote_ident(c.name));
@@ -214,8 +297,25 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
 
 }  // namespace
 
+void drop_kept_copies(Spi& spi, int64_t pgt_id) {
+    SpiRows rows = spi.query(
+        "SELECT c.oid::pg_catalog.regclass::pg_catalog.text FROM pgtrickle.pgt_kept k JOIN "
+        "pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) k.copy_relid WHERE k.pgt_id "
+        "OPERATOR(pg_catalog.=) $1",
+        {int8_param(pgt_id)});
+    for (const auto& row : rows.rows) {
+        if (row.at(0)) {
+            catalog::exec_as_owner(spi, "DROP TABLE IF EXISTS " + *row.at(0));
+        }
+    }
+    catalog::exec_as_owner(spi,
+                           "DELETE FROM pgtrickle.pgt_kept WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                           {int8_param(pgt_id)});
+}
+
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     detach_frontiers(spi, st.pgt_id);
+    drop_kept_copies(spi, st.pgt_id);
     st.delta_sql.reset();
     bool algebraic = q.region.present ? q.region.algebraic
                                       : !q.join.present && q.scan.grouped && q.scan.algebraic;

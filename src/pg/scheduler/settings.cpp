@@ -23,6 +23,7 @@ bool g_diamond_atomic = true;
 int g_history_retention_seconds = 7 * 86400;
 int g_max_grouping_set_branches = 64;
 bool g_drive_from_changes = true;
+double g_kept_copy_fraction = 0.2;
 
 namespace {
 
@@ -95,6 +96,15 @@ void define_scheduler_settings() {
         "changed table joined to only one other table of its FROM is joined to it in a derived "
         "table of their own, so PostgreSQL cannot join the other tables first on a misestimate.",
         &g_drive_from_changes, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomRealVariable(
+        "pg_trickle.kept_copy_fraction",
+        "Largest estimated share of a joined table's rows its filter may keep for DIFFERENTIAL "
+        "refreshes to keep a copy of those rows.",
+        "Read when a DIFFERENTIAL stream table over a join is created or given a new query or "
+        "mode. Delta statements probe the copy (only the rows that pass the table's own "
+        "conditions, only the columns the query reads) instead of the table. 0: no copies; 1: "
+        "a copy for every filtered table, also tables under 10000 rows.",
+        &g_kept_copy_fraction, 0.2, 0, 1, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 

@@ -15,6 +15,7 @@ extern int g_history_retention_seconds;  // pg_trickle.history_retention (0: kee
 extern int g_max_grouping_set_branches;  // pg_trickle.max_grouping_set_branches (analysis)
 extern int g_refresh_work_mem_kb;        // pg_trickle.refresh_work_mem (-1: work_mem as is)
 extern bool g_drive_from_changes;        // pg_trickle.drive_joins_from_changes
+extern double g_kept_copy_fraction;      // pg_trickle.kept_copy_fraction
 extern double g_delta_random_page_cost;  // pg_trickle.delta_random_page_cost (-1: as is)
 
 void define_scheduler_settings();
