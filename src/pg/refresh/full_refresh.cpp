@@ -201,26 +201,36 @@ std::optional<SpiRows> with_fallback(Spi& spi, const RefreshSnapshot& rs, const 
     return fallback();
 }
 
-// Brings the kept copies (diff::KeptStep) to the refresh snapshot before
-// the main statement reads them: an invalid copy is rebuilt from its
-// table, a valid one takes its source's change (when the source has one);
-// a change that finds a copy to delete missing (never expected) rebuilds
-// it too, so a copy is never trusted past an inconsistency.
-void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
-                 const std::vector<diff::KeptStep>& kept, uint64_t changed) {
+// Bits of the sources whose kept copies are valid (pgtrickle.pgt_kept).
+uint64_t valid_copies(Spi& spi, const catalog::StreamTableRow& st,
+                      const std::vector<diff::KeptStep>& kept) {
     if (kept.empty()) {
-        return;
+        return 0;
     }
     SpiRows valid = spi.query(
         "SELECT k.source_pos FROM pgtrickle.pgt_kept k WHERE k.pgt_id OPERATOR(pg_catalog.=) $1 "
         "AND k.valid",
         {int8_param(st.pgt_id)});
+    uint64_t out = 0;
+    for (const auto& row : valid.rows) {
+        out |= uint64_t{1} << std::stoull(row.at(0).value());
+    }
+    return out;
+}
+
+// Brings the kept copies (diff::KeptStep) to the refresh snapshot before
+// the main statement reads them. A valid copy takes its source's change
+// (when the source has one). An invalid one is rebuilt from its table
+// only when this refresh may read it (another source changed): a copy of
+// a table only its own changes reach is never built. A change that finds
+// a copy to delete missing (never expected) rebuilds it too, so a copy
+// is never trusted past an inconsistency.
+void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
+                 const std::vector<diff::KeptStep>& kept, uint64_t valid, uint64_t changed) {
     for (const diff::KeptStep& k : kept) {
-        bool is_valid = false;
-        for (const auto& row : valid.rows) {
-            is_valid = is_valid || std::stoull(row.at(0).value()) == k.source;
-        }
-        if (is_valid && ((changed >> k.source) & 1) == 0) {
+        const uint64_t bit = uint64_t{1} << k.source;
+        const bool is_valid = (valid & bit) != 0;
+        if (is_valid && (changed & bit) == 0) {
             continue;
         }
         if (is_valid) {
@@ -228,6 +238,8 @@ void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnaps
             if (r.rows.at(0).at(0).value_or("f") == "t") {
                 continue;
             }
+        } else if ((changed & ~bit) == 0) {
+            continue;  // not read by this refresh: stays invalid
         }
         spi.exec("TRUNCATE " + k.table);
         spi.query_at(rs.snapshot, k.rebuild);
@@ -236,8 +248,7 @@ void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnaps
             catalog::exec_as_owner(
                 spi,
                 "UPDATE pgtrickle.pgt_kept SET valid = true WHERE pgt_id "
-                "OPERATOR(pg_catalog.=) $1 AND source_pos "
-                "OPERATOR(pg_catalog.=) $2",
+                "OPERATOR(pg_catalog.=) $1 AND source_pos OPERATOR(pg_catalog.=) $2",
                 {int8_param(st.pgt_id), int8_param(static_cast<int64_t>(k.source))});
         }
     }
@@ -281,9 +292,9 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
             reads_new |= b.new_sources;
             reads_delta |= b.delta_sources;
         }
-        for (const diff::KeptStep& k : program.kept) {
-            reads_delta |= uint64_t{1} << k.source;  // the copy's change
-        }
+        // A valid copy takes its source's change from the signed images.
+        const uint64_t valid = valid_copies(spi, st, program.kept);
+        reads_delta |= valid;
         uint64_t changed = 0;  // sources with images of either kind
         auto kept = [](uint64_t mask, std::size_t source, std::string name) {
             return (mask >> source) & 1 ? name : std::string();
@@ -305,7 +316,7 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
             return diff::main_statement(program, has_old, has_new);
         };
         std::string main = register_steps(program.images);
-        keep_copies(spi, st, rs, program.kept, changed);
+        keep_copies(spi, st, rs, program.kept, valid, changed);
         // With images, plan for their sizes each time.
         bool replan = !program.images.empty();
         std::optional<SpiRows> counts;
