@@ -122,6 +122,10 @@ const std::vector<std::pair<std::string, std::string>> kQueries = {
     {"kq_derived",
      "SELECT x.k, sum(x.z) AS s, count(*) AS n FROM (SELECT a.k, a.z, b.w FROM ka a JOIN kb b "
      "ON a.k = b.k WHERE b.w < 4) x, kc c WHERE c.j = x.w GROUP BY x.k"},
+    // LIKE with a constant pattern filters images and copies
+    {"kq_like",
+     "SELECT b.u, count(*) AS n, sum(a.v) AS s FROM ka a JOIN kb b ON a.k = b.k WHERE a.t LIKE "
+     "'a_' AND a.t NOT LIKE '%3' AND b.u ILIKE 'B%' GROUP BY b.u"},
     // DISTINCT, filters on all three
     {"kq_distinct",
      "SELECT DISTINCT a.t, c.x FROM ka a JOIN kb b ON b.k = a.k JOIN kc c ON c.j = b.j WHERE "
@@ -183,6 +187,7 @@ TEST_F(DifferentialKeptCopy, copies_follow_random_changes_exactly) {
     EXPECT_EQ(copies("kq_rows"), "1:false");
     EXPECT_EQ(copies("kq_distinct"), "0:false,1:false,2:false");
     EXPECT_EQ(copies("kq_derived"), "1:false");
+    EXPECT_EQ(copies("kq_like"), "0:false,1:false");
     uint64_t seed = std::random_device{}();
     if (const char* s = std::getenv("PGT_PROPERTY_SEED")) {
         seed = std::stoull(s);

@@ -700,6 +700,32 @@ bool safe_operator(Oid opno) {
     return get_func_leakproof(get_opcode(opno)) || get_op_btree_interpretation(opno) != NIL;
 }
 
+// [NOT] [I]LIKE with a constant pattern: whether it raises depends on the
+// pattern alone (a bad escape), so it raises for every row or for none,
+// the images' as the query's own.
+bool like_with_constant_pattern(const OpExpr* op) {
+    switch (get_opcode(op->opno)) {
+        case F_TEXTLIKE:
+        case F_TEXTNLIKE:
+        case F_NAMELIKE:
+        case F_NAMENLIKE:
+        case F_BPCHARLIKE:
+        case F_BPCHARNLIKE:
+        case F_TEXTICLIKE:
+        case F_TEXTICNLIKE:
+        case F_BPCHARICLIKE:
+        case F_BPCHARICNLIKE:
+            break;
+        default:
+            return false;
+    }
+    const Node* pattern = static_cast<const Node*>(lsecond(op->args));
+    while (IsA(pattern, RelabelType)) {
+        pattern = reinterpret_cast<const Node*>(castNode(RelabelType, pattern)->arg);
+    }
+    return IsA(pattern, Const);
+}
+
 // True when node applies something to columns that might raise.
 bool may_raise_walker(Node* node, void* ctx) {
     if (node == nullptr) {
@@ -719,7 +745,8 @@ bool may_raise_walker(Node* node, void* ctx) {
         case T_OpExpr:
         case T_DistinctExpr:
         case T_NullIfExpr:
-            if (contain_var_clause(node) && !safe_operator(castNode(OpExpr, node)->opno)) {
+            if (contain_var_clause(node) && !safe_operator(castNode(OpExpr, node)->opno) &&
+                !(IsA(node, OpExpr) && like_with_constant_pattern(castNode(OpExpr, node)))) {
                 return true;
             }
             break;
