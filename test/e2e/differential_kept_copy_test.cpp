@@ -257,6 +257,12 @@ TEST_F(DifferentialKeptCopy, copies_live_and_die_with_their_stream_table) {
     EXPECT_EQ(copies("kq_rows"), "1:false");
     std::string copy = db->scalar("SELECT copy_relid::regclass::text FROM pgtrickle.pgt_kept");
     EXPECT_EQ(copy, "pgtrickle_changes.pgt_kept_1_1");
+    // kb is joined by k (to ka) and by j (to kc): an index on each.
+    EXPECT_EQ(db->scalar("SELECT string_agg(a.attname, ',' ORDER BY a.attname) FROM pg_index i "
+                         "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = "
+                         "i.indkey[0] WHERE i.indrelid = $1::regclass",
+                         {copy}),
+              "j,k");
     // Owned by the stream table's owner, nothing for PUBLIC.
     EXPECT_EQ(db->scalar("SELECT relacl IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
                          "aclexplode(relacl) a WHERE a.grantee = 0) FROM pg_class WHERE oid = "

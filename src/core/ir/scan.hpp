@@ -155,6 +155,9 @@ struct KeptCopy {
     std::string from;          // the table as the query reads it ("ONLY "?, qualified)
     std::string probe_column;  // quoted column the copy is searched by (indexed)
     std::string probe_equal;   // its equality, OPERATOR(schema.=)
+    // Every column another table is joined to it by (quoted; probe_column
+    // first): each gets an index.
+    std::vector<std::string> index_columns;
 };
 
 struct RegionSource {

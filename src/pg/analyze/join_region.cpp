@@ -1481,19 +1481,23 @@ std::vector<ir::KeptCopy> kept_candidates(Query* q, const std::vector<RegionTabl
                 ReleaseSysCache(tup);
                 return printed;
             });
-            std::pair<std::string, std::string> probe;
-            if (*equal != '\0') {
-                probe.second = equal;
-                probe.first = pg_call([&] {
-                    return quote_identifier(
-                        get_attname(rte->relid, static_cast<AttrNumber>(attnum), false));
-                });
+            if (*equal == '\0') {
+                continue;
             }
-            if (!probe.first.empty()) {
-                out[s].probe_column = probe.first;
-                out[s].probe_equal = probe.second;
+            std::string column = pg_call([&] {
+                return quote_identifier(
+                    get_attname(rte->relid, static_cast<AttrNumber>(attnum), false));
+            });
+            // Every such column is indexed (a probe by any of them); the
+            // first one also finds the rows a change deletes.
+            if (out[s].probe_column.empty()) {
+                out[s].probe_column = column;
+                out[s].probe_equal = equal;
                 out[s].from = (rte->inh ? "" : "ONLY ") + quoted_relation_name(rte->relid);
-                break;
+            }
+            if (std::find(out[s].index_columns.begin(), out[s].index_columns.end(), column) ==
+                out[s].index_columns.end()) {
+                out[s].index_columns.push_back(column);
             }
         }
     }

@@ -174,7 +174,9 @@ std::string create_kept_copy(Spi& spi, const catalog::StreamTableRow& st, std::s
     }
     catalog::exec_as_owner(spi, "CREATE TABLE " + table + " AS SELECT " + cols + " FROM " +
                                     src.kept.from + " " + ir::kImageAlias + " WITH NO DATA");
-    catalog::exec_as_owner(spi, "CREATE INDEX ON " + table + " (" + src.kept.probe_column + ")");
+    for (const std::string& column : src.kept.index_columns) {
+        catalog::exec_as_owner(spi, "CREATE INDEX ON " + table + " (" + column + ")");
+    }
     // Each column keeps its table's number of distinct values: a join to
     // the copy is then estimated as a join to the filtered table (joined
     // to a copy of 1,333 parts, 239,000 changed lineitems look like
