@@ -6,9 +6,11 @@
 // stream table equals its query; a FULL refresh leaves the copy invalid
 // and the next DIFFERENTIAL refresh rebuilds it.
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixture.hpp"
