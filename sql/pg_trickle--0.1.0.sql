@@ -72,7 +72,10 @@ CREATE TABLE pgtrickle.pgt_refresh_history (
     error_message  text,
     -- buffered source changes a refresh applied (AUTO stream tables; AUTO
     -- compares the cost per change with the last FULL refresh)
-    source_changes bigint
+    source_changes bigint,
+    -- time a DIFFERENTIAL refresh spent refilling kept copies (NULL if
+    -- none): AUTO's cost per change leaves it out
+    kept_refill_ms double precision
 );
 CREATE INDEX ON pgtrickle.pgt_refresh_history (pgt_id, refresh_id);
 CREATE INDEX ON pgtrickle.pgt_refresh_history (end_time);  -- pruning (history_retention)

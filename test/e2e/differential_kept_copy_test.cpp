@@ -300,6 +300,53 @@ TEST_F(DifferentialKeptCopy, copies_live_and_die_with_their_stream_table) {
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_kept"), "0");
 }
 
+// A DIFFERENTIAL refresh that refills copies records the time it took, and
+// AUTO's cost per change leaves it out: after a FULL refresh (AUTO's
+// choice) the next DIFFERENTIAL one pays a refill that is not the change's.
+TEST_F(DifferentialKeptCopy, auto_leaves_the_refill_out_of_its_cost_per_change) {
+    auto refill = [&] {
+        return db->scalar(
+            "SELECT coalesce((kept_refill_ms > 0)::text, 'none') FROM "
+            "pgtrickle.pgt_refresh_history ORDER BY refresh_id DESC LIMIT 1");
+    };
+    create("kq_sum", kQueries[0].second);
+    db->exec("UPDATE ka SET v = 2 WHERE id = 5; UPDATE kb SET w = 2 WHERE id = 5");
+    EXPECT_TRUE(refreshed_ok("kq_sum"));
+    EXPECT_EQ(refill(), "true");  // both copies filled
+    db->exec("UPDATE ka SET v = 3 WHERE id = 5; UPDATE kb SET w = 3 WHERE id = 5");
+    EXPECT_TRUE(refreshed_ok("kq_sum"));
+    EXPECT_EQ(refill(), "none");  // both valid: the changes applied
+
+    db->exec("SET pg_trickle.kept_copy_fraction = 1");
+    db->exec("SELECT pgtrickle.create_stream_table('kq_auto', $1, refresh_mode => 'AUTO')",
+             {kQueries[0].second});
+    db->exec("RESET pg_trickle.kept_copy_fraction");
+    auto fake = [&](const char* action, int ms, int changes, const char* refill_ms) {
+        db->exec(
+            "INSERT INTO pgtrickle.pgt_refresh_history (pgt_id, action, status, initiated_by, "
+            "start_time, end_time, source_changes, kept_refill_ms) SELECT pgt_id, $1, 'SUCCESS', "
+            "'MANUAL', now(), now() + $2::int * interval '1 ms', $3::bigint, $4::float8 FROM "
+            "pgtrickle.pgt_stream_tables WHERE pgt_name = 'kq_auto'",
+            {action, std::to_string(ms), std::to_string(changes), refill_ms});
+    };
+    // FULL at 100 ms; the last DIFFERENTIAL took 1000 ms for 50 changes, 995
+    // of them refilling: 0.1 ms per change, so 10 changes go DIFFERENTIAL
+    // (counting the refill, 20 ms per change: FULL).
+    for (int i = 0; i < 3; i++) {
+        fake("FULL", 100, 0, "0");
+    }
+    fake("DIFFERENTIAL", 1000, 50, "995");
+    db->exec("UPDATE ka SET z = z + 1 WHERE id <= 10");
+    EXPECT_TRUE(refreshed_ok("kq_auto"));
+    EXPECT_EQ(refill(), "true");  // copies filled, the time left out next time
+    // The same without a refill: 25 ms per change from the last two, FULL.
+    fake("DIFFERENTIAL", 1000, 50, "0");
+    db->exec("UPDATE ka SET z = z + 1 WHERE id <= 10");
+    refresh("kq_auto");
+    EXPECT_EQ(last_action("kq_auto"), "FULL");
+    EXPECT_MATCHES_QUERY(*db, "kq_auto");
+}
+
 // By default small tables and unfiltered ones get no copy; 0 turns copies off.
 TEST_F(DifferentialKeptCopy, only_large_filtered_tables_get_copies_by_default) {
     db->exec(

@@ -51,6 +51,7 @@ struct HistoryRow {
     std::string start_time;  // timestamptz text, taken with clock_timestamp()
     std::optional<std::string> reason;
     std::optional<int64_t> source_changes;  // counted for AUTO stream tables
+    std::optional<double> kept_refill_ms;   // kept copies refilled (DIFFERENTIAL)
 };
 
 // Runs one statement as the catalog's owner (catalog writes, change buffers,

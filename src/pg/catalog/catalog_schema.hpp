@@ -61,6 +61,7 @@ inline constexpr ColumnDef kRefreshHistoryColumns[] = {
     {10, "reason", "text"},
     {11, "error_message", "text"},
     {12, "source_changes", "bigint"},
+    {13, "kept_refill_ms", "double precision"},
 };
 
 inline constexpr const char* kSources = "pgt_sources";

@@ -4,6 +4,7 @@
 // refresh snapshot; a DIFFERENTIAL refresh moves every frontier it read.
 #include "pg/refresh/full_refresh.hpp"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -153,10 +154,13 @@ AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
     in.source_rows = row[0] ? std::stod(*row[0]) : 0;
     in.full_ms = row[1] ? std::stod(*row[1]) : -1;
     in.since_diff = row[2] ? std::stoll(*row[2]) : 0;
-    // The last two measured DIFFERENTIAL refreshes (with changes).
+    // The last two measured DIFFERENTIAL refreshes (with changes), without
+    // the time they spent refilling kept copies (a cost a FULL refresh
+    // causes, not one of the change).
     SpiRows d = spi.query(
         "SELECT 1000 * pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) "
-        "h.start_time), h.source_changes FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id "
+        "h.start_time) OPERATOR(pg_catalog.-) COALESCE(h.kept_refill_ms, 0), h.source_changes "
+        "FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id "
         "OPERATOR(pg_catalog.=) $1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' AND h.action "
         "OPERATOR(pg_catalog.=) 'DIFFERENTIAL' AND h.source_changes > 0 ORDER BY h.refresh_id "
         "DESC LIMIT 2",
@@ -225,8 +229,12 @@ uint64_t valid_copies(Spi& spi, const catalog::StreamTableRow& st,
 // a table only its own changes reach is never built. A change that finds
 // a copy to delete missing (never expected) rebuilds it too, so a copy
 // is never trusted past an inconsistency.
-void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
-                 const std::vector<diff::KeptStep>& kept, uint64_t valid, uint64_t changed) {
+// Returns the milliseconds spent refilling copies (none: nullopt).
+std::optional<double> keep_copies(Spi& spi, const catalog::StreamTableRow& st,
+                                  const RefreshSnapshot& rs,
+                                  const std::vector<diff::KeptStep>& kept, uint64_t valid,
+                                  uint64_t changed) {
+    std::optional<double> refill_ms;
     for (const diff::KeptStep& k : kept) {
         const uint64_t bit = uint64_t{1} << k.source;
         const bool is_valid = (valid & bit) != 0;
@@ -241,9 +249,13 @@ void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnaps
         } else if ((changed & ~bit) == 0) {
             continue;  // not read by this refresh: stays invalid
         }
+        auto started = std::chrono::steady_clock::now();
         spi.exec("TRUNCATE " + k.table);
         spi.query_at(rs.snapshot, k.rebuild);
         spi.exec("ANALYZE " + k.table);
+        refill_ms = refill_ms.value_or(0) + std::chrono::duration<double, std::milli>(
+                                                std::chrono::steady_clock::now() - started)
+                                                .count();
         if (!is_valid) {
             catalog::exec_as_owner(
                 spi,
@@ -252,6 +264,7 @@ void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnaps
                 {int8_param(st.pgt_id), int8_param(static_cast<int64_t>(k.source))});
         }
     }
+    return refill_ms;
 }
 
 // The delta statement over every window: one block of five parameters per
@@ -316,7 +329,7 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
             return diff::main_statement(program, has_old, has_new);
         };
         std::string main = register_steps(program.images);
-        keep_copies(spi, st, rs, program.kept, valid, changed);
+        r.kept_refill_ms = keep_copies(spi, st, rs, program.kept, valid, changed);
         // With images, plan for their sizes each time.
         bool replan = !program.images.empty();
         std::optional<SpiRows> counts;
@@ -380,7 +393,8 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
     rs.close();
     catalog::record_history(
         spi, {st.pgt_id, r.action, initiated_by, r.rows_inserted, r.rows_deleted, start,
-              reason.empty() ? std::nullopt : std::optional(reason), r.source_changes});
+              reason.empty() ? std::nullopt : std::optional(reason), r.source_changes,
+              r.kept_refill_ms});
     return r;
 }
 

@@ -25,6 +25,7 @@ struct RefreshResult {
     int64_t rows_inserted = 0;
     int64_t rows_deleted = 0;
     std::optional<int64_t> source_changes;  // counted for AUTO stream tables
+    std::optional<double> kept_refill_ms;   // time spent refilling kept copies
 };
 
 // Takes the per-stream-table refresh lock (transaction-scoped advisory
