@@ -11,6 +11,8 @@
 //              the other tables now (every mix of before-images, so a row
 //              whose partner was changed or deleted in the same window is
 //              found: EC-01)
+//   (a table "now" is read from its kept copy where it has one,
+//    ir::KeptCopy: its filtered rows, kept exact by kept_steps)
 //   fresh: the defining query restricted to those keys (pushed down into
 //          the join and below GROUP BY by PostgreSQL)
 //   keyed (GROUP BY, DISTINCT): rescan apply of the touched identities

@@ -136,12 +136,6 @@ inline std::string key_slot(std::size_t j) {
     return "$" + std::to_string(kKeySlotBase + static_cast<int>(j));
 }
 
-// An inner join of several tables (optionally GROUP BY or DISTINCT),
-// maintained by recomputing the region of output rows whose identity key
-// some changed source row touches. The branches are the defining query's
-// FROM/WHERE with some tables replaced by the images of their changed rows
-// (CTEs __pgt_old_<i> and __pgt_new_<i>, i = index in `sources`), each
-// selecting the identity key expressions.
 // A kept copy of one source of a join region: the rows of the table that
 // pass its prefilter, only the columns the query reads, in a table of our
 // own with an index on each column another table is probed by. The
@@ -149,7 +143,8 @@ inline std::string key_slot(std::size_t j) {
 // is now (a probe into a copy of 1% of lineitem instead of lineitem).
 // Invariant: after a DIFFERENTIAL refresh the copy holds exactly those
 // rows of the table at the refresh snapshot (a multiset); any other
-// refresh leaves it invalid, and the next DIFFERENTIAL one rebuilds it.
+// refresh leaves it invalid, and the next DIFFERENTIAL refresh that reads
+// it refills it.
 struct KeptCopy {
     std::string table;         // quoted, schema-qualified copy ("": none)
     std::string from;          // the table as the query reads it ("ONLY "?, qualified)
@@ -160,6 +155,12 @@ struct KeptCopy {
     std::vector<std::string> index_columns;
 };
 
+// An inner join of several tables (optionally GROUP BY or DISTINCT),
+// maintained by recomputing the region of output rows whose identity key
+// some changed source row touches. The branches are the defining query's
+// FROM/WHERE with some tables replaced by the images of their changed rows
+// (CTEs __pgt_old_<i> and __pgt_new_<i>, i = index in `sources`), each
+// selecting the identity key expressions.
 struct RegionSource {
     std::string buffer;                 // quoted, schema-qualified change buffer
     int window = 0;                     // parameter block: $(5*window+1)..$(5*window+5)
