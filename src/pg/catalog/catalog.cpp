@@ -26,6 +26,7 @@ namespace {
 const std::string kSt = std::string(kSchema) + "." + kStreamTables;
 const std::string kDep = std::string(kSchema) + "." + kDependencies;
 const std::string kHist = std::string(kSchema) + "." + kRefreshHistory;
+const std::string kKeptTable = std::string(kSchema) + "." + kKept;
 
 }  // namespace
 
@@ -253,6 +254,58 @@ std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid) {
 
 std::string clock_now(Spi& spi) {
     return spi.scalar("SELECT pg_catalog.clock_timestamp()::pg_catalog.text").value();
+}
+
+void insert_kept_copy(Spi& spi, int64_t pgt_id, std::size_t source_pos, const std::string& table) {
+    exec_as_owner(
+        spi,
+        "INSERT INTO " + kKeptTable +
+            " (pgt_id, source_pos, copy_relid) VALUES ($1, $2, $3::pg_catalog.regclass)",
+        {int8_param(pgt_id), int8_param(static_cast<int64_t>(source_pos)), text_param(table)});
+}
+
+std::vector<std::string> kept_copy_tables(Spi& spi, int64_t pgt_id) {
+    SpiRows rows =
+        spi.query("SELECT c.oid::pg_catalog.regclass::pg_catalog.text FROM " + kKeptTable +
+                      " k JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) "
+                      "k.copy_relid WHERE k.pgt_id OPERATOR(pg_catalog.=) $1",
+                  {int8_param(pgt_id)});
+    std::vector<std::string> out;
+    for (const auto& row : rows.rows) {
+        out.push_back(row.at(0).value());
+    }
+    return out;
+}
+
+void delete_kept_copies(Spi& spi, int64_t pgt_id) {
+    exec_as_owner(spi, "DELETE FROM " + kKeptTable + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                  {int8_param(pgt_id)});
+}
+
+uint64_t valid_kept_copies(Spi& spi, int64_t pgt_id) {
+    SpiRows rows = spi.query("SELECT k.source_pos FROM " + kKeptTable +
+                                 " k WHERE k.pgt_id OPERATOR(pg_catalog.=) $1 AND k.valid",
+                             {int8_param(pgt_id)});
+    uint64_t out = 0;
+    for (const auto& row : rows.rows) {
+        out |= uint64_t{1} << std::stoull(row.at(0).value());
+    }
+    return out;
+}
+
+void set_kept_copy_valid(Spi& spi, int64_t pgt_id, std::size_t source_pos) {
+    exec_as_owner(spi,
+                  "UPDATE " + kKeptTable +
+                      " SET valid = true WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND source_pos "
+                      "OPERATOR(pg_catalog.=) $2",
+                  {int8_param(pgt_id), int8_param(static_cast<int64_t>(source_pos))});
+}
+
+void invalidate_kept_copies(Spi& spi, int64_t pgt_id) {
+    exec_as_owner(spi,
+                  "UPDATE " + kKeptTable +
+                      " SET valid = false WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND valid",
+                  {int8_param(pgt_id)});
 }
 
 }  // namespace pgt::pg::catalog

@@ -83,6 +83,15 @@ void set_health(Spi& spi, int64_t pgt_id, const std::string& status, int consecu
 // Stream tables whose defining query reads relid (directly).
 std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid);
 
+// Kept copies of a stream table's join sources (pgtrickle.pgt_kept): a
+// new copy starts invalid; valid ones are a bit per source position.
+void insert_kept_copy(Spi& spi, int64_t pgt_id, std::size_t source_pos, const std::string& table);
+std::vector<std::string> kept_copy_tables(Spi& spi, int64_t pgt_id);  // those still there
+void delete_kept_copies(Spi& spi, int64_t pgt_id);
+uint64_t valid_kept_copies(Spi& spi, int64_t pgt_id);
+void set_kept_copy_valid(Spi& spi, int64_t pgt_id, std::size_t source_pos);
+void invalidate_kept_copies(Spi& spi, int64_t pgt_id);
+
 // Current clock time as timestamptz text (for history start times).
 std::string clock_now(Spi& spi);
 

@@ -92,16 +92,15 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
             query = p.full_query;
             outs.insert(outs.end(), p.full_aux.begin(), p.full_aux.end());
         }
+        // Kept copies do not take this window's change: refilled by the
+        // next DIFFERENTIAL refresh that reads them.
+        if (!p.kept.empty()) {
+            catalog::invalidate_kept_copies(spi, st.pgt_id);
+        }
     }
     std::string sql =
         diff::full_diff_sql(outs, identity_target(st), query, row_id_expression(st, "q"));
     RefreshResult r{"FULL"};
-    // Kept copies did not take this window's change: rebuilt by the next
-    // DIFFERENTIAL refresh.
-    catalog::exec_as_owner(spi,
-                           "UPDATE pgtrickle.pgt_kept SET valid = false WHERE pgt_id "
-                           "OPERATOR(pg_catalog.=) $1 AND valid",
-                           {int8_param(st.pgt_id)});
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         pin_refresh_memory();
@@ -205,23 +204,6 @@ std::optional<SpiRows> with_fallback(Spi& spi, const RefreshSnapshot& rs, const 
     return fallback();
 }
 
-// Bits of the sources whose kept copies are valid (pgtrickle.pgt_kept).
-uint64_t valid_copies(Spi& spi, const catalog::StreamTableRow& st,
-                      const std::vector<diff::KeptStep>& kept) {
-    if (kept.empty()) {
-        return 0;
-    }
-    SpiRows valid = spi.query(
-        "SELECT k.source_pos FROM pgtrickle.pgt_kept k WHERE k.pgt_id OPERATOR(pg_catalog.=) $1 "
-        "AND k.valid",
-        {int8_param(st.pgt_id)});
-    uint64_t out = 0;
-    for (const auto& row : valid.rows) {
-        out |= uint64_t{1} << std::stoull(row.at(0).value());
-    }
-    return out;
-}
-
 // Brings the kept copies (diff::KeptStep) to the refresh snapshot before
 // the main statement reads them. A valid copy takes its source's change
 // (when the source has one). An invalid one is rebuilt from its table
@@ -257,11 +239,7 @@ std::optional<double> keep_copies(Spi& spi, const catalog::StreamTableRow& st,
                                                 std::chrono::steady_clock::now() - started)
                                                 .count();
         if (!is_valid) {
-            catalog::exec_as_owner(
-                spi,
-                "UPDATE pgtrickle.pgt_kept SET valid = true WHERE pgt_id "
-                "OPERATOR(pg_catalog.=) $1 AND source_pos OPERATOR(pg_catalog.=) $2",
-                {int8_param(st.pgt_id), int8_param(static_cast<int64_t>(k.source))});
+            catalog::set_kept_copy_valid(spi, st.pgt_id, k.source);
         }
     }
     return refill_ms;
@@ -306,7 +284,8 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
             reads_delta |= b.delta_sources;
         }
         // A valid copy takes its source's change from the signed images.
-        const uint64_t valid = valid_copies(spi, st, program.kept);
+        const uint64_t valid =
+            program.kept.empty() ? 0 : catalog::valid_kept_copies(spi, st.pgt_id);
         reads_delta |= valid;
         uint64_t changed = 0;  // sources with images of either kind
         auto kept = [](uint64_t mask, std::size_t source, std::string name) {

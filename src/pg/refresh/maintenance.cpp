@@ -207,11 +207,7 @@ std::string create_kept_copy(Spi& spi, const catalog::StreamTableRow& st, std::s
     Oid owner = relation_owner(st.relid);
     std::string role = pg_call([&] { return quote_identifier(GetUserNameFromId(owner, false)); });
     catalog::exec_as_owner(spi, "ALTER TABLE " + table + " OWNER TO " + role);
-    catalog::exec_as_owner(
-        spi,
-        "INSERT INTO pgtrickle.pgt_kept (pgt_id, source_pos, copy_relid) "
-        "VALUES ($1, $2, $3::pg_catalog.regclass)",
-        {int8_param(st.pgt_id), int8_param(static_cast<int64_t>(pos)), text_param(table)});
+    catalog::insert_kept_copy(spi, st.pgt_id, pos, table);
     return table;
 }
 
@@ -327,19 +323,10 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
 }  // namespace
 
 void drop_kept_copies(Spi& spi, int64_t pgt_id) {
-    SpiRows rows = spi.query(
-        "SELECT c.oid::pg_catalog.regclass::pg_catalog.text FROM pgtrickle.pgt_kept k JOIN "
-        "pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) k.copy_relid WHERE k.pgt_id "
-        "OPERATOR(pg_catalog.=) $1",
-        {int8_param(pgt_id)});
-    for (const auto& row : rows.rows) {
-        if (row.at(0)) {
-            catalog::exec_as_owner(spi, "DROP TABLE IF EXISTS " + *row.at(0));
-        }
+    for (const std::string& table : catalog::kept_copy_tables(spi, pgt_id)) {
+        catalog::exec_as_owner(spi, "DROP TABLE IF EXISTS " + table);
     }
-    catalog::exec_as_owner(spi,
-                           "DELETE FROM pgtrickle.pgt_kept WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-                           {int8_param(pgt_id)});
+    catalog::delete_kept_copies(spi, pgt_id);
 }
 
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
