@@ -1394,6 +1394,43 @@ std::string narrowed_query(Query* q, const std::vector<TargetEntry*>& keys) {
         [&] { return std::string(pg_call([&] { return pg_get_querydef(c, false); })); });
 }
 
+// Whether a condition of `quals` over table `varno` alone calls a mutable
+// function. Runs under pg_call.
+bool own_conditions_mutable(const std::vector<Node*>& quals, int varno) {
+    for (Node* qual : quals) {
+        List* conj = make_ands_implicit(reinterpret_cast<Expr*>(qual));
+        ListCell* lc;
+        foreach (lc, conj) {
+            Node* c = static_cast<Node*>(lfirst(lc));
+            Bitmapset* used = pull_varnos(nullptr, c);
+            if (bms_is_member(varno, used) && bms_num_members(used) == 1 &&
+                contain_mutable_functions(c)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// The equality of type's default btree opclass, printed schema-qualified
+// ("OPERATOR(pg_catalog.=)"); "" when the type has none. Runs under pg_call.
+const char* btree_equality(Oid type) {
+    TypeCacheEntry* tc = lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_BTREE_OPFAMILY);
+    if (!OidIsValid(tc->eq_opr) || !OidIsValid(tc->btree_opf)) {
+        return "";
+    }
+    HeapTuple tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
+    if (!HeapTupleIsValid(tup)) {
+        return "";
+    }
+    auto* op = reinterpret_cast<Form_pg_operator>(GETSTRUCT(tup));
+    char* printed =
+        psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(op->oprnamespace)),
+                 NameStr(op->oprname));
+    ReleaseSysCache(tup);
+    return printed;
+}
+
 // Per source: the kept copy it may have (ir::KeptCopy without a table;
 // `from` "" for none). A candidate is a table read once, in the FROM of
 // a query without outer joins, subqueries or grouping sets (or of a
@@ -1428,21 +1465,8 @@ std::vector<ir::KeptCopy> kept_candidates(Query* q, const std::vector<RegionTabl
         filtering_quals(reinterpret_cast<Node*>(level->jointree), quals);
         Index rtindex = only->path.back();
         const RangeTblEntry* rte = rt_fetch(rtindex, level->rtable);
-        bool mutable_conditions = pg_call([&] {
-            for (Node* qual : quals) {
-                List* conj = make_ands_implicit(reinterpret_cast<Expr*>(qual));
-                ListCell* lc;
-                foreach (lc, conj) {
-                    Node* c = static_cast<Node*>(lfirst(lc));
-                    Bitmapset* used = pull_varnos(nullptr, c);
-                    if (bms_is_member(static_cast<int>(rtindex), used) &&
-                        bms_num_members(used) == 1 && contain_mutable_functions(c)) {
-                        return true;
-                    }
-                }
-            }
-            return false;
-        });
+        bool mutable_conditions =
+            pg_call([&] { return own_conditions_mutable(quals, static_cast<int>(rtindex)); });
         if (mutable_conditions || rte->rtekind != RTE_RELATION ||
             (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE)) {
             continue;
@@ -1450,36 +1474,20 @@ std::vector<ir::KeptCopy> kept_candidates(Query* q, const std::vector<RegionTabl
         // What it is probed by: at the top level, region.equi_attnums; in a
         // derived table, the equalities of that level.
         std::vector<int> equi = region.equi_attnums[s];
-        if (only->path.size() > 1) {
-            for (Node* qual : quals) {
-                for_each_column_equality(qual, [&](const Var* a, const Var* b) {
+        for (std::size_t q_i = 0; only->path.size() > 1 && q_i < quals.size(); q_i++) {
+            pg_call([&] {
+                for_each_column_equality(quals[q_i], [&](const Var* a, const Var* b) {
                     for (const Var* v : {a, b}) {
                         if (v->varno == static_cast<int>(rtindex) && v->varlevelsup == 0) {
                             equi.push_back(v->varattno);
                         }
                     }
                 });
-            }
+            });
         }
         for (int attnum : equi) {
-            // The type's btree equality, printed schema-qualified ("" if none).
-            const char* equal = pg_call([&]() -> const char* {
-                Oid type = get_atttype(rte->relid, static_cast<AttrNumber>(attnum));
-                TypeCacheEntry* tc =
-                    lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_BTREE_OPFAMILY);
-                if (!OidIsValid(tc->eq_opr) || !OidIsValid(tc->btree_opf)) {
-                    return "";
-                }
-                HeapTuple tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
-                if (!HeapTupleIsValid(tup)) {
-                    return "";
-                }
-                auto* op = reinterpret_cast<Form_pg_operator>(GETSTRUCT(tup));
-                char* printed = psprintf("OPERATOR(%s.%s)",
-                                         quote_identifier(get_namespace_name(op->oprnamespace)),
-                                         NameStr(op->oprname));
-                ReleaseSysCache(tup);
-                return printed;
+            const char* equal = pg_call([&] {
+                return btree_equality(get_atttype(rte->relid, static_cast<AttrNumber>(attnum)));
             });
             if (*equal == '\0') {
                 continue;

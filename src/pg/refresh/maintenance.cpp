@@ -153,11 +153,12 @@ bool kept_copy_pays(Spi& spi, Oid relid, const ir::KeptCopy& k, const std::strin
     SpiRows plan = spi.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + k.from + " " +
                              ir::kImageAlias + " WHERE " + prefilter);
     const std::string& text = plan.rows.at(0).at(0).value();
-    std::size_t at = text.find("\"Plan Rows\":");
+    const std::string rows_key = "\"Plan Rows\":";
+    std::size_t at = text.find(rows_key);
     if (at == std::string::npos) {
         return false;
     }
-    double kept = std::stod(text.substr(at + 12));
+    double kept = std::stod(text.substr(at + rows_key.size()));
     return kept <= g_kept_copy_fraction * all;
 }
 
