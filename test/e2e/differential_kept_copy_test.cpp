@@ -46,6 +46,13 @@ protected:
         EXPECT_MATCHES_QUERY(*db, name);
     }
 
+    // Kept-copy tables in pgtrickle_changes, of any stream table.
+    std::string copy_tables() {
+        return db->scalar(
+            "SELECT count(*) FROM pg_class WHERE relname LIKE 'pgt\\_kept\\_%' AND "
+            "relnamespace = 'pgtrickle_changes'::regnamespace");
+    }
+
     // Kept copies of st, as "source_pos:valid" in source order.
     std::string copies(const std::string& st) {
         return db->scalar(
@@ -274,9 +281,7 @@ TEST_F(DifferentialKeptCopy, copies_live_and_die_with_their_stream_table) {
     // A new mode drops them; DIFFERENTIAL again makes them anew.
     alter_mode("kq_rows", "FULL");
     EXPECT_EQ(copies("kq_rows"), "");
-    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class WHERE relname LIKE 'pgt\\_kept\\_%' AND "
-                         "relnamespace = 'pgtrickle_changes'::regnamespace"),
-              "0");
+    EXPECT_EQ(copy_tables(), "0");
     db->exec("SET pg_trickle.kept_copy_fraction = 1");
     alter_mode("kq_rows", "DIFFERENTIAL");
     db->exec("RESET pg_trickle.kept_copy_fraction");
@@ -285,18 +290,14 @@ TEST_F(DifferentialKeptCopy, copies_live_and_die_with_their_stream_table) {
     EXPECT_TRUE(refreshed_ok("kq_rows"));
     // drop_stream_table drops them.
     db->exec("SELECT pgtrickle.drop_stream_table('kq_rows')");
-    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class WHERE relname LIKE 'pgt\\_kept\\_%' AND "
-                         "relnamespace = 'pgtrickle_changes'::regnamespace"),
-              "0");
+    EXPECT_EQ(copy_tables(), "0");
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_kept"), "0");
     EXPECT_EQ(state(), before);
     // So does DROP TABLE of the storage.
     create("kq_rows", kQueries[2].second);
     EXPECT_EQ(copies("kq_rows"), "1:false");
     db->exec("DROP TABLE kq_rows");
-    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class WHERE relname LIKE 'pgt\\_kept\\_%' AND "
-                         "relnamespace = 'pgtrickle_changes'::regnamespace"),
-              "0");
+    EXPECT_EQ(copy_tables(), "0");
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_kept"), "0");
 }
 
@@ -321,26 +322,18 @@ TEST_F(DifferentialKeptCopy, auto_leaves_the_refill_out_of_its_cost_per_change) 
     db->exec("SELECT pgtrickle.create_stream_table('kq_auto', $1, refresh_mode => 'AUTO')",
              {kQueries[0].second});
     db->exec("RESET pg_trickle.kept_copy_fraction");
-    auto fake = [&](const char* action, int ms, int changes, const char* refill_ms) {
-        db->exec(
-            "INSERT INTO pgtrickle.pgt_refresh_history (pgt_id, action, status, initiated_by, "
-            "start_time, end_time, source_changes, kept_refill_ms) SELECT pgt_id, $1, 'SUCCESS', "
-            "'MANUAL', now(), now() + $2::int * interval '1 ms', $3::bigint, $4::float8 FROM "
-            "pgtrickle.pgt_stream_tables WHERE pgt_name = 'kq_auto'",
-            {action, std::to_string(ms), std::to_string(changes), refill_ms});
-    };
     // FULL at 100 ms; the last DIFFERENTIAL took 1000 ms for 50 changes, 995
     // of them refilling: 0.1 ms per change, so 10 changes go DIFFERENTIAL
     // (counting the refill, 20 ms per change: FULL).
     for (int i = 0; i < 3; i++) {
-        fake("FULL", 100, 0, "0");
+        write_history("kq_auto", "FULL", 100, 0);
     }
-    fake("DIFFERENTIAL", 1000, 50, "995");
+    write_history("kq_auto", "DIFFERENTIAL", 1000, 50, "995");
     db->exec("UPDATE ka SET z = z + 1 WHERE id <= 10");
     EXPECT_TRUE(refreshed_ok("kq_auto"));
     EXPECT_EQ(refill(), "true");  // copies filled, the time left out next time
     // The same without a refill: 25 ms per change from the last two, FULL.
-    fake("DIFFERENTIAL", 1000, 50, "0");
+    write_history("kq_auto", "DIFFERENTIAL", 1000, 50);
     db->exec("UPDATE ka SET z = z + 1 WHERE id <= 10");
     refresh("kq_auto");
     EXPECT_EQ(last_action("kq_auto"), "FULL");
@@ -391,6 +384,8 @@ TEST_F(DifferentialKeptCopy, only_large_filtered_tables_get_copies_by_default) {
     EXPECT_TRUE(refreshed_ok("kq_big"));
     EXPECT_EQ(copies("kq_big"), "0:true");
     EXPECT_TRUE(refreshed_ok("kq_off"));
+    EXPECT_TRUE(refreshed_ok("kq_small"));
+    EXPECT_TRUE(refreshed_ok("kq_half"));
 }
 
 }  // namespace

@@ -851,24 +851,16 @@ TEST_F(DifferentialShapes, auto_mode_recomputes_when_changes_are_a_large_share) 
 // change, then FULL refreshes of 10, 10 and 100,000 ms).
 TEST_F(DifferentialShapes, auto_mode_compares_with_the_fastest_recent_full_refresh) {
     create("a", "SELECT name, sum(amount) AS total, count(*) AS n FROM t GROUP BY name", "AUTO");
-    auto fake = [&](const char* action, int ms, int changes) {
-        db->exec(
-            "INSERT INTO pgtrickle.pgt_refresh_history (pgt_id, action, status, initiated_by, "
-            "start_time, end_time, source_changes) SELECT pgt_id, $1, 'SUCCESS', 'MANUAL', now(), "
-            "now() + $2::int * interval '1 ms', $3::bigint FROM pgtrickle.pgt_stream_tables "
-            "WHERE pgt_name = 'a'",
-            {action, std::to_string(ms), std::to_string(changes)});
-    };
     // FULL durations written, then the action AUTO must take for a change.
     auto after_fulls = [&](const std::vector<int>& fulls) {
         for (int ms : fulls) {
-            fake("FULL", ms, 0);
+            write_history("a", "FULL", ms, 0);
         }
         db->exec("UPDATE t SET amount = amount + 1 WHERE id IN (1, 2)");
         EXPECT_TRUE(refreshed_ok("a"));
         return last_action("a");
     };
-    fake("DIFFERENTIAL", 50, 1);
+    write_history("a", "DIFFERENTIAL", 50, 1);
     EXPECT_EQ(after_fulls({10, 10, 100000}), "FULL");
     EXPECT_NE(db->scalar("SELECT reason FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id "
                          "DESC LIMIT 1")

@@ -74,6 +74,18 @@ protected:
             {st});
     }
 
+    // Writes a successful refresh of st into pgt_refresh_history as if it
+    // had taken `ms` (AUTO reads its choices from there).
+    void write_history(const std::string& st, const std::string& action, int ms, int changes,
+                       const std::string& kept_refill_ms = "0") {
+        db->exec(
+            "INSERT INTO pgtrickle.pgt_refresh_history (pgt_id, action, status, initiated_by, "
+            "start_time, end_time, source_changes, kept_refill_ms) SELECT pgt_id, $1, 'SUCCESS', "
+            "'MANUAL', now(), now() + $2::int * interval '1 ms', $3::bigint, $4::float8 FROM "
+            "pgtrickle.pgt_stream_tables WHERE pgt_relid = $5::regclass",
+            {action, std::to_string(ms), std::to_string(changes), kept_refill_ms, st});
+    }
+
     std::string last_action(const std::string& st) {
         std::string l = last(st);
         return l.substr(0, l.find('/'));
