@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "property_gen.hpp"
 
 namespace pgt::e2e {
 namespace {
@@ -197,10 +198,7 @@ TEST_F(DifferentialKeptCopy, copies_follow_random_changes_exactly) {
     EXPECT_EQ(copies("kq_distinct"), "0:false,1:false,2:false");
     EXPECT_EQ(copies("kq_derived"), "1:false");
     EXPECT_EQ(copies("kq_like"), "0:false,1:false");
-    uint64_t seed = std::random_device{}();
-    if (const char* s = std::getenv("PGT_PROPERTY_SEED")) {
-        seed = std::stoull(s);
-    }
+    const uint64_t seed = property::property_seed();
     std::cout << "PGT_PROPERTY_SEED=" << seed << " (kept copies)" << std::endl;
     std::mt19937_64 g(seed);
     for (int batch = 0; batch < 60 && !HasFailure(); batch++) {

@@ -44,6 +44,9 @@ struct ScanFilterProject {
     // leakproof functions; over alias kScanAlias): images failing them are
     // dropped before netting, since they can never reach the output.
     std::string prefilter;
+    // The prefilter keeps few rows (the planner's estimate, at creation):
+    // both images of a buffer row are read in one scan of the buffer.
+    bool one_pass = false;
 };
 
 // How the stream table's rows are identified (docs/row-identity-v2.md).

@@ -39,13 +39,50 @@ namespace {
 // unless pg_trickle.kept_copy_fraction is 1: probing it is cheap already.
 constexpr double kKeptCopyMinRows = 10000;
 
-ir::ScanFilterProject scan_ir(const AnalyzedQuery& q, const CaptureSource& src) {
+// The planner's estimates of table `relid`'s rows (pg_class.reltuples;
+// -1 when never analyzed) and of those `filter` (over ir::kImageAlias)
+// keeps when `from` (the table, quoted) is read with it.
+struct FilterEstimate {
+    double all = -1;
+    double kept = -1;
+};
+
+FilterEstimate filter_estimate(Spi& spi, Oid relid, const std::string& from,
+                               const std::string& filter) {
+    FilterEstimate e;
+    std::optional<std::string> tuples = spi.scalar(
+        "SELECT c.reltuples::pg_catalog.float8 FROM pg_catalog.pg_class c WHERE c.oid "
+        "OPERATOR(pg_catalog.=) $1",
+        {oid_param(relid)});
+    e.all = tuples ? std::stod(*tuples) : -1;
+    SpiRows plan = spi.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + from + " " + ir::kImageAlias +
+                             " WHERE " + filter);
+    const std::string& text = plan.rows.at(0).at(0).value();
+    const std::string rows_key = "\"Plan Rows\":";
+    std::size_t at = text.find(rows_key);
+    if (at != std::string::npos) {
+        e.kept = std::stod(text.substr(at + rows_key.size()));
+    }
+    return e;
+}
+
+// A prefilter the planner expects to keep at most this share of the
+// table's rows has its images read in one scan of the buffer (see
+// diff::signed_images for the cost either way).
+constexpr double kOnePassFraction = 0.1;
+
+ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, const CaptureSource& src) {
     ir::ScanFilterProject scan;
     scan.buffer = src.buffer;
     scan.alias = kScanAlias;
     scan.columns = source_columns(src.relid, q.scan.referenced_attnums);
     scan.predicate = q.scan.predicate;
     scan.prefilter = q.scan.prefilter;
+    if (!scan.prefilter.empty()) {
+        FilterEstimate e =
+            filter_estimate(spi, src.relid, quoted_relation_name(src.relid), scan.prefilter);
+        scan.one_pass = e.all > 0 && e.kept >= 0 && e.kept <= kOnePassFraction * e.all;
+    }
     for (size_t i = 0; i < q.columns.size(); i++) {
         scan.outputs.push_back({q.scan.exprs.at(i), quote_ident(q.columns[i].name)});
     }
@@ -142,24 +179,11 @@ bool kept_copy_pays(Spi& spi, Oid relid, const ir::KeptCopy& k, const std::strin
     if (g_kept_copy_fraction >= 1) {
         return true;
     }
-    std::optional<std::string> tuples = spi.scalar(
-        "SELECT c.reltuples::pg_catalog.float8 FROM pg_catalog.pg_class c WHERE c.oid "
-        "OPERATOR(pg_catalog.=) $1",
-        {oid_param(relid)});
-    double all = tuples ? std::stod(*tuples) : -1;
-    if (all < kKeptCopyMinRows) {
+    FilterEstimate e = filter_estimate(spi, relid, k.from, prefilter);
+    if (e.all < kKeptCopyMinRows) {
         return false;  // small (or never analyzed): probes are cheap already
     }
-    SpiRows plan = spi.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + k.from + " " +
-                             ir::kImageAlias + " WHERE " + prefilter);
-    const std::string& text = plan.rows.at(0).at(0).value();
-    const std::string rows_key = "\"Plan Rows\":";
-    std::size_t at = text.find(rows_key);
-    if (at == std::string::npos) {
-        return false;
-    }
-    double kept = std::stod(text.substr(at + rows_key.size()));
-    return kept <= g_kept_copy_fraction * all;
+    return e.kept >= 0 && e.kept <= g_kept_copy_fraction * e.all;
 }
 
 // The source's kept copy, created empty (invalid): named by stream table
@@ -348,7 +372,7 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
         grant_buffer_read(spi, st.relid, src);
-        ir::ScanFilterProject scan = scan_ir(q, src);
+        ir::ScanFilterProject scan = scan_ir(spi, q, src);
         ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
                           q.scan.having};
         if (!q.scan.grouping_arms.empty()) {
