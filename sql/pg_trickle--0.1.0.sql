@@ -358,6 +358,93 @@ $$;
 CREATE EVENT TRIGGER pgt_sql_drop ON sql_drop
     EXECUTE FUNCTION pgtrickle._on_sql_drop();
 
+-- A stream table's refreshes run as its owner, who must be able to read
+-- the change buffers it consumes and own its kept copies. After an owner
+-- change (ALTER TABLE ... OWNER TO, REASSIGN OWNED) this brings the rights
+-- to what the catalog implies: SELECT for the owner, none left for a role
+-- that owns no stream table reading the buffer. Idempotent. Called by the
+-- trigger below and by a refresh that finds the rights out of date (REASSIGN
+-- OWNED fires no event trigger).
+CREATE FUNCTION pgtrickle._sync_owner_rights(pgt_id bigint)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    owner oid;
+    buf record;
+    copy record;
+    reader record;
+BEGIN
+    SELECT c.relowner INTO owner
+      FROM pgtrickle.pgt_stream_tables s
+      JOIN pg_catalog.pg_class c ON c.oid = s.pgt_relid
+     WHERE s.pgt_id = _sync_owner_rights.pgt_id;
+    IF owner IS NULL THEN
+        RETURN;
+    END IF;
+    -- (The ALTER fires the trigger below again, on a table that is no
+    -- stream table: the nested run finds nothing to do.)
+    FOR copy IN
+        SELECT k.copy_relid::pg_catalog.regclass::pg_catalog.text AS name
+          FROM pgtrickle.pgt_kept k
+          JOIN pg_catalog.pg_class c ON c.oid = k.copy_relid
+         WHERE k.pgt_id = _sync_owner_rights.pgt_id AND c.relowner <> owner
+    LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE %s OWNER TO %I', copy.name,
+                                  pg_catalog.pg_get_userbyid(owner));
+    END LOOP;
+    FOR buf IN
+        SELECT DISTINCT so.buffer_name::pg_catalog.regclass AS rel
+          FROM pgtrickle.pgt_frontiers f
+          JOIN pgtrickle.pgt_sources so ON so.source_id = f.source_id
+         WHERE f.pgt_id = _sync_owner_rights.pgt_id
+    LOOP
+        IF NOT pg_catalog.has_table_privilege(owner, buf.rel, 'SELECT') THEN
+            EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA pgtrickle_changes TO %I',
+                                      pg_catalog.pg_get_userbyid(owner));
+            EXECUTE pg_catalog.format('GRANT SELECT ON %s TO %I', buf.rel,
+                                      pg_catalog.pg_get_userbyid(owner));
+        END IF;
+        FOR reader IN
+            SELECT a.grantee
+              FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+             WHERE c.oid = buf.rel AND a.privilege_type = 'SELECT'
+               AND a.grantee <> c.relowner AND a.grantee <> 0
+               AND NOT EXISTS (
+                   SELECT 1
+                     FROM pgtrickle.pgt_frontiers f
+                     JOIN pgtrickle.pgt_sources so ON so.source_id = f.source_id
+                     JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = f.pgt_id
+                     JOIN pg_catalog.pg_class sc ON sc.oid = s.pgt_relid
+                    WHERE so.buffer_name::pg_catalog.regclass = buf.rel
+                      AND sc.relowner = a.grantee)
+        LOOP
+            EXECUTE pg_catalog.format('REVOKE SELECT ON %s FROM %I', buf.rel,
+                                      pg_catalog.pg_get_userbyid(reader.grantee));
+        END LOOP;
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION pgtrickle._sync_owner_rights(bigint) FROM PUBLIC;
+
+CREATE FUNCTION pgtrickle._on_owner_change()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM pgtrickle._sync_owner_rights(s.pgt_id)
+       FROM pgtrickle.pgt_stream_tables s
+      WHERE s.pgt_relid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+                             WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass);
+END
+$$;
+
+CREATE EVENT TRIGGER pgt_owner_change ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE')
+    EXECUTE FUNCTION pgtrickle._on_owner_change();
+
 -- Row identity V2 ------------------------------------------------------------
 -- docs/row-identity-v2.md. IMMUTABLE is truthful: identities are computed
 -- from stored representations only (no settings, no OIDs; enums by label).

@@ -299,6 +299,51 @@ TEST_F(DifferentialKeptCopy, copies_live_and_die_with_their_stream_table) {
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_kept"), "0");
 }
 
+// Refreshes run as the stream table's owner. After ALTER TABLE ... OWNER
+// TO (event trigger) or REASSIGN OWNED (no event trigger: the next
+// refresh), the new owner reads the change buffers and owns the copies;
+// the old owner, who owns no other stream table, loses its read.
+TEST_F(DifferentialKeptCopy, a_new_owner_gets_the_buffers_and_the_copies) {
+    db->exec(
+        "CREATE ROLE pgt_owner_a; CREATE ROLE pgt_owner_b;"
+        "GRANT CREATE ON SCHEMA public TO pgt_owner_a, pgt_owner_b;"
+        "GRANT SELECT ON ka, kb, kc TO pgt_owner_a, pgt_owner_b;"
+        "SET ROLE pgt_owner_a");
+    create("kq_rows", kQueries[2].second);
+    db->exec("RESET ROLE");
+    // "owner of the copy|roles that may read a buffer of kq_rows"
+    auto rights = [&] {
+        return db->scalar(
+            "SELECT (SELECT string_agg(pg_get_userbyid(c.relowner), ',') FROM pgtrickle.pgt_kept "
+            "k JOIN pg_class c ON c.oid = k.copy_relid) || '|' || (SELECT string_agg(DISTINCT "
+            "pg_get_userbyid(a.grantee), ',' ORDER BY pg_get_userbyid(a.grantee)) FROM "
+            "pgtrickle.pgt_sources so, pg_class c, aclexplode(c.relacl) a WHERE c.oid = "
+            "so.buffer_name::regclass AND a.privilege_type = 'SELECT' AND a.grantee <> "
+            "c.relowner)");
+    };
+    EXPECT_EQ(rights(), "pgt_owner_a|pgt_owner_a");
+    auto refreshed_as = [&](const std::string& role, int batch) {
+        db->exec("UPDATE kb SET w = (w + 1) % 7 WHERE id % 4 = " + std::to_string(batch % 4) +
+                 "; UPDATE ka SET v = (v + 5) % 13 WHERE id % 5 = " + std::to_string(batch % 5));
+        db->exec("SET ROLE " + role);
+        db->exec("SELECT pgtrickle.refresh_stream_table('kq_rows')");
+        db->exec("RESET ROLE");
+        EXPECT_EQ(last_action("kq_rows"), "DIFFERENTIAL");
+        EXPECT_MATCHES_QUERY(*db, "kq_rows");
+    };
+    refreshed_as("pgt_owner_a", 0);
+    db->exec("ALTER TABLE kq_rows OWNER TO pgt_owner_b");
+    EXPECT_EQ(rights(), "pgt_owner_b|pgt_owner_b");
+    refreshed_as("pgt_owner_b", 1);
+    db->exec("REASSIGN OWNED BY pgt_owner_b TO pgt_owner_a");
+    refreshed_as("pgt_owner_a", 2);
+    EXPECT_EQ(rights(), "pgt_owner_a|pgt_owner_a");
+    db->exec("SELECT pgtrickle.drop_stream_table('kq_rows')");
+    db->exec(
+        "DROP OWNED BY pgt_owner_a, pgt_owner_b; DROP ROLE pgt_owner_a; DROP ROLE "
+        "pgt_owner_b");
+}
+
 // A DIFFERENTIAL refresh that refills copies records the time it took, and
 // AUTO's cost per change leaves it out: after a FULL refresh (AUTO's
 // choice) the next DIFFERENTIAL one pays a refill that is not the change's.

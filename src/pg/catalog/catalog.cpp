@@ -308,4 +308,22 @@ void invalidate_kept_copies(Spi& spi, int64_t pgt_id) {
                   {int8_param(pgt_id)});
 }
 
+void ensure_owner_rights(Spi& spi, int64_t pgt_id, Oid owner) {
+    const std::string schema = kSchema;
+    SpiRows r = query_as_owner(
+        spi,
+        "SELECT EXISTS (SELECT 1 FROM " + schema + "." + kFrontiers + " f JOIN " + schema + "." +
+            kSources +
+            " so ON so.source_id OPERATOR(pg_catalog.=) f.source_id WHERE f.pgt_id "
+            "OPERATOR(pg_catalog.=) $1 AND NOT pg_catalog.has_table_privilege($2, "
+            "so.buffer_name::pg_catalog.regclass, 'SELECT')) OR EXISTS (SELECT 1 FROM " +
+            kKeptTable +
+            " k JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) k.copy_relid WHERE "
+            "k.pgt_id OPERATOR(pg_catalog.=) $1 AND c.relowner OPERATOR(pg_catalog.<>) $2)",
+        {int8_param(pgt_id), oid_param(owner)});
+    if (r.rows.at(0).at(0).value_or("f") == "t") {
+        exec_as_owner(spi, "SELECT " + schema + "._sync_owner_rights($1)", {int8_param(pgt_id)});
+    }
+}
+
 }  // namespace pgt::pg::catalog

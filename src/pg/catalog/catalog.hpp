@@ -92,6 +92,13 @@ uint64_t valid_kept_copies(Spi& spi, int64_t pgt_id);
 void set_kept_copy_valid(Spi& spi, int64_t pgt_id, std::size_t source_pos);
 void invalidate_kept_copies(Spi& spi, int64_t pgt_id);
 
+// Whether the stream table's owner (owner: its OID) can read every change
+// buffer the stream table consumes and owns its kept copies; when not (the
+// owner changed), pgtrickle._sync_owner_rights brings the rights to what
+// the catalog implies. Refreshes run as the owner: without this, the first
+// refresh after ALTER TABLE ... OWNER TO or REASSIGN OWNED would fail.
+void ensure_owner_rights(Spi& spi, int64_t pgt_id, Oid owner);
+
 // Current clock time as timestamptz text (for history start times).
 std::string clock_now(Spi& spi);
 

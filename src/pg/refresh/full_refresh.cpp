@@ -397,6 +397,7 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
     if (st.refresh_mode != "DIFFERENTIAL" || !st.is_populated) {
         return full_refresh(spi, st, initiated_by, reason);
     }
+    catalog::ensure_owner_rights(spi, st.pgt_id, relation_owner(st.relid));
     return run_refresh(
         spi, st, initiated_by, reason,
         [&](const RefreshSnapshot& rs, const std::vector<Window>& windows, std::string& why) {
