@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/diff/apply.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/ir/scan.hpp"
 #include "pg/analyze/scan_shape.hpp"
@@ -1185,23 +1186,243 @@ bool sign_reaches_top(Query* q, const RegionTable& t) {
     return true;
 }
 
+// A WHERE conjunct `[NOT] EXISTS (SELECT ... FROM s WHERE ...)` over one
+// table s whose WHERE is conditions on s alone and equalities `s.x = t.y`
+// (t a table or derived table of the query's FROM, both sides of one type
+// compared by its default B-tree equality): a semi-join (anti-join) whose
+// existence e(y) for each value y (a tuple of values) can be counted.
+// With the query's FROM, it is a join of the FROM with the set E of the
+// values y that have a row in s: its change D_E is the values whose
+// existence flipped, each +1 or -1 (NOT EXISTS: the reverse), so the
+// algebraic region's sum over changed sets of relations takes E as one more.
+struct SemiJoin {
+    int conjunct;                       // in the query's top-level WHERE
+    bool anti;                          // NOT EXISTS
+    std::size_t table;                  // index in the region's tables of s
+    std::vector<Expr*> outer;           // each y, over the query's range table
+    std::vector<std::string> inner;     // each x: s's column, quoted
+    std::vector<std::string> equal;     // each equality, OPERATOR(schema.=)
+    std::vector<std::string> s_filter;  // s's own conditions over alias "s"
+    std::vector<std::string> i_filter;  // the same over the images alias "i"
+    std::string from;                   // s, quoted ([ONLY] schema.table)
+};
+
+const char* btree_equality(Oid type);
+
+// One conjunct of a semi-join's subquery: a condition on s alone
+// (deparsed over "s" and over the images alias), or a correlation `x = y`
+// (its outer Var y, moved to the query's level, and s's column x).
+struct SemiConjunct {
+    bool ok = false;
+    const char* s_text = nullptr;
+    const char* i_text = nullptr;
+    Var* outer = nullptr;
+    const char* column = nullptr;
+    Oid type = InvalidOid;
+};
+
+// Runs under pg_call.
+SemiConjunct semi_conjunct(Node* c, Oid relid) {
+    SemiConjunct r;
+    if (!contain_vars_of_level(c, 1)) {
+        if (contain_vars_of_level(c, 2) || checkExprHasSubLink(c)) {
+            return r;
+        }
+        r.s_text = deparse_expression(c, deparse_context_for("s", relid), true, false);
+        r.i_text = deparse_expression(c, deparse_context_for(ir::kImageAlias, relid), true, false);
+        r.ok = true;
+        return r;
+    }
+    if (!IsA(c, OpExpr) || list_length(castNode(OpExpr, c)->args) != 2) {
+        return r;
+    }
+    OpExpr* op = castNode(OpExpr, c);
+    Node* a = static_cast<Node*>(linitial(op->args));
+    Node* b = static_cast<Node*>(lsecond(op->args));
+    auto level = [](Node* n, Index up) {
+        return IsA(n, Var) && castNode(Var, n)->varlevelsup == up && castNode(Var, n)->varattno > 0;
+    };
+    if (level(a, 1) && level(b, 0)) {
+        std::swap(a, b);
+    }
+    if (!level(a, 0) || !level(b, 1)) {
+        return r;
+    }
+    Var* x = castNode(Var, a);
+    Var* y = castNode(Var, b);
+    TypeCacheEntry* tc = lookup_type_cache(x->vartype, TYPECACHE_EQ_OPR);
+    if (x->vartype != y->vartype || tc->eq_opr != op->opno || x->varcollid != y->varcollid) {
+        return r;
+    }
+    r.outer = static_cast<Var*>(copyObjectImpl(y));
+    r.outer->varlevelsup = 0;
+    r.column = quote_identifier(get_attname(relid, x->varattno, false));
+    r.type = x->vartype;
+    r.ok = true;
+    return r;
+}
+
+// The semi-join of subquery site k, if it has that shape.
+std::optional<SemiJoin> semi_join_of(Query* q, const SubquerySite& site, int k,
+                                     const std::vector<RegionTable>& tables,
+                                     const RegionShape& region) {
+    if (site.conjunct < 0 || site.link->subLinkType != EXISTS_SUBLINK ||
+        !selects_nothing_read(site.link)) {
+        return std::nullopt;
+    }
+    SemiJoin j;
+    j.conjunct = site.conjunct;
+    std::size_t members = 0;
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        if (tables[i].sublink == k) {
+            members++;
+            j.table = i;
+        }
+    }
+    Query* sub = castNode(Query, site.link->subselect);
+    if (members != 1 || list_length(sub->rtable) != 1 ||
+        list_length(sub->jointree->fromlist) != 1 ||
+        !IsA(linitial(sub->jointree->fromlist), RangeTblRef) ||
+        rt_fetch(1, sub->rtable)->rtekind != RTE_RELATION || sub->jointree->quals == nullptr) {
+        return std::nullopt;
+    }
+    // The conjunct is the EXISTS itself, or NOT of it.
+    int form = pg_call([&] {
+        List* conjuncts = make_ands_implicit(reinterpret_cast<Expr*>(q->jointree->quals));
+        Node* conj = static_cast<Node*>(list_nth(conjuncts, site.conjunct));
+        if (conj == reinterpret_cast<Node*>(site.link)) {
+            return 1;
+        }
+        bool negated = IsA(conj, BoolExpr) && castNode(BoolExpr, conj)->boolop == NOT_EXPR &&
+                       linitial(castNode(BoolExpr, conj)->args) == site.link;
+        return negated ? 2 : 0;
+    });
+    if (form == 0) {
+        return std::nullopt;  // the EXISTS inside a larger expression
+    }
+    j.anti = form == 2;
+    Oid relid = region.relids[tables[j.table].source];
+    j.from = (rt_fetch(1, sub->rtable)->inh ? "" : "ONLY ") + quoted_relation_name(relid);
+    List* conjuncts =
+        pg_call([&] { return make_ands_implicit(reinterpret_cast<Expr*>(sub->jointree->quals)); });
+    ListCell* lc;
+    foreach (lc, conjuncts) {
+        Node* c = static_cast<Node*>(lfirst(lc));
+        SemiConjunct sc = pg_call([&] { return semi_conjunct(c, relid); });
+        if (!sc.ok) {
+            return std::nullopt;
+        }
+        if (sc.outer == nullptr) {
+            j.s_filter.emplace_back(sc.s_text);
+            j.i_filter.emplace_back(sc.i_text);
+            continue;
+        }
+        std::string equal = pg_call([&] { return btree_equality(sc.type); });
+        if (equal.empty()) {
+            return std::nullopt;
+        }
+        j.outer.push_back(reinterpret_cast<Expr*>(sc.outer));
+        j.inner.emplace_back(sc.column);
+        j.equal.push_back(equal);
+    }
+    if (j.outer.empty()) {
+        return std::nullopt;  // uncorrelated: one value for every row
+    }
+    return j;
+}
+
+// The branch of a set of changed relations that includes semi-joins `in`:
+// `inner` (the query's FROM/WHERE, those EXISTS conjuncts left out,
+// selecting the entries and then each semi-join's y as __pgt_k<base+1>...,
+// then the signs) joined to each semi-join's flipped values, weighted by
+// their flips. Per semi-join: the net count of changed s rows per x (from
+// s's signed images), and s's rows now with that x, counted up to one past
+// the net (enough to tell whether any were there before).
+std::string semi_join_branch(const std::string& inner, const std::string& weight,
+                             std::size_t entries, const std::vector<const SemiJoin*>& in,
+                             const std::vector<std::string>& images) {
+    std::string from = "(" + inner + ") b", flips, nonzero, cols;
+    std::size_t base = entries;
+    for (std::size_t m = 0; m < in.size(); m++) {
+        const SemiJoin& j = *in[m];
+        std::string d = "__pgt_d" + std::to_string(m + 1);
+        std::vector<std::string> keys, on, probe;
+        for (std::size_t p = 0; p < j.inner.size(); p++) {
+            std::string e = "__pgt_e" + std::to_string(p + 1);
+            keys.push_back(ir::kImageAlias + std::string(".") + j.inner[p] + " AS " + e);
+            on.push_back(d + "." + e + " " + j.equal[p] + " b." + diff::region_key(base + p));
+            probe.push_back("s." + j.inner[p] + " " + j.equal[p] + " " + d + "." + e);
+        }
+        std::vector<std::string> group;
+        for (std::size_t p = 1; p <= j.inner.size(); p++) {
+            group.push_back(std::to_string(p));
+        }
+        probe.insert(probe.end(), j.s_filter.begin(), j.s_filter.end());
+        std::string net = "SELECT " + diff::join(keys, ", ") + ", pg_catalog.sum(" +
+                          ir::kImageAlias + ".__pgt_sign)::pg_catalog.int8 AS __pgt_net FROM " +
+                          images[m] + " " + ir::kImageAlias +
+                          (j.i_filter.empty() ? "" : " WHERE " + diff::join(j.i_filter, " AND ")) +
+                          " GROUP BY " + diff::join(group, ", ") + " HAVING pg_catalog.sum(" +
+                          ir::kImageAlias + ".__pgt_sign) OPERATOR(pg_catalog.<>) 0";
+        from += " JOIN (" + net + ") " + d + " ON " + diff::join(on, " AND ");
+        // Rows of s now with x, up to net + 1 of them: `had` whether any were
+        // there before the change (now − net).
+        std::string now = "z.__pgt_c", had = "z.__pgt_c OPERATOR(pg_catalog.-) " + d + ".__pgt_net";
+        std::string cmp = j.anti ? " OPERATOR(pg_catalog.=) 0" : " OPERATOR(pg_catalog.>) 0";
+        std::string f = "__pgt_f" + std::to_string(m + 1);
+        flips +=
+            ", (SELECT (" + now + cmp + ")::pg_catalog.int4 OPERATOR(pg_catalog.-) (" + had + cmp +
+            ")::pg_catalog.int4 FROM (SELECT pg_catalog.count(*) AS __pgt_c FROM (SELECT 1 FROM " +
+            j.from + " s WHERE " + diff::join(probe, " AND ") + " LIMIT GREATEST(" + d +
+            ".__pgt_net, 0) OPERATOR(pg_catalog.+) 1) x) z) AS " + f;
+        nonzero += (nonzero.empty() ? "" : " AND ") + ("y." + f + " OPERATOR(pg_catalog.<>) 0");
+        base += j.inner.size();
+    }
+    std::string w = weight;
+    for (std::size_t m = 0; m < in.size(); m++) {
+        w += " OPERATOR(pg_catalog.*) y.__pgt_f" + std::to_string(m + 1);
+    }
+    for (std::size_t k = 0; k < entries; k++) {
+        cols += ", y." + diff::region_key(k);
+    }
+    // OFFSET 0: each flip is counted once, after the join found its rows.
+    return "SELECT " + w + " AS __pgt_w" + cols + " FROM (SELECT b.*" + flips + " FROM " + from +
+           " OFFSET 0) y WHERE " + nonzero;
+}
+
 // Fills the algebraic form of an inner join's region (see RegionShape):
 // false when the outputs are not all keys and algebraic aggregates or the
 // signed change needs more branches than a region may store.
 bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
                       const std::vector<bool>& key_alike, const std::vector<RegionTable>& tables,
-                      RegionShape& region) {
+                      const std::vector<SubquerySite>& sublinks, RegionShape& region) {
     std::optional<AlgebraicOutputs> outs = algebraic_outputs(q, nullptr);
+    // The FROM's tables; every subquery must be a semi-join (SemiJoin).
+    std::vector<std::size_t> from;
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        if (tables[i].sublink < 0) {
+            from.push_back(i);
+        }
+    }
+    std::vector<SemiJoin> semis;
+    for (std::size_t k = 0; k < sublinks.size(); k++) {
+        std::optional<SemiJoin> j =
+            semi_join_of(q, sublinks[k], static_cast<int>(k), tables, region);
+        if (!j) {
+            return false;
+        }
+        semis.push_back(*j);
+    }
     // Tables of the FROM read their signed images, a derived table on the
     // way selecting the sign: one branch per non-empty set of tables (else
     // one per set and image kind).
-    bool signs = std::all_of(tables.begin(), tables.end(),
-                             [&](const RegionTable& t) { return sign_reaches_top(q, t); });
-    std::size_t n = tables.size(), branches = 1;
-    for (std::size_t i = 0; i < n; i++) {
+    bool signs = std::all_of(from.begin(), from.end(),
+                             [&](std::size_t i) { return sign_reaches_top(q, tables[i]); });
+    std::size_t n = from.size(), branches = 1;
+    for (std::size_t i = 0; i < n + semis.size(); i++) {
         branches *= signs ? 2 : 3;
     }
-    if (!outs || branches - 1 > kMaxRegionBranches) {
+    if (!outs || branches - 1 > kMaxRegionBranches || (!signs && !semis.empty())) {
         return false;
     }
     std::vector<TargetEntry*> entries = keys;
@@ -1218,28 +1439,84 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
         }
         aggs.push_back(x);
     }
-    region.row_query = deparse_branch(q, entries, tables, std::string(n, 'c'));
-    // Σ over non-empty sets S of tables: (−1)^(|S|+1) ⋈(D_i, i ∈ S; the
-    // others now), each D_i = after-images (+1) − before-images (−1).
+    region.row_query = deparse_branch(q, entries, tables, std::string(tables.size(), 'c'));
+    // Σ over non-empty sets S of relations: (−1)^(|S|+1) ⋈(D_i, i ∈ S; the
+    // others now), each D_i = after-images (+1) − before-images (−1); a
+    // semi-join's D is its flipped values (semi_join_branch).
     region.branches.clear();
     std::string columns;
     for (std::size_t k = 0; k < entries.size(); k++) {
         columns += ", b." + diff::region_key(k);
     }
     for (std::size_t code = 1; signs && code < branches; code++) {
-        std::string states(n, 'c'), weight;
+        std::string states(tables.size(), 'c'), weight;
         int in_s = 0;
         for (std::size_t i = 0; i < n; i++) {
             if ((code >> i) & 1) {
-                states[i] = 'd';
+                states[from[i]] = 'd';
                 weight += " OPERATOR(pg_catalog.*) b.__pgt_sg" + std::to_string(++in_s);
             }
         }
+        std::vector<const SemiJoin*> in;
+        for (std::size_t m = 0; m < semis.size(); m++) {
+            if ((code >> (n + m)) & 1) {
+                in.push_back(&semis[m]);
+            }
+        }
+        const std::size_t size = static_cast<std::size_t>(in_s) + in.size();
+        const std::string sign = std::string(size % 2 == 1 ? "1" : "-1") + "::pg_catalog.int8";
+        if (in.empty()) {
+            region.branches.push_back(branch_reading(
+                "SELECT " + sign + weight + " AS __pgt_w" + columns + " FROM (" +
+                    deparse_branch(q, entries, tables, states, {}, {}, "", true, &region.kept) +
+                    ") b",
+                states, tables));
+            continue;
+        }
+        // The query without those EXISTS conjuncts, selecting their y too.
+        std::vector<TargetEntry*> with_y = entries;
+        std::vector<std::string> images;
+        Query* qe = pg_call([&] {
+            Query* c = static_cast<Query*>(copyObjectImpl(q));
+            List* kept = NIL;
+            int ci = 0;
+            ListCell* lc;
+            foreach (lc, make_ands_implicit(reinterpret_cast<Expr*>(c->jointree->quals))) {
+                bool dropped = false;
+                for (const SemiJoin* j : in) {
+                    dropped = dropped || j->conjunct == ci;
+                }
+                if (!dropped) {
+                    kept = lappend(kept, lfirst(lc));
+                }
+                ci++;
+            }
+            c->jointree->quals =
+                kept == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(kept));
+            for (const SemiJoin* j : in) {
+                for (Expr* y : j->outer) {
+                    with_y.push_back(makeTargetEntry(static_cast<Expr*>(copyObjectImpl(y)),
+                                                     static_cast<AttrNumber>(with_y.size() + 1),
+                                                     nullptr, false));
+                }
+            }
+            return c;
+        });
+        std::string reads = states;
+        for (const SemiJoin* j : in) {
+            images.push_back(diff::region_delta_images(tables[j->table].source));
+            reads[j->table] = 'd';
+        }
+        std::string y_weight = weight;
+        for (std::size_t at = y_weight.find(" b."); at != std::string::npos;
+             at = y_weight.find(" b.", at + 3)) {
+            y_weight.replace(at, 3, " y.");
+        }
         region.branches.push_back(branch_reading(
-            "SELECT " + std::string(in_s % 2 == 1 ? "1" : "-1") + "::pg_catalog.int8" + weight +
-                " AS __pgt_w" + columns + " FROM (" +
-                deparse_branch(q, entries, tables, states, {}, {}, "", true, &region.kept) + ") b",
-            states, tables));
+            semi_join_branch(
+                deparse_branch(qe, with_y, tables, states, {}, {}, "", true, &region.kept),
+                sign + y_weight, entries.size(), in, images),
+            reads, tables));
     }
     for (std::size_t code = 1; !signs && code < branches; code++) {
         std::string states(n, 'c');
@@ -1433,7 +1710,8 @@ const char* btree_equality(Oid type) {
 
 // Per source: the kept copy it may have (ir::KeptCopy without a table;
 // `from` "" for none). A candidate is a table read once, in the FROM of
-// a query without outer joins, subqueries or grouping sets (or of a
+// a query without outer joins, grouping sets or subqueries other than
+// semi-joins (SemiJoin) (or of a
 // derived table of it, a plain inner join), whose
 // prefilter is not empty and whose own conditions are all immutable (the
 // copy must not go stale while the table stands still), and which another
@@ -1802,7 +2080,26 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     QualsCtx ctx{&tables, &region};
     pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
     region.prefilters = region_prefilters(q, tables, region, sublinks);
-    region.kept = kept_candidates(q, tables, region, outer.empty() && sublinks.empty() && !gsets);
+    // (Subqueries: only semi-joins, whose branches read the FROM's tables
+    // as they are now, or their images.)
+    // A semi-join's branch for its flips probes the FROM's tables by the
+    // correlation's outer columns.
+    bool semi_joins_only = true;
+    for (std::size_t k = 0; k < sublinks.size() && semi_joins_only; k++) {
+        std::optional<SemiJoin> j =
+            semi_join_of(q, sublinks[k], static_cast<int>(k), tables, region);
+        semi_joins_only = j.has_value();
+        for (std::size_t p = 0; j && p < j->outer.size(); p++) {
+            const Var* y = reinterpret_cast<const Var*>(j->outer[p]);
+            for (const RegionTable& t : tables) {
+                if (t.sublink < 0 && t.path.size() == 1 &&
+                    t.path[0] == static_cast<Index>(y->varno)) {
+                    region.equi_attnums[t.source].push_back(y->varattno);
+                }
+            }
+        }
+    }
+    region.kept = kept_candidates(q, tables, region, outer.empty() && semi_joins_only && !gsets);
     for (std::size_t b = 0; b < all_states.size(); b++) {
         add(all_states[b], all_modes[b]);
     }
@@ -1817,9 +2114,9 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         region.query = grouping_sets_union(q, sets);
     }
     region.present = true;
-    if (outer.empty() && !gsets && sublinks.empty()) {
+    if (outer.empty() && !gsets) {
         (void)algebraic_region(q, keys, keys_look_alike(q, out.identity.key_columns), tables,
-                               region);
+                               sublinks, region);
     }
     out.region = region;
     if (out.identity.domain == "synthetic" && !region.algebraic) {
