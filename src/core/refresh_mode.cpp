@@ -149,6 +149,13 @@ int64_t auto_change_limit(const AutoInputs& in) {
 }
 
 AutoChoice choose_auto(const AutoInputs& in) {
+    if (measured(in) && in.changes > 0 && in.full_samples < kAutoFullSamples &&
+        in.diff_ms > in.full_ms / 2) {
+        return {true, "AUTO: FULL measured again (the best of " + std::to_string(in.full_samples) +
+                          " FULL refresh" + (in.full_samples == 1 ? "" : "es") + " took " +
+                          ms_text(in.full_ms) + ", the last DIFFERENTIAL refresh " +
+                          ms_text(in.diff_ms) + ")"};
+    }
     int64_t limit = auto_change_limit(in);
     if (limit < 0 || in.changes <= limit) {
         return {};

@@ -32,6 +32,9 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
 // ACTIVE | SUSPENDED (case-insensitive); throws pgt::Error 22023 otherwise.
 std::string parse_status(std::string_view text);
 
+inline constexpr int64_t kAutoReprobe = 16;
+inline constexpr int64_t kAutoFullSamples = 3;
+
 // What AUTO knows before a refresh of a stream table DIFFERENTIAL can
 // maintain: the changes waiting, the size of the sources, and the last
 // measured refreshes of this stream table.
@@ -54,10 +57,10 @@ struct AutoInputs {
     // Refreshes since the last DIFFERENTIAL one: after kAutoReprobe FULL
     // refreshes in a row, one DIFFERENTIAL refresh measures again.
     int64_t since_diff = 0;
+    // How many FULL refreshes full_ms is the best of (at most
+    // kAutoFullSamples).
+    int64_t full_samples = kAutoFullSamples;
 };
-
-inline constexpr int64_t kAutoReprobe = 16;
-inline constexpr int64_t kAutoFullSamples = 3;
 
 struct AutoChoice {
     bool full = false;
@@ -76,6 +79,11 @@ struct AutoChoice {
 // growth is over- rather than underestimated); without a DIFFERENTIAL
 // measurement, a quarter of the source rows; -1 (no limit) when nothing
 // is known. The refresh counts changes only up to limit + 1.
+// Before any limit: while fewer than kAutoFullSamples FULL refreshes are
+// known and the last DIFFERENTIAL one cost more than half the best of
+// them, a refresh with changes is FULL (measured again: one FULL time may
+// be a cold cache's, the first at creation, and would keep a DIFFERENTIAL
+// refresh that costs more than FULL usually does looking cheap).
 int64_t auto_change_limit(const AutoInputs& in);
 AutoChoice choose_auto(const AutoInputs& in);
 

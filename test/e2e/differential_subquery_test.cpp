@@ -924,6 +924,14 @@ TEST_F(DifferentialSubquery, unsupported_subquery_shapes_are_refused) {
         {"SELECT o.id FROM orders o WHERE EXISTS (SELECT 1 FROM items i WHERE i.ord = o.id AND "
          "random() < 2)",
          "random()"},
+        // change images carry user columns only (was XX000 "invalid attnum")
+        {"SELECT o.status, count(*) AS n FROM orders o WHERE EXISTS (SELECT 1 FROM items i WHERE "
+         "i.ord = o.id AND i.ctid <> '(0,0)') GROUP BY o.status",
+         "system column ctid"},
+        {"SELECT o.id, c.name FROM orders o JOIN cust c ON c.id = o.cust WHERE c.xmin <> '1'",
+         "system column xmin"},
+        // one table: the refresh failed with 42703 before
+        {"SELECT o.id FROM orders o WHERE o.ctid <> '(0,0)'", "system column ctid"},
     });
     // LIMIT without ORDER BY is refused in every mode.
     EXPECT_EQ(db->error_of("SELECT pgtrickle.create_stream_table('x', $q$SELECT o.id FROM "

@@ -81,6 +81,34 @@ TEST(AutoChoice, differential_when_changes_are_few_and_nothing_is_measured) {
               "AUTO: more than 250 changes (a quarter of about 1000 source rows): recomputed");
 }
 
+// One FULL time may be a cold cache's (the first, at creation): while
+// fewer than three are known and DIFFERENTIAL cost more than half the best,
+// a refresh with changes measures FULL again.
+TEST(AutoChoice, full_is_measured_again_while_few_full_times_are_known) {
+    pgt::AutoInputs in;
+    in.source_rows = 100000;
+    in.full_ms = 250;  // a cold first FULL refresh
+    in.diff_ms = 209;
+    in.diff_changes = 1000;
+    in.changes = 1000;
+    in.full_samples = 1;
+    pgt::AutoChoice c = pgt::choose_auto(in);
+    EXPECT_TRUE(c.full);
+    EXPECT_EQ(c.reason,
+              "AUTO: FULL measured again (the best of 1 FULL refresh took 250 ms, the last "
+              "DIFFERENTIAL refresh 209 ms)");
+    in.full_samples = 2;
+    EXPECT_TRUE(pgt::choose_auto(in).full);
+    in.full_samples = 3;  // enough: the limit decides (1000 * 250 / 209 changes)
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+    in.full_samples = 1;
+    in.diff_ms = 125;  // half of FULL: DIFFERENTIAL is clearly cheaper
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+    in.diff_ms = 209;
+    in.changes = 0;  // nothing to apply: never a FULL refresh for that
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+}
+
 TEST(AutoChoice, measured_costs_decide_once_both_exist) {
     pgt::AutoInputs in;
     in.source_rows = 1000;

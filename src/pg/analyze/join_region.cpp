@@ -1111,7 +1111,16 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
         // The images carry only the columns the query reads (netting
         // compares whole images: fewer columns, less work).
         std::vector<int>& cols = region.attnums[source];
-        for (int a : referenced_attnums(q, rtindex, rte->relid, read_target_list)) {
+        const char* system_column = nullptr;
+        std::vector<int> read =
+            referenced_attnums(q, rtindex, rte->relid, read_target_list, &system_column);
+        if (system_column != nullptr) {
+            // Change images carry user columns only.
+            out.differential_blocker = std::string("the system column ") + system_column +
+                                       " of a table in a join or subquery";
+            return false;
+        }
+        for (int a : read) {
             if (std::find(cols.begin(), cols.end(), a) == cols.end()) {
                 cols.push_back(a);
             }
@@ -1221,11 +1230,26 @@ struct SemiConjunct {
     Oid type = InvalidOid;
 };
 
+// Whether n reads a system column or a whole row (the images have
+// neither).
+bool reads_beyond_user_columns(Node* n, void* ctx) {
+    if (n == nullptr) {
+        return false;
+    }
+    if (IsA(n, Var)) {
+        return castNode(Var, n)->varattno <= 0;
+    }
+    return expression_tree_walker(
+        n, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(reads_beyond_user_columns)),
+        ctx);
+}
+
 // Runs under pg_call.
 SemiConjunct semi_conjunct(Node* c, Oid relid) {
     SemiConjunct r;
     if (!contain_vars_of_level(c, 1)) {
-        if (contain_vars_of_level(c, 2) || checkExprHasSubLink(c)) {
+        if (contain_vars_of_level(c, 2) || checkExprHasSubLink(c) ||
+            reads_beyond_user_columns(c, nullptr)) {
             return r;
         }
         r.s_text = deparse_expression(c, deparse_context_for("s", relid), true, false);

@@ -18,6 +18,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "catalog/heap.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "access/relation.h"
@@ -183,7 +184,8 @@ bool columns_read_walker(Node* node, void* ctx) {
 // Columns of range-table entry rtindex (table relid) that q's own level
 // reads (all of them for a whole-row reference), ascending; references
 // from subqueries in q's expressions count.
-std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid, bool read_target_list) {
+std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid, bool read_target_list,
+                                    const char** system_column) {
     std::vector<int> out;
     pg_call([&] {
         ColumnsRead read{rtindex, 0, nullptr};
@@ -193,6 +195,12 @@ std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid, bool rea
         (void)columns_read_walker((Node*)q->jointree, &read);
         (void)columns_read_walker(q->havingQual, &read);
         Bitmapset* cols = read.cols;
+        int first = bms_next_member(cols, -1);
+        if (system_column != nullptr && first >= 0 &&
+            first + FirstLowInvalidHeapAttributeNumber < 0) {
+            *system_column = NameStr(
+                SystemAttributeDefinition(first + FirstLowInvalidHeapAttributeNumber)->attname);
+        }
         bool whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols);
         Relation rel = relation_open(relid, AccessShareLock);
         TupleDesc desc = RelationGetDescr(rel);
@@ -872,7 +880,13 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = "a GROUP BY expression that is not in the select list";
         return;
     }
-    out.scan.referenced_attnums = referenced_attnums(q, 1, rte->relid);
+    const char* system_column = nullptr;
+    out.scan.referenced_attnums = referenced_attnums(q, 1, rte->relid, true, &system_column);
+    if (system_column != nullptr) {
+        // Change images carry user columns only.
+        out.differential_blocker = std::string("the system column ") + system_column;
+        return;
+    }
     deparse_scan(q, rte, out);
     if (q->groupingSets != NIL) {
         out.scan.grouped = false;  // one arm per set instead

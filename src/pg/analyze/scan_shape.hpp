@@ -26,8 +26,11 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out);
 // reads (all of them for a whole-row reference), ascending.
 // read_target_list false: q is the subquery of an EXISTS whose selected
 // values are never looked at, so its select list does not count.
+// system_column: set to the name of a system column read (ctid, xmin, ...),
+// if any (change images have none).
 std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid,
-                                    bool read_target_list = true);
+                                    bool read_target_list = true,
+                                    const char** system_column = nullptr);
 
 // Whether equal values of the type are always stored alike (and so look
 // the same). Runs under pg_call.

@@ -145,7 +145,9 @@ AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
         "h.action OPERATOR(pg_catalog.=) 'FULL' AND h.refresh_id > COALESCE((SELECT "
         "pg_catalog.max(x.refresh_id) FROM pgtrickle.pgt_refresh_history x WHERE x.pgt_id "
         "OPERATOR(pg_catalog.=) $1 AND x.action OPERATOR(pg_catalog.=) 'DIFFERENTIAL'), 0) LIMIT "
-        "$3) c)",
+        "$3) c), (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM pgtrickle.pgt_refresh_history h "
+        "WHERE h.pgt_id OPERATOR(pg_catalog.=) $1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' "
+        "AND h.action OPERATOR(pg_catalog.=) 'FULL' LIMIT $4) n)",
         {int8_param(st.pgt_id), text_param(relids + "}"), int8_param(kAutoReprobe),
          int8_param(kAutoFullSamples)});
     const auto& row = r.rows.at(0);
@@ -153,6 +155,7 @@ AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
     in.source_rows = row[0] ? std::stod(*row[0]) : 0;
     in.full_ms = row[1] ? std::stod(*row[1]) : -1;
     in.since_diff = row[2] ? std::stoll(*row[2]) : 0;
+    in.full_samples = row[3] ? std::stoll(*row[3]) : 0;
     // The last two measured DIFFERENTIAL refreshes (with changes), without
     // the time they spent refilling kept copies (a cost a FULL refresh
     // causes, not one of the change).
