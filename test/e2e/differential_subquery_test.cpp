@@ -549,6 +549,9 @@ TEST_F(DifferentialSubquery, two_subqueries_in_one_where_like_q21) {
 // Refreshes add the flips instead of recomputing the touched groups.
 TEST_F(DifferentialSubquery, algebraic_aggregates_over_semi_and_anti_joins) {
     db->exec(kSchema);
+    db->exec(
+        "ALTER TABLE orders ADD COLUMN tag varchar(4); UPDATE orders SET tag = 't' || id % 4;"
+        "ALTER TABLE items ADD COLUMN tag varchar(4); UPDATE items SET tag = 't' || id % 6");
     const std::vector<std::pair<std::string, std::string>> sts = {
         {"sj_count",
          "SELECT o.status, count(*) AS n, sum(o.amount) AS total FROM orders o WHERE o.ts < 150 "
@@ -565,13 +568,18 @@ TEST_F(DifferentialSubquery, algebraic_aggregates_over_semi_and_anti_joins) {
          "= c.id WHERE EXISTS (SELECT 1 FROM items i WHERE i.ord = o.id AND i.supp = c.id AND "
          "i.qty >= 1) AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.id = c.id AND p.kind = 'y') "
          "GROUP BY c.region"},
+        // varchar columns, compared as text
+        {"sj_varchar",
+         "SELECT o.status, count(*) AS n FROM orders o WHERE EXISTS (SELECT 1 FROM items i WHERE "
+         "i.tag = o.tag AND i.qty > 1) GROUP BY o.status"},
         // the subquery over the FROM's own table
         {"sj_self",
          "SELECT o.cust, count(*) AS n FROM orders o WHERE EXISTS (SELECT 1 FROM orders o2 WHERE "
          "o2.cust = o.cust AND o2.status = 'hold') GROUP BY o.cust"},
     };
-    const std::string reads[] = {"items orders", "items orders", "items orders",
-                                 "cust items orders parts", "orders"};
+    const std::string reads[] = {"items orders", "items orders",
+                                 "items orders", "cust items orders parts",
+                                 "items orders", "orders"};
     for (std::size_t k = 0; k < sts.size(); k++) {
         create(sts[k].first, sts[k].second, reads[k]);
         EXPECT_EQ(db->scalar("SELECT position('__pgt_f1' IN delta_sql) > 0 FROM "
@@ -618,10 +626,13 @@ TEST_F(DifferentialSubquery, algebraic_aggregates_over_semi_and_anti_joins) {
             "DELETE FROM orders WHERE id = " + num(1, 32),
             "UPDATE parts SET kind = CASE kind WHEN 'y' THEN 'x' ELSE 'y' END WHERE id = " +
                 num(1, 6),
+            "UPDATE items SET tag = 't' || " + num(0, 6) + " WHERE id % 4 = " + num(0, 3) +
+                "; UPDATE orders SET tag = NULLIF('t' || " + num(0, 4) +
+                ", 't4') WHERE id % 3 = " + num(0, 2),
         };
         std::string sql = "BEGIN;";
         for (int m = std::uniform_int_distribution<int>(1, 4)(g); m > 0; m--) {
-            sql += stmts[std::uniform_int_distribution<int>(0, 7)(g)] + ";";
+            sql += stmts[std::uniform_int_distribution<int>(0, 8)(g)] + ";";
         }
         db->exec(sql + "COMMIT");
         for (const auto& [st, query] : sts) {

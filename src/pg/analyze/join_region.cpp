@@ -1261,8 +1261,16 @@ SemiConjunct semi_conjunct(Node* c, Oid relid) {
         return r;
     }
     OpExpr* op = castNode(OpExpr, c);
-    Node* a = static_cast<Node*>(linitial(op->args));
-    Node* b = static_cast<Node*>(lsecond(op->args));
+    // (A binary-compatible cast, e.g. varchar compared as text, is looked
+    // through: the column's own type has that equality.)
+    auto bare = [](Node* n) {
+        while (IsA(n, RelabelType)) {
+            n = reinterpret_cast<Node*>(castNode(RelabelType, n)->arg);
+        }
+        return n;
+    };
+    Node* a = bare(static_cast<Node*>(linitial(op->args)));
+    Node* b = bare(static_cast<Node*>(lsecond(op->args)));
     auto level = [](Node* n, Index up) {
         return IsA(n, Var) && castNode(Var, n)->varlevelsup == up && castNode(Var, n)->varattno > 0;
     };
