@@ -748,6 +748,21 @@ void drive_from_images(Query* level, Index delta) {
     level->jointree->fromlist = lappend(from, table_ref(static_cast<int>(m.to)));
 }
 
+// The conjuncts (a top-level AND's list) but those at the positions in
+// `dropped`. Runs under pg_call.
+List* conjuncts_without(List* conjuncts, const std::vector<int>& dropped) {
+    List* out = NIL;
+    int at = 0;
+    ListCell* lc;
+    foreach (lc, conjuncts) {
+        if (std::find(dropped.begin(), dropped.end(), at) == dropped.end()) {
+            out = lappend(out, lfirst(lc));
+        }
+        at++;
+    }
+    return out;
+}
+
 // The defining query's FROM/WHERE selecting the key expressions, with the
 // tables marked 'o' / 'n' read from their before- / after-images, 'd'
 // from both (signed), and the outer joins treated as `padding` says (one
@@ -858,19 +873,11 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 }
             }
             if (!sublinks.empty()) {
-                List* conj = NIL;
-                int ci = 0;
-                ListCell* lc;
-                foreach (lc, conjuncts) {
-                    bool holds_subquery = false;
-                    for (const SubquerySite& site : sites) {
-                        holds_subquery = holds_subquery || site.conjunct == ci;
-                    }
-                    if (!holds_subquery) {
-                        conj = lappend(conj, lfirst(lc));
-                    }
-                    ci++;
+                std::vector<int> holding;  // conjuncts that hold a subquery
+                for (const SubquerySite& site : sites) {
+                    holding.push_back(site.conjunct);
                 }
+                List* conj = conjuncts_without(conjuncts, holding);
                 for (std::size_t k = 0; k < sites.size(); k++) {
                     if (sublinks[k] == 'i') {
                         conj = lappend(conj, images_condition(sites[k]));
@@ -1230,8 +1237,8 @@ struct SemiConjunct {
     Oid type = InvalidOid;
 };
 
-// Whether n reads a system column or a whole row (the images have
-// neither).
+// Whether n reads a whole row (the signed images' rows also carry
+// __pgt_sign) or a system column (refused earlier, by collect_tables).
 bool reads_beyond_user_columns(Node* n, void* ctx) {
     if (n == nullptr) {
         return false;
@@ -1363,6 +1370,24 @@ std::optional<SemiJoin> semi_join_of(Query* q, const SubquerySite& site, int k,
     return j;
 }
 
+// Every subquery as a semi-join, in subquery order; nullopt when one is
+// not.
+std::optional<std::vector<SemiJoin>> semi_joins_of(Query* q,
+                                                   const std::vector<SubquerySite>& sublinks,
+                                                   const std::vector<RegionTable>& tables,
+                                                   const RegionShape& region) {
+    std::vector<SemiJoin> out;
+    for (std::size_t k = 0; k < sublinks.size(); k++) {
+        std::optional<SemiJoin> j =
+            semi_join_of(q, sublinks[k], static_cast<int>(k), tables, region);
+        if (!j) {
+            return std::nullopt;
+        }
+        out.push_back(*j);
+    }
+    return out;
+}
+
 // The branch of a set of changed relations that includes semi-joins `in`:
 // `inner` (the query's FROM/WHERE, those EXISTS conjuncts left out,
 // selecting the entries and then each semi-join's y as __pgt_k<base+1>...,
@@ -1427,23 +1452,18 @@ std::string semi_join_branch(const std::string& inner, const std::string& weight
 // signed change needs more branches than a region may store.
 bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
                       const std::vector<bool>& key_alike, const std::vector<RegionTable>& tables,
-                      const std::vector<SubquerySite>& sublinks, RegionShape& region) {
+                      const std::optional<std::vector<SemiJoin>>& semi_joins, RegionShape& region) {
+    // Every subquery must be a semi-join.
+    if (!semi_joins) {
+        return false;
+    }
+    const std::vector<SemiJoin>& semis = *semi_joins;
     std::optional<AlgebraicOutputs> outs = algebraic_outputs(q, nullptr);
-    // The FROM's tables; every subquery must be a semi-join (SemiJoin).
-    std::vector<std::size_t> from;
+    std::vector<std::size_t> from;  // the FROM's tables
     for (std::size_t i = 0; i < tables.size(); i++) {
         if (tables[i].sublink < 0) {
             from.push_back(i);
         }
-    }
-    std::vector<SemiJoin> semis;
-    for (std::size_t k = 0; k < sublinks.size(); k++) {
-        std::optional<SemiJoin> j =
-            semi_join_of(q, sublinks[k], static_cast<int>(k), tables, region);
-        if (!j) {
-            return false;
-        }
-        semis.push_back(*j);
     }
     // Tables of the FROM read their signed images, a derived table on the
     // way selecting the sign: one branch per non-empty set of tables (else
@@ -1508,21 +1528,14 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
         // The query without those EXISTS conjuncts, selecting their y too.
         std::vector<TargetEntry*> with_y = entries;
         std::vector<std::string> images;
+        std::vector<int> dropped;
+        for (const SemiJoin* j : in) {
+            dropped.push_back(j->conjunct);
+        }
         Query* qe = pg_call([&] {
             Query* c = static_cast<Query*>(copyObjectImpl(q));
-            List* kept = NIL;
-            int ci = 0;
-            ListCell* lc;
-            foreach (lc, make_ands_implicit(reinterpret_cast<Expr*>(c->jointree->quals))) {
-                bool dropped = false;
-                for (const SemiJoin* j : in) {
-                    dropped = dropped || j->conjunct == ci;
-                }
-                if (!dropped) {
-                    kept = lappend(kept, lfirst(lc));
-                }
-                ci++;
-            }
+            List* kept = conjuncts_without(
+                make_ands_implicit(reinterpret_cast<Expr*>(c->jointree->quals)), dropped);
             c->jointree->quals =
                 kept == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(kept));
             for (const SemiJoin* j : in) {
@@ -2112,17 +2125,12 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     QualsCtx ctx{&tables, &region};
     pg_call([&] { (void)quals_walker(reinterpret_cast<Node*>(q->jointree), &ctx); });
     region.prefilters = region_prefilters(q, tables, region, sublinks);
-    // (Subqueries: only semi-joins, whose branches read the FROM's tables
-    // as they are now, or their images.)
-    // A semi-join's branch for its flips probes the FROM's tables by the
-    // correlation's outer columns.
-    bool semi_joins_only = true;
-    for (std::size_t k = 0; k < sublinks.size() && semi_joins_only; k++) {
-        std::optional<SemiJoin> j =
-            semi_join_of(q, sublinks[k], static_cast<int>(k), tables, region);
-        semi_joins_only = j.has_value();
-        for (std::size_t p = 0; j && p < j->outer.size(); p++) {
-            const Var* y = reinterpret_cast<const Var*>(j->outer[p]);
+    std::optional<std::vector<SemiJoin>> semi_joins = semi_joins_of(q, sublinks, tables, region);
+    // A semi-join's branches probe the FROM's tables by the correlation's
+    // outer columns.
+    for (const SemiJoin& j : semi_joins ? *semi_joins : std::vector<SemiJoin>{}) {
+        for (Expr* e : j.outer) {
+            const Var* y = reinterpret_cast<const Var*>(e);
             for (const RegionTable& t : tables) {
                 if (t.sublink < 0 && t.path.size() == 1 &&
                     t.path[0] == static_cast<Index>(y->varno)) {
@@ -2131,7 +2139,9 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
             }
         }
     }
-    region.kept = kept_candidates(q, tables, region, outer.empty() && semi_joins_only && !gsets);
+    // (Subqueries: only semi-joins, whose branches read the FROM's tables
+    // as they are now, or their images.)
+    region.kept = kept_candidates(q, tables, region, outer.empty() && semi_joins && !gsets);
     for (std::size_t b = 0; b < all_states.size(); b++) {
         add(all_states[b], all_modes[b]);
     }
@@ -2148,7 +2158,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     region.present = true;
     if (outer.empty() && !gsets) {
         (void)algebraic_region(q, keys, keys_look_alike(q, out.identity.key_columns), tables,
-                               sublinks, region);
+                               semi_joins, region);
     }
     out.region = region;
     if (out.identity.domain == "synthetic" && !region.algebraic) {
