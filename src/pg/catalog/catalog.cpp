@@ -322,8 +322,13 @@ void ensure_owner_rights(Spi& spi, int64_t pgt_id, Oid owner) {
             "k.pgt_id OPERATOR(pg_catalog.=) $1 AND c.relowner OPERATOR(pg_catalog.<>) $2)",
         {int8_param(pgt_id), oid_param(owner)});
     if (r.rows.at(0).at(0).value_or("f") == "t") {
-        exec_as_owner(spi, "SELECT " + schema + "._sync_owner_rights($1)", {int8_param(pgt_id)});
+        sync_owner_rights(spi, pgt_id);
     }
+}
+
+void sync_owner_rights(Spi& spi, int64_t pgt_id) {
+    exec_as_owner(spi, std::string("SELECT ") + kSchema + "._sync_owner_rights($1)",
+                  {int8_param(pgt_id)});
 }
 
 }  // namespace pgt::pg::catalog

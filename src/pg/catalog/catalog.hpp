@@ -99,6 +99,12 @@ void invalidate_kept_copies(Spi& spi, int64_t pgt_id);
 // refresh after ALTER TABLE ... OWNER TO or REASSIGN OWNED would fail.
 void ensure_owner_rights(Spi& spi, int64_t pgt_id, Oid owner);
 
+// pgtrickle._sync_owner_rights: the stream table's owner gets SELECT on
+// the change buffers it reads (and USAGE on their schema) and owns its
+// kept copies; a role that owns no stream table reading a buffer loses
+// SELECT on it. Idempotent; runs as the catalog owner.
+void sync_owner_rights(Spi& spi, int64_t pgt_id);
+
 // Current clock time as timestamptz text (for history start times).
 std::string clock_now(Spi& spi);
 

@@ -27,7 +27,6 @@ extern "C" {
 #include "postgres.h"
 #include "access/relation.h"
 #include "utils/rel.h"
-#include "miscadmin.h"
 #include "utils/builtins.h"
 }
 
@@ -89,16 +88,6 @@ ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, const CaptureSou
     return scan;
 }
 
-// The stream table's owner reads the buffer in refreshes (delta statements
-// run as that owner, never as the catalog owner): it gets SELECT on this
-// buffer only, nothing on other sources' buffers.
-void grant_buffer_read(Spi& spi, Oid st_relid, const CaptureSource& src) {
-    Oid owner = relation_owner(st_relid);
-    std::string role = pg_call([&] { return quote_identifier(GetUserNameFromId(owner, false)); });
-    catalog::exec_as_owner(spi, "GRANT USAGE ON SCHEMA pgtrickle_changes TO " + role);
-    catalog::exec_as_owner(spi, "GRANT SELECT ON " + src.buffer + " TO " + role);
-}
-
 void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
     catalog::exec_as_owner(
         spi,
@@ -149,7 +138,6 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
     for (int i = 0; i < 2; i++) {
         CaptureSource src = ensure_capture(spi, q.join.relids[i], all_attnums(q.join.relids[i]));
         attach_frontier(spi, st.pgt_id, src);
-        grant_buffer_read(spi, st.relid, src);
         sides.emplace_back(src, i);
     }
     // Window parameters follow captured_sources_of: by source_id.
@@ -187,8 +175,8 @@ bool kept_copy_pays(Spi& spi, Oid relid, const ir::KeptCopy& k, const std::strin
 }
 
 // The source's kept copy, created empty (invalid): named by stream table
-// and source position in pgtrickle_changes, owned by the stream table's
-// owner (its refreshes fill it), not readable by PUBLIC.
+// and source position in pgtrickle_changes, not readable by PUBLIC (its
+// owner becomes the stream table's in prepare_maintenance).
 std::string create_kept_copy(Spi& spi, const catalog::StreamTableRow& st, std::size_t pos,
                              Oid relid, const ir::RegionSource& src) {
     std::string table = "pgtrickle_changes." + quote_ident("pgt_kept_" + std::to_string(st.pgt_id) +
@@ -229,9 +217,6 @@ std::string create_kept_copy(Spi& spi, const catalog::StreamTableRow& st, std::s
         }
     }
     catalog::exec_as_owner(spi, "REVOKE ALL ON " + table + " FROM PUBLIC");
-    Oid owner = relation_owner(st.relid);
-    std::string role = pg_call([&] { return quote_identifier(GetUserNameFromId(owner, false)); });
-    catalog::exec_as_owner(spi, "ALTER TABLE " + table + " OWNER TO " + role);
     catalog::insert_kept_copy(spi, st.pgt_id, pos, table);
     return table;
 }
@@ -280,7 +265,6 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
         const std::vector<int>& attnums = q.region.attnums[i];
         CaptureSource src = ensure_capture(spi, relid, attnums);
         attach_frontier(spi, st.pgt_id, src);
-        grant_buffer_read(spi, st.relid, src);
         order.emplace_back(src.source_id, r.sources.size());
         r.sources.push_back({src.buffer, 0, source_columns(relid, attnums),
                              i < q.region.prefilters.size() ? q.region.prefilters[i] : "",
@@ -371,7 +355,6 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     } else if (st.refresh_mode == "DIFFERENTIAL") {
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
-        grant_buffer_read(spi, st.relid, src);
         ir::ScanFilterProject scan = scan_ir(spi, q, src);
         ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
                           q.scan.having};
@@ -387,6 +370,9 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
             st.delta_sql = diff::apply_sql(scan, identity_target(st));
         }
     }
+    // The owner's rights (refreshes run as the owner): SELECT on the
+    // buffers read, the kept copies (catalog::sync_owner_rights).
+    catalog::sync_owner_rights(spi, st.pgt_id);
     catalog::update_definition(spi, st);
 }
 
