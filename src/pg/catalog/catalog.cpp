@@ -210,13 +210,13 @@ void record_history(Spi& spi, const HistoryRow& h) {
             " (pgt_id, action, status, initiated_by, rows_inserted, rows_deleted,"
             " start_time, end_time, reason, source_changes, kept_refill_ms)"
             " VALUES ($1, $2, 'SUCCESS', $3, $4, $5, $6::pg_catalog.timestamptz,"
-            " pg_catalog.clock_timestamp(), $7, $8, $9::pg_catalog.float8)",
+            " pg_catalog.clock_timestamp(), $7, $8, $9)",
         {int8_param(h.pgt_id), text_param(h.action), text_param(h.initiated_by),
          int8_param(h.rows_inserted), int8_param(h.rows_deleted), text_param(h.start_time),
          text_param(h.reason),
          h.source_changes ? int8_param(*h.source_changes) : SpiParam{INT8OID, (Datum)0, true},
-         h.kept_refill_ms ? text_param(std::to_string(*h.kept_refill_ms))
-                          : SpiParam{TEXTOID, (Datum)0, true}});
+         typed_param(FLOAT8OID, h.kept_refill_ms ? std::optional(std::to_string(*h.kept_refill_ms))
+                                                 : std::nullopt)});
 }
 
 void record_failed_refresh(Spi& spi, int64_t pgt_id, const std::string& action,

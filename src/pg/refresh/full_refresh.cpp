@@ -136,26 +136,24 @@ AutoInputs auto_inputs(Spi& spi, const catalog::StreamTableRow& st,
     SpiRows r = spi.query(
         "SELECT (SELECT pg_catalog.sum(CASE WHEN c.reltuples > 0 THEN c.reltuples END) FROM "
         "pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) ANY ($2::pg_catalog.oid[])), "
-        "(SELECT pg_catalog.min(f.ms) FROM (SELECT 1000 * pg_catalog.date_part('epoch', "
-        "h.end_time OPERATOR(pg_catalog.-) h.start_time) AS ms FROM pgtrickle.pgt_refresh_history "
-        "h WHERE h.pgt_id OPERATOR(pg_catalog.=) $1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' "
-        "AND h.action OPERATOR(pg_catalog.=) 'FULL' ORDER BY h.refresh_id DESC LIMIT $4) f), "
-        "(SELECT pg_catalog.count(*) FROM (SELECT 1 "
+        "f.best, (SELECT pg_catalog.count(*) FROM (SELECT 1 "
         "FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id OPERATOR(pg_catalog.=) $1 AND "
         "h.action OPERATOR(pg_catalog.=) 'FULL' AND h.refresh_id > COALESCE((SELECT "
         "pg_catalog.max(x.refresh_id) FROM pgtrickle.pgt_refresh_history x WHERE x.pgt_id "
         "OPERATOR(pg_catalog.=) $1 AND x.action OPERATOR(pg_catalog.=) 'DIFFERENTIAL'), 0) LIMIT "
-        "$3) c), (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM pgtrickle.pgt_refresh_history h "
-        "WHERE h.pgt_id OPERATOR(pg_catalog.=) $1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' "
-        "AND h.action OPERATOR(pg_catalog.=) 'FULL' LIMIT $4) n)",
+        "$3) c), f.samples FROM (SELECT pg_catalog.min(s.ms) AS best, pg_catalog.count(*) AS "
+        "samples FROM (SELECT 1000 * pg_catalog.date_part('epoch', h.end_time "
+        "OPERATOR(pg_catalog.-) h.start_time) AS ms FROM pgtrickle.pgt_refresh_history h WHERE "
+        "h.pgt_id OPERATOR(pg_catalog.=) $1 AND h.status OPERATOR(pg_catalog.=) 'SUCCESS' AND "
+        "h.action OPERATOR(pg_catalog.=) 'FULL' ORDER BY h.refresh_id DESC LIMIT $4) s) f",
         {int8_param(st.pgt_id), text_param(relids + "}"), int8_param(kAutoReprobe),
          int8_param(kAutoFullSamples)});
     const auto& row = r.rows.at(0);
     AutoInputs in;
     in.source_rows = row[0] ? std::stod(*row[0]) : 0;
-    in.full_ms = row[1] ? std::stod(*row[1]) : -1;
+    in.full_ms = row[1] ? std::stod(*row[1]) : -1;  // the best of the last FULL ones
     in.since_diff = row[2] ? std::stoll(*row[2]) : 0;
-    in.full_samples = row[3] ? std::stoll(*row[3]) : 0;
+    in.full_samples = row[3] ? std::stoll(*row[3]) : 0;  // how many that best is of
     // The last two measured DIFFERENTIAL refreshes (with changes), without
     // the time they spent refilling kept copies (a cost a FULL refresh
     // causes, not one of the change).
