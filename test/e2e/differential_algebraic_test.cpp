@@ -142,10 +142,7 @@ TEST_F(DifferentialAlgebraic, join_deltas_read_unnetted_images_and_fall_back_on_
     create("jsum", "SELECT jo.g, count(*) AS n, sum(100 / jl.d) AS s, avg(jl.d) AS a" + from);
     create("jkey", "SELECT jo.g, string_agg((100 / jl.d)::text, ',' ORDER BY jl.id) AS s" + from);
     create("jmax", "SELECT jo.g, max(100 / jl.d) AS hi" + from);
-    auto program = [&](const std::string& st) {
-        return db->scalar("SELECT delta_sql FROM pgtrickle.pgt_stream_tables WHERE pgt_name = $1",
-                          {st});
-    };
+    auto program = [&](const std::string& st) { return delta_program(st); };
     EXPECT_NE(program("jsum").find("-- pgt:fallback_images "), std::string::npos);
     EXPECT_NE(program("jkey").find("-- pgt:fallback_images "), std::string::npos);
     EXPECT_EQ(program("jmax").find("-- pgt:fallback_images "), std::string::npos);
@@ -459,10 +456,7 @@ TEST_F(DifferentialAlgebraic, numeric_sums_of_fixed_scale_inputs_show_the_query_
     for (const char* st : {"ff", "ft", "fv"}) {
         EXPECT_TRUE(algebraic(st)) << st;
     }
-    auto delta = [&](const std::string& st) {
-        return db->scalar("SELECT delta_sql FROM pgtrickle.pgt_stream_tables WHERE pgt_name = $1",
-                          {st});
-    };
+    auto delta = [&](const std::string& st) { return delta_program(st); };
     EXPECT_EQ(delta("ff").find("numeric_scale_state"), std::string::npos);
     EXPECT_EQ(delta("ft").find("numeric_scale_state"), std::string::npos);
     EXPECT_NE(delta("fv").find("numeric_scale_state"), std::string::npos);  // x / y

@@ -876,31 +876,31 @@ TEST_F(DifferentialShapes, auto_mode_compares_with_the_fastest_recent_full_refre
 // history rows here are written by the test.
 TEST_F(DifferentialShapes, auto_mode_measures_full_again_while_few_full_times_are_known) {
     create("a", "SELECT name, sum(amount) AS total, count(*) AS n FROM t GROUP BY name", "AUTO");
+    // A change to row id, then the refresh (with the oracle): its action.
+    auto after_change = [&](int id) {
+        db->exec("UPDATE t SET amount = amount + 1 WHERE id = " + std::to_string(id));
+        EXPECT_TRUE(refreshed_ok("a"));
+        return last_action("a");
+    };
     // The creation's FULL refresh is one sample; make it slow.
     db->exec(
         "UPDATE pgtrickle.pgt_refresh_history SET end_time = start_time + interval '250 ms' "
         "WHERE action = 'FULL'");
     write_history("a", "DIFFERENTIAL", 209, 1);
-    db->exec("UPDATE t SET amount = amount + 1 WHERE id = 1");
-    EXPECT_TRUE(refreshed_ok("a"));
-    EXPECT_EQ(last_action("a"), "FULL");
+    EXPECT_EQ(after_change(1), "FULL");
     EXPECT_EQ(last_reason("a"),
               "AUTO: FULL measured again (the best of 1 FULL refresh took 250 ms, the last "
               "DIFFERENTIAL refresh 209 ms)");
-    // Three FULL times known (the last two fast): the costs decide, and
-    // 209 ms a change against FULL's best of a few ms is FULL.
+    // Three FULL times known (250 ms, the one just measured, 400 ms): the
+    // costs decide, and 209 ms a change against the best, a few ms, is FULL.
     write_history("a", "FULL", 400, 0);
-    db->exec("UPDATE t SET amount = amount + 1 WHERE id = 2");
-    EXPECT_TRUE(refreshed_ok("a"));
-    EXPECT_EQ(last_action("a"), "FULL");
+    EXPECT_EQ(after_change(2), "FULL");
     EXPECT_EQ(last_reason("a").find("measured again"), std::string::npos) << last_reason("a");
     // A DIFFERENTIAL refresh at under half of FULL's best: no re-measuring.
     db->exec("DELETE FROM pgtrickle.pgt_refresh_history");
     write_history("a", "FULL", 250, 0);
     write_history("a", "DIFFERENTIAL", 100, 1);
-    db->exec("UPDATE t SET amount = amount + 1 WHERE id = 3");
-    EXPECT_TRUE(refreshed_ok("a"));
-    EXPECT_EQ(last_action("a"), "DIFFERENTIAL");
+    EXPECT_EQ(after_change(3), "DIFFERENTIAL");
 }
 
 // --- privileges and clean-up ------------------------------------------------

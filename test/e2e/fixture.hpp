@@ -74,6 +74,14 @@ protected:
             {st});
     }
 
+    // st's stored delta program (pgt_stream_tables.delta_sql): which form
+    // of statement it was given.
+    std::string delta_program(const std::string& st) {
+        return db->scalar(
+            "SELECT delta_sql FROM pgtrickle.pgt_stream_tables WHERE pgt_relid = $1::regclass",
+            {st});
+    }
+
     // Writes a successful refresh of st into pgt_refresh_history as if it
     // had taken `ms` (AUTO reads its choices from there).
     void write_history(const std::string& st, const std::string& action, int ms, int changes,
