@@ -352,11 +352,49 @@ BEGIN
         END IF;
         DELETE FROM pgtrickle.pgt_sources WHERE source_id = src.source_id;
     END LOOP;
+    -- The buffers still in use: a dropped stream table's owner keeps no
+    -- SELECT on them unless another of its stream tables reads them.
+    PERFORM pgtrickle._revoke_stale_readers(s.buffer_name::pg_catalog.regclass)
+       FROM pgtrickle.pgt_sources s
+      WHERE pg_catalog.to_regclass(s.buffer_name) IS NOT NULL;
 END
 $$;
 
 CREATE EVENT TRIGGER pgt_sql_drop ON sql_drop
     EXECUTE FUNCTION pgtrickle._on_sql_drop();
+
+-- SELECT on change buffer `buf` is kept only by roles that own a stream
+-- table reading it (and the buffer's owner): a role whose last such stream
+-- table was dropped or given away loses it. Called by _sync_owner_rights
+-- and, for every buffer left, when a stream table is dropped.
+CREATE FUNCTION pgtrickle._revoke_stale_readers(buf pg_catalog.regclass)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    reader record;
+BEGIN
+    FOR reader IN
+        SELECT a.grantee
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.oid = buf AND a.privilege_type = 'SELECT'
+           AND a.grantee <> c.relowner AND a.grantee <> 0
+           AND NOT EXISTS (
+               SELECT 1
+                 FROM pgtrickle.pgt_frontiers f
+                 JOIN pgtrickle.pgt_sources so ON so.source_id = f.source_id
+                 JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = f.pgt_id
+                 JOIN pg_catalog.pg_class sc ON sc.oid = s.pgt_relid
+                WHERE so.buffer_name::pg_catalog.regclass = buf
+                  AND sc.relowner = a.grantee)
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE SELECT ON %s FROM %I', buf,
+                                  pg_catalog.pg_get_userbyid(reader.grantee));
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION pgtrickle._revoke_stale_readers(pg_catalog.regclass) FROM PUBLIC;
 
 -- A stream table's refreshes run as its owner, who must be able to read
 -- the change buffers it consumes and own its kept copies. After an owner
@@ -374,7 +412,6 @@ DECLARE
     owner oid;
     buf record;
     copy record;
-    reader record;
 BEGIN
     SELECT c.relowner INTO owner
       FROM pgtrickle.pgt_stream_tables s
@@ -406,23 +443,7 @@ BEGIN
             EXECUTE pg_catalog.format('GRANT SELECT ON %s TO %I', buf.rel,
                                       pg_catalog.pg_get_userbyid(owner));
         END IF;
-        FOR reader IN
-            SELECT a.grantee
-              FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-             WHERE c.oid = buf.rel AND a.privilege_type = 'SELECT'
-               AND a.grantee <> c.relowner AND a.grantee <> 0
-               AND NOT EXISTS (
-                   SELECT 1
-                     FROM pgtrickle.pgt_frontiers f
-                     JOIN pgtrickle.pgt_sources so ON so.source_id = f.source_id
-                     JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = f.pgt_id
-                     JOIN pg_catalog.pg_class sc ON sc.oid = s.pgt_relid
-                    WHERE so.buffer_name::pg_catalog.regclass = buf.rel
-                      AND sc.relowner = a.grantee)
-        LOOP
-            EXECUTE pg_catalog.format('REVOKE SELECT ON %s FROM %I', buf.rel,
-                                      pg_catalog.pg_get_userbyid(reader.grantee));
-        END LOOP;
+        PERFORM pgtrickle._revoke_stale_readers(buf.rel);
     END LOOP;
 END
 $$;

@@ -5,6 +5,7 @@
 // filtered rows at that refresh (a multiset, compared as text), and the
 // stream table equals its query; a FULL refresh leaves the copy invalid
 // and the next DIFFERENTIAL refresh rebuilds it.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -355,7 +356,45 @@ TEST_F(DifferentialKeptCopy, a_new_owner_gets_the_buffers_and_the_copies) {
     db->exec("REASSIGN OWNED BY pgt_owner_b TO pgt_owner_a");
     refreshed_as("pgt_owner_a", 2);
     EXPECT_EQ(rights(), "pgt_owner_a|pgt_owner_a");
-    db->exec("SELECT pgtrickle.drop_stream_table('kq_rows')");
+
+    // A dropped stream table's owner keeps no SELECT on the buffers that
+    // stay (another owner's stream table reads them), by either way of
+    // dropping it.
+    auto readers = [&] {
+        return db->scalar(
+            "SELECT string_agg(pg_get_userbyid(a.grantee) || ':' || c.relname, ',' ORDER BY "
+            "pg_get_userbyid(a.grantee), c.relname) FROM pgtrickle.pgt_sources so, pg_class c, "
+            "aclexplode(c.relacl) a WHERE c.oid = so.buffer_name::regclass AND a.privilege_type "
+            "= 'SELECT' AND a.grantee <> c.relowner");
+    };
+    db->exec("SET ROLE pgt_owner_b");
+    create("kq_b", kQueries[0].second);  // reads ka and kb, not kc
+    db->exec("RESET ROLE");
+    const std::string b_only = db->scalar(
+        "SELECT string_agg('pgt_owner_b:' || c.relname, ',' ORDER BY c.relname) FROM "
+        "pgtrickle.pgt_frontiers f JOIN pgtrickle.pgt_sources so USING (source_id) JOIN "
+        "pgtrickle.pgt_stream_tables s USING (pgt_id) JOIN pg_class c ON c.oid = "
+        "so.buffer_name::regclass WHERE s.pgt_name = 'kq_b'");
+    EXPECT_EQ(std::count(b_only.begin(), b_only.end(), ','), 1) << b_only;  // ka's and kb's
+    for (const std::string& drop : {std::string("SELECT pgtrickle.drop_stream_table('kq_rows')"),
+                                    std::string("DROP TABLE kq_rows")}) {
+        if (drop.rfind("DROP", 0) == 0) {  // again, for the second way
+            db->exec("SET ROLE pgt_owner_a");
+            create("kq_rows", kQueries[2].second);
+            db->exec("RESET ROLE");
+        }
+        EXPECT_NE(readers().find("pgt_owner_a"), std::string::npos);
+        db->exec(drop);
+        EXPECT_EQ(readers(), b_only) << drop;
+    }
+    // What b kept is enough for kq_b's refreshes.
+    db->exec("UPDATE kb SET w = (w + 1) % 7 WHERE id % 4 = 3; UPDATE ka SET v = (v + 5) % 13");
+    db->exec("SET ROLE pgt_owner_b");
+    db->exec("SELECT pgtrickle.refresh_stream_table('kq_b')");
+    db->exec("RESET ROLE");
+    EXPECT_EQ(last_action("kq_b"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "kq_b");
+    db->exec("SELECT pgtrickle.drop_stream_table('kq_b')");
     db->exec(
         "DROP OWNED BY pgt_owner_a, pgt_owner_b; DROP ROLE pgt_owner_a; DROP ROLE "
         "pgt_owner_b");
