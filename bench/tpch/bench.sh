@@ -11,7 +11,9 @@
 # Prints one markdown row per query with each mode's median refresh time
 # over the cycles after the first (from pgt_refresh_history; the first is
 # AUTO's learning cycle; with $2 = 1, that cycle) and FULL/DIFFERENTIAL.
-# Then the same after a trickle of about 100 changed rows (one sample).
+# Then the floors (below) and which queries they put a 10x speed-up out
+# of reach for; then the same after a trickle of about 100 changed rows
+# (one sample).
 # Writes the rows as TSV to $3 (and <$3 without .tsv>-trickle.tsv) if
 # given. Invariant: timing only, no assertion on time; after the last cycle
 # every stream table is compared with its query (a mismatch exits 1).
@@ -50,6 +52,18 @@ for i in $(seq -w 1 22); do
     create "${q}_auto" "$text" AUTO || die "create ${q}_auto"
     if create "${q}_diff" "$text" DIFFERENTIAL; then has_diff[$q]=1; fi
 done
+# Floors: one DIFFERENTIAL stream table per source a cycle changes, over
+# columns the queries already capture (the buffers keep their width),
+# whose filter no row passes. Its refresh reads the window and writes
+# nothing: the least a DIFFERENTIAL refresh reading that source pays.
+floors=(lineitem orders customer)
+declare -A floor_query=(
+    [lineitem]="SELECT l_orderkey, l_quantity FROM tpch.lineitem WHERE l_quantity < 0"
+    [orders]="SELECT o_orderkey, o_totalprice FROM tpch.orders WHERE o_totalprice < 0"
+    [customer]="SELECT c_custkey, c_acctbal FROM tpch.customer WHERE c_acctbal < -1000000")
+for f in "${floors[@]}"; do
+    create "floor_$f" "${floor_query[$f]}" DIFFERENTIAL || die "create floor_$f"
+done
 "${psql_run[@]}" -c "ANALYZE" || die "analyze"
 
 ms_of() {  # stream table $1, refreshes after refresh_id $2: "median-ms most-common-action"
@@ -85,6 +99,10 @@ report() {  # title, tsv file (or ""), refreshes after this refresh_id
 
 refresh_all() {  # $1: rotation of the mode order among a query's modes
     local modes
+    for f in "${floors[@]}"; do
+        "${psql_run[@]}" -c "SELECT pgtrickle.refresh_stream_table('tpch_st.floor_$f')" >/dev/null \
+            || die "refresh floor_$f"
+    done
     for i in $(seq -w 1 22); do
         # The query once first: the tables' pages this query reads are as
         # cached for whichever mode refreshes first as for the others (the
@@ -126,6 +144,36 @@ done
 
 measured=$((cycles > 1 ? cycles - 1 : 1))
 report "Refresh after an RF1+RF2+RF3 cycle, median of $measured cycle(s) (SF $sf)" "$tsv" "$since"
+
+# Which queries a 10x speed-up is out of reach for, given the floors: a
+# query's DIFFERENTIAL refresh reads the window of every changed source it
+# reads, so it takes at least the largest of their floors (the sum counts
+# each refresh's fixed cost once per source: an upper estimate of the least).
+echo
+echo "Floors after the cycle (median): DIFFERENTIAL refresh of a stream table over one source that no change passes the filter of"
+echo
+declare -A floor_ms
+for f in "${floors[@]}"; do
+    read -r floor_ms[$f] _ <<<"$(ms_of "floor_$f" "$since")"
+    echo "- $f: ${floor_ms[$f]} ms"
+done
+echo
+echo "| query | FULL ms | changed sources read | largest floor ms | sum of floors ms | 10x needs DIFFERENTIAL <= ms |"
+echo "|---|---|---|---|---|---|"
+for i in $(seq -w 1 22); do
+    q="q$i"
+    read -r full _ <<<"$(ms_of "${q}_full" "$since")"
+    read -r -a reads <<<"$(query_text "$q" | grep -o 'tpch\.[a-z]*' | sed 's/tpch\.//' | sort -u | tr '\n' ' ')"
+    largest=0; sum=0; names=""
+    for r in "${reads[@]}"; do
+        [[ -n ${floor_ms[$r]:-} ]] || continue
+        names+="${names:+, }$r"; sum=$((sum + floor_ms[$r]))
+        ((floor_ms[$r] > largest)) && largest=${floor_ms[$r]}
+    done
+    need=$(awk -v f="$full" 'BEGIN { printf "%.0f", f / 10 }')
+    mark=""; ((largest > need)) && mark=" (out of reach)"
+    echo "| $q | $full | ${names:-none} | $largest | $sum | $need$mark |"
+done
 
 # A trickle: 10 orders with their lineitems deleted, 10 orders' lineitems
 # get a new discount, 5 customers change segment (about 100 rows).
