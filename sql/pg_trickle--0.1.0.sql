@@ -449,12 +449,32 @@ END
 $$;
 REVOKE ALL ON FUNCTION pgtrickle._sync_owner_rights(bigint) FROM PUBLIC;
 
-CREATE FUNCTION pgtrickle._on_owner_change()
+-- After ALTER TABLE on a stream table's storage: a new owner gets the
+-- rights (above); a new name or schema is refused (0A000, the ALTER rolls
+-- back), since the stored delta and recompute statements name the table.
+CREATE FUNCTION pgtrickle._on_alter_table()
 RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    moved record;
 BEGIN
+    SELECT s.pgt_schema, s.pgt_name INTO moved
+      FROM pgtrickle.pgt_stream_tables s
+      JOIN pg_catalog.pg_class c ON c.oid = s.pgt_relid
+      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE s.pgt_relid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+                            WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass)
+       AND (c.relname <> s.pgt_name OR n.nspname <> s.pgt_schema)
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot rename stream table %.% or move it to another schema',
+                        pg_catalog.quote_ident(moved.pgt_schema),
+                        pg_catalog.quote_ident(moved.pgt_name)
+              USING ERRCODE = '0A000',
+                    HINT = 'Drop it and create it again under the new name.';
+    END IF;
     PERFORM pgtrickle._sync_owner_rights(s.pgt_id)
        FROM pgtrickle.pgt_stream_tables s
       WHERE s.pgt_relid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
@@ -462,9 +482,9 @@ BEGIN
 END
 $$;
 
-CREATE EVENT TRIGGER pgt_owner_change ON ddl_command_end
+CREATE EVENT TRIGGER pgt_alter_table ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE')
-    EXECUTE FUNCTION pgtrickle._on_owner_change();
+    EXECUTE FUNCTION pgtrickle._on_alter_table();
 
 -- Row identity V2 ------------------------------------------------------------
 -- docs/row-identity-v2.md. IMMUTABLE is truthful: identities are computed

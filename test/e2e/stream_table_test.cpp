@@ -195,6 +195,33 @@ TEST_F(StreamTable, drop_table_directly_removes_catalog_rows) {
     EXPECT_EQ(leftovers(), "0/0/0/0");
 }
 
+// The stored statements name the stream table: a new name or schema is
+// refused (the ALTER rolls back) and the stream table keeps refreshing.
+// Without the refusal both ALTERs succeed and the next refresh fails
+// with 42P01 (relation "public.region_totals" does not exist).
+TEST_F(StreamTable, rename_or_new_schema_is_refused) {
+    db->exec("CREATE SCHEMA elsewhere");
+    for (const std::string mode : {"DIFFERENTIAL", "FULL"}) {
+        db->exec(std::string("SELECT pgtrickle.create_stream_table('region_totals', $q$") +
+                 kTotals + "$q$, refresh_mode => '" + mode + "')");
+        for (const std::string alter : {"ALTER TABLE region_totals RENAME TO totals",
+                                        "ALTER TABLE region_totals SET SCHEMA elsewhere"}) {
+            SqlError e = db->error_of(alter);
+            EXPECT_EQ(e.sqlstate, "0A000") << alter << "\n" << e.message;
+            EXPECT_NE(e.message.find("public.region_totals"), std::string::npos) << e.message;
+        }
+        db->exec("INSERT INTO orders VALUES (9, 2, 3.00)");
+        db->exec("SELECT pgtrickle.refresh_stream_table('region_totals')");
+        EXPECT_EQ(db->scalar("SELECT action FROM pgtrickle.pgt_refresh_history ORDER BY "
+                             "refresh_id DESC LIMIT 1"),
+                  mode);
+        EXPECT_MATCHES_QUERY(*db, "region_totals");
+        db->exec("DELETE FROM orders WHERE id = 9");
+        db->exec("SELECT pgtrickle.drop_stream_table('region_totals')");
+    }
+    db->exec("DROP SCHEMA elsewhere");
+}
+
 // A FULL refresh takes no lock that blocks readers: while a refresh is
 // uncommitted in one session, another session reads the old contents.
 TEST_F(StreamTable, refresh_does_not_block_readers) {
