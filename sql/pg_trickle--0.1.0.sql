@@ -450,8 +450,9 @@ $$;
 REVOKE ALL ON FUNCTION pgtrickle._sync_owner_rights(bigint) FROM PUBLIC;
 
 -- After ALTER TABLE on a stream table's storage: a new owner gets the
--- rights (above); a new name or schema is refused (0A000, the ALTER rolls
--- back), since the stored delta and recompute statements name the table.
+-- rights (above); a new name or schema, and a renamed column, are refused
+-- (0A000, the ALTER rolls back), since the stored delta and recompute
+-- statements name the table and its columns.
 CREATE FUNCTION pgtrickle._on_alter_table()
 RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER
@@ -474,6 +475,20 @@ BEGIN
                         pg_catalog.quote_ident(moved.pgt_name)
               USING ERRCODE = '0A000',
                     HINT = 'Drop it and create it again under the new name.';
+    END IF;
+    SELECT s.pgt_schema, s.pgt_name, d.object_identity INTO moved
+      FROM pg_catalog.pg_event_trigger_ddl_commands() d
+      JOIN pgtrickle.pgt_stream_tables s ON s.pgt_relid = d.objid
+     WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+       AND d.objsubid <> 0 AND d.object_type = 'table column'
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot rename a column of stream table %.% (now %)',
+                        pg_catalog.quote_ident(moved.pgt_schema),
+                        pg_catalog.quote_ident(moved.pgt_name), moved.object_identity
+              USING ERRCODE = '0A000',
+                    HINT = 'Name the column in the defining query instead '
+                           '(pgtrickle.alter_stream_table with query =>).';
     END IF;
     PERFORM pgtrickle._sync_owner_rights(s.pgt_id)
        FROM pgtrickle.pgt_stream_tables s

@@ -195,17 +195,20 @@ TEST_F(StreamTable, drop_table_directly_removes_catalog_rows) {
     EXPECT_EQ(leftovers(), "0/0/0/0");
 }
 
-// The stored statements name the stream table: a new name or schema is
-// refused (the ALTER rolls back) and the stream table keeps refreshing.
-// Without the refusal both ALTERs succeed and the next refresh fails
-// with 42P01 (relation "public.region_totals" does not exist).
+// The stored statements name the stream table and its columns: a new
+// name or schema and a renamed column are refused (the ALTER rolls back)
+// and the stream table keeps refreshing. Without the refusal the ALTERs
+// succeed and the next refresh fails (42P01: relation
+// "public.region_totals" does not exist; 42703 for a column).
 TEST_F(StreamTable, rename_or_new_schema_is_refused) {
     db->exec("CREATE SCHEMA elsewhere");
     for (const std::string mode : {"DIFFERENTIAL", "FULL"}) {
         db->exec(std::string("SELECT pgtrickle.create_stream_table('region_totals', $q$") +
                  kTotals + "$q$, refresh_mode => '" + mode + "')");
         for (const std::string alter : {"ALTER TABLE region_totals RENAME TO totals",
-                                        "ALTER TABLE region_totals SET SCHEMA elsewhere"}) {
+                                        "ALTER TABLE region_totals SET SCHEMA elsewhere",
+                                        "ALTER TABLE region_totals RENAME COLUMN total TO t",
+                                        "ALTER TABLE region_totals RENAME __pgt_row_id TO x"}) {
             SqlError e = db->error_of(alter);
             EXPECT_EQ(e.sqlstate, "0A000") << alter << "\n" << e.message;
             EXPECT_NE(e.message.find("public.region_totals"), std::string::npos) << e.message;
