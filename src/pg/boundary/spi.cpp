@@ -5,6 +5,7 @@
 
 #include "pg/boundary/boundary.hpp"
 
+#include <cmath>
 #include <unordered_map>
 
 extern "C" {
@@ -70,14 +71,19 @@ SPIPlanPtr& plan_cache_slot(const std::string& sql, const std::vector<Oid>& type
     return g_plans[key + ";" + sql];
 }
 
+// Kept plans of statements reading registered relations, by SQL text and
+// a size class per registered relation (see Spi::run). At most
+// kSizedPlansMax; past that all go (a backend refreshing many stream
+// tables of many sizes re-plans, nothing worse).
+std::unordered_map<std::string, SPIPlanPtr> g_sized_plans;
+constexpr std::size_t kSizedPlansMax = 256;
+
 // Prepares sql and keeps its plan in slot, unless one is there already.
 // Runs under pg_call; false (SPI_result set) when preparing failed.
-bool keep_plan(SPIPlanPtr& slot, const std::string& sql, std::vector<Oid>& types,
-               bool custom_plan) {
+bool keep_plan(SPIPlanPtr& slot, const std::string& sql, std::vector<Oid>& types) {
     if (slot == nullptr) {
         SPIPlanPtr plan =
-            SPI_prepare_cursor(sql.c_str(), static_cast<int>(types.size()), types.data(),
-                               custom_plan ? CURSOR_OPT_CUSTOM_PLAN : 0);
+            SPI_prepare_cursor(sql.c_str(), static_cast<int>(types.size()), types.data(), 0);
         if (plan == nullptr || SPI_keepplan(plan) != 0) {
             return false;
         }
@@ -109,7 +115,7 @@ void Spi::close() {
 }
 
 int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
-             Snapshot snapshot, bool custom_plan) {
+             Snapshot snapshot, bool sized_plan) {
     const int n = static_cast<int>(params.size());
     std::vector<Oid> types(n);
     std::vector<Datum> values(n);
@@ -121,30 +127,57 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
     }
     // Parameterised statements (catalog reads and writes, refresh steps) are
     // few and repeat: keep their plans. DDL built with literal names is not.
-    // Nor is a statement asking for a custom plan (one reading registered
-    // relations): PostgreSQL takes a registered relation's row count when it
-    // analyzes the statement, so a kept statement would be planned with the
-    // counts of its first run in this backend (a refresh after a 3-row change
-    // planned a later one's 56,000 and 30,000 rows as 1 and 3: 62 s, not
-    // 0.15). It is prepared afresh, for the relations registered now.
-    bool keep = (snapshot != nullptr || n > 0) && !custom_plan;
+    // A statement reading registered relations (sized_plan) is kept per
+    // size class of those relations, not by its text alone: PostgreSQL
+    // takes a registered relation's row count when it analyzes a statement,
+    // so one plan per text would serve every later run in this backend
+    // with the counts of the first (a refresh after a 3-row change planned
+    // a later one's 56,000 and 30,000 rows as 1 and 3: 62 s, not 0.15). The
+    // class is each relation's floor(log2(rows + 1)): a plan serves counts
+    // within a factor of 2 of those it was made for, and the parse and
+    // planning (8-12 ms for a 6-table join's branches) are paid once per
+    // class in a long-lived backend.
+    bool keep = (snapshot != nullptr || n > 0) && !sized_plan;
     SPIPlanPtr* cached = keep ? &plan_cache_slot(sql, types) : nullptr;
-    int rc = pg_call([&] {
-        if (custom_plan) {
-            SPIPlanPtr plan =
-                SPI_prepare_cursor(sql.c_str(), n, types.data(), CURSOR_OPT_CUSTOM_PLAN);
-            if (plan == nullptr) {
-                return SPI_result;
+    SPIPlanPtr sized = nullptr;
+    if (sized_plan) {
+        std::string key;
+        for (const auto& [name, rows] : sizes_) {
+            key += name + ":" + std::to_string(static_cast<int>(std::floor(std::log2(rows + 1)))) +
+                   ",";
+        }
+        key += ";" + sql;
+        auto found = g_sized_plans.find(key);
+        if (found != g_sized_plans.end()) {
+            sized = found->second;
+        } else {
+            if (g_sized_plans.size() >= kSizedPlansMax) {
+                for (auto& [k, kept] : g_sized_plans) {
+                    pg_call([&] { SPI_freeplan(kept); });
+                }
+                g_sized_plans.clear();
             }
-            int r = snapshot != nullptr
-                        ? SPI_execute_snapshot(plan, values.data(), nulls.data(), snapshot,
-                                               InvalidSnapshot, read_only, true, 0)
-                        : SPI_execute_plan(plan, values.data(), nulls.data(), read_only, 0);
-            SPI_freeplan(plan);
-            return r;
+            sized = pg_call([&]() -> SPIPlanPtr {
+                SPIPlanPtr plan =
+                    SPI_prepare_cursor(sql.c_str(), n, types.data(), CURSOR_OPT_GENERIC_PLAN);
+                return plan != nullptr && SPI_keepplan(plan) == 0 ? plan : nullptr;
+            });
+            if (sized == nullptr) {
+                throw pgt::Error("XX000", "internal statement failed",
+                                 SPI_result_code_string(SPI_result));
+            }
+            g_sized_plans.emplace(key, sized);
+        }
+    }
+    int rc = pg_call([&] {
+        if (sized != nullptr) {
+            return snapshot != nullptr
+                       ? SPI_execute_snapshot(sized, values.data(), nulls.data(), snapshot,
+                                              InvalidSnapshot, read_only, true, 0)
+                       : SPI_execute_plan(sized, values.data(), nulls.data(), read_only, 0);
         }
         if (cached != nullptr) {
-            if (!keep_plan(*cached, sql, types, custom_plan)) {
+            if (!keep_plan(*cached, sql, types)) {
                 return SPI_result;
             }
             return snapshot != nullptr
@@ -173,8 +206,8 @@ SpiRows Spi::query(const std::string& sql, const std::vector<SpiParam>& params, 
 }
 
 SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
-                      const std::vector<SpiParam>& params, bool custom_plan) {
-    run(sql, params, false, snapshot, custom_plan);
+                      const std::vector<SpiParam>& params, bool sized_plan) {
+    run(sql, params, false, snapshot, sized_plan);
     return collect();
 }
 
@@ -276,7 +309,7 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
     const std::string* names[3] = {&old_name, &new_name, &delta_name};
     double counts[3] = {0, 0, 0};
     int rc = pg_call([&] {
-        if (!keep_plan(*cached, sql, types, false)) {
+        if (!keep_plan(*cached, sql, types)) {
             return SPI_result;
         }
         // In the connection's procedure context: lives until SPI_finish.
@@ -342,9 +375,10 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
     if (rc < 0) {
         throw pgt::Error("XX000", "internal statement failed", SPI_result_code_string(rc));
     }
-    for (const std::string* name : names) {
-        if (!name->empty()) {
-            registered_.push_back(*name);
+    for (int i = 0; i < 3; i++) {
+        if (!names[i]->empty()) {
+            registered_.push_back(*names[i]);
+            sizes_.emplace_back(*names[i], counts[i]);
         }
     }
     return {static_cast<uint64_t>(counts[0]), static_cast<uint64_t>(counts[1])};
@@ -355,6 +389,7 @@ void Spi::forget_relations() {
         pg_call([&] { (void)SPI_unregister_relation(name.c_str()); });
     }
     registered_.clear();
+    sizes_.clear();
     stores_.clear();
 }
 
@@ -363,6 +398,7 @@ void Spi::unregister_relations() {
         pg_call([&] { (void)SPI_unregister_relation(name.c_str()); });
     }
     registered_.clear();
+    sizes_.clear();
     // Their temporary files (past work_mem) go now, not at transaction end.
     for (Tuplestorestate* ts : stores_) {
         pg_call([&] { tuplestore_end(ts); });

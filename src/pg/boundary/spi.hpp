@@ -59,9 +59,10 @@ public:
                                       const std::vector<SpiParam>& params = {});
 
     // Runs sql with the given snapshot (every statement of a refresh uses
-    // the same one) and returns its rows as text.
+    // the same one) and returns its rows as text. sized_plan: sql reads the
+    // registered relations, and its kept plan is chosen by their sizes.
     SpiRows query_at(Snapshot snapshot, const std::string& sql,
-                     const std::vector<SpiParam>& params = {}, bool custom_plan = false);
+                     const std::vector<SpiParam>& params = {}, bool sized_plan = false);
 
     // Runs sql at snapshot and keeps its rows as ephemeral named relations
     // (what transition tables are): the first column, a bool, sends a row
@@ -84,10 +85,11 @@ public:
 private:
     Spi() = default;
     int run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
-            Snapshot snapshot = nullptr, bool custom_plan = false);
+            Snapshot snapshot = nullptr, bool sized_plan = false);
     SpiRows collect();
     bool open_ = false;
     std::vector<std::string> registered_;
+    std::vector<std::pair<std::string, double>> sizes_;  // registered name, its rows
     std::vector<Tuplestorestate*> stores_;
 };
 

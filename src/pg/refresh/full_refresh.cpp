@@ -310,7 +310,7 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         };
         std::string main = register_steps(program.images);
         r.kept_refill_ms = keep_copies(spi, st, rs, program.kept, valid, changed);
-        // With images, plan for their sizes each time.
+        // With images, a plan made for their sizes (Spi::query_at, sized_plan).
         bool replan = !program.images.empty();
         std::optional<SpiRows> counts;
         if (main.empty()) {
