@@ -157,9 +157,17 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
                 }
                 g_sized_plans.clear();
             }
+            // A statement that reads its parameters (window bounds in the
+            // subquery regions' statements) is planned for their values each
+            // run, as before; only its parse is kept.
+            bool reads_params = false;
+            for (std::size_t at = sql.find('$'); at != std::string::npos && !reads_params;
+                 at = sql.find('$', at + 1)) {
+                reads_params = at + 1 < sql.size() && sql[at + 1] >= '0' && sql[at + 1] <= '9';
+            }
+            const int options = reads_params ? CURSOR_OPT_CUSTOM_PLAN : CURSOR_OPT_GENERIC_PLAN;
             sized = pg_call([&]() -> SPIPlanPtr {
-                SPIPlanPtr plan =
-                    SPI_prepare_cursor(sql.c_str(), n, types.data(), CURSOR_OPT_GENERIC_PLAN);
+                SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), n, types.data(), options);
                 return plan != nullptr && SPI_keepplan(plan) == 0 ? plan : nullptr;
             });
             if (sized == nullptr) {
