@@ -135,8 +135,8 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
     // a later one's 56,000 and 30,000 rows as 1 and 3: 62 s, not 0.15). The
     // class is each relation's floor(log2(rows + 1)): a plan serves counts
     // within a factor of 2 of those it was made for, and the parse and
-    // planning (8-12 ms for a 6-table join's branches) are paid once per
-    // class in a long-lived backend.
+    // planning (3-5 ms of TPC-H q07's and q08's refreshes after a one-row
+    // change) are paid once per class in a long-lived backend.
     bool keep = (snapshot != nullptr || n > 0) && !sized_plan;
     SPIPlanPtr* cached = keep ? &plan_cache_slot(sql, types) : nullptr;
     SPIPlanPtr sized = nullptr;
