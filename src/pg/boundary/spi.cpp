@@ -73,8 +73,9 @@ SPIPlanPtr& plan_cache_slot(const std::string& sql, const std::vector<Oid>& type
 
 // Kept plans of statements reading registered relations, by SQL text and
 // a size class per registered relation (see Spi::run). At most
-// kSizedPlansMax; past that all go (a backend refreshing many stream
-// tables of many sizes re-plans, nothing worse).
+// kSizedPlansMax; past that a statement's plan is made for its run and
+// freed after it (none kept is ever freed: one may be running further up
+// the stack, in a refresh a trigger started).
 std::unordered_map<std::string, SPIPlanPtr> g_sized_plans;
 constexpr std::size_t kSizedPlansMax = 256;
 
@@ -140,6 +141,7 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
     bool keep = (snapshot != nullptr || n > 0) && !sized_plan;
     SPIPlanPtr* cached = keep ? &plan_cache_slot(sql, types) : nullptr;
     SPIPlanPtr sized = nullptr;
+    SPIPlanPtr unkept = nullptr;  // sized, when not kept: freed after its run
     if (sized_plan) {
         std::string key;
         for (const auto& [name, rows] : sizes_) {
@@ -151,12 +153,7 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
         if (found != g_sized_plans.end()) {
             sized = found->second;
         } else {
-            if (g_sized_plans.size() >= kSizedPlansMax) {
-                for (auto& [k, kept] : g_sized_plans) {
-                    pg_call([&] { SPI_freeplan(kept); });
-                }
-                g_sized_plans.clear();
-            }
+            const bool room = g_sized_plans.size() < kSizedPlansMax;
             // A statement that reads its parameters (window bounds in the
             // subquery regions' statements) is planned for their values each
             // run, as before; only its parse is kept.
@@ -168,21 +165,29 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
             const int options = reads_params ? CURSOR_OPT_CUSTOM_PLAN : CURSOR_OPT_GENERIC_PLAN;
             sized = pg_call([&]() -> SPIPlanPtr {
                 SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), n, types.data(), options);
-                return plan != nullptr && SPI_keepplan(plan) == 0 ? plan : nullptr;
+                return plan != nullptr && (!room || SPI_keepplan(plan) == 0) ? plan : nullptr;
             });
             if (sized == nullptr) {
                 throw pgt::Error("XX000", "internal statement failed",
                                  SPI_result_code_string(SPI_result));
             }
-            g_sized_plans.emplace(key, sized);
+            if (room) {
+                g_sized_plans.emplace(key, sized);
+            } else {
+                unkept = sized;
+            }
         }
     }
     int rc = pg_call([&] {
         if (sized != nullptr) {
-            return snapshot != nullptr
-                       ? SPI_execute_snapshot(sized, values.data(), nulls.data(), snapshot,
-                                              InvalidSnapshot, read_only, true, 0)
-                       : SPI_execute_plan(sized, values.data(), nulls.data(), read_only, 0);
+            int r = snapshot != nullptr
+                        ? SPI_execute_snapshot(sized, values.data(), nulls.data(), snapshot,
+                                               InvalidSnapshot, read_only, true, 0)
+                        : SPI_execute_plan(sized, values.data(), nulls.data(), read_only, 0);
+            if (unkept != nullptr) {
+                SPI_freeplan(unkept);  // (on an error, SPI_finish frees it)
+            }
+            return r;
         }
         if (cached != nullptr) {
             if (!keep_plan(*cached, sql, types)) {
