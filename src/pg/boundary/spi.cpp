@@ -79,6 +79,41 @@ SPIPlanPtr& plan_cache_slot(const std::string& sql, const std::vector<Oid>& type
 std::unordered_map<std::string, SPIPlanPtr> g_sized_plans;
 constexpr std::size_t kSizedPlansMax = 256;
 
+// The plan for a statement reading registered relations, by `key` (SQL
+// text and size classes, see Spi::run): the kept one, or one prepared now
+// and kept while there is room (else returned in `unkept` too, for the
+// caller to free after its run). A statement that reads its parameters
+// (window bounds in the subquery regions' statements) is planned for their
+// values each run, as before; only its parse is kept.
+SPIPlanPtr sized_plan_slot(const std::string& key, const std::string& sql, std::vector<Oid>& types,
+                           SPIPlanPtr& unkept) {
+    auto found = g_sized_plans.find(key);
+    if (found != g_sized_plans.end()) {
+        return found->second;
+    }
+    const bool room = g_sized_plans.size() < kSizedPlansMax;
+    bool reads_params = false;
+    for (std::size_t at = sql.find('$'); at != std::string::npos && !reads_params;
+         at = sql.find('$', at + 1)) {
+        reads_params = at + 1 < sql.size() && sql[at + 1] >= '0' && sql[at + 1] <= '9';
+    }
+    const int options = reads_params ? CURSOR_OPT_CUSTOM_PLAN : CURSOR_OPT_GENERIC_PLAN;
+    SPIPlanPtr plan = pg_call([&]() -> SPIPlanPtr {
+        SPIPlanPtr p =
+            SPI_prepare_cursor(sql.c_str(), static_cast<int>(types.size()), types.data(), options);
+        return p != nullptr && (!room || SPI_keepplan(p) == 0) ? p : nullptr;
+    });
+    if (plan == nullptr) {
+        throw pgt::Error("XX000", "internal statement failed", SPI_result_code_string(SPI_result));
+    }
+    if (room) {
+        g_sized_plans.emplace(key, plan);
+    } else {
+        unkept = plan;
+    }
+    return plan;
+}
+
 // Prepares sql and keeps its plan in slot, unless one is there already.
 // Runs under pg_call; false (SPI_result set) when preparing failed.
 bool keep_plan(SPIPlanPtr& slot, const std::string& sql, std::vector<Oid>& types) {
@@ -144,39 +179,11 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
     SPIPlanPtr unkept = nullptr;  // sized, when not kept: freed after its run
     if (sized_plan) {
         std::string key;
-        for (const auto& [name, rows] : sizes_) {
+        for (const auto& [name, rows] : registered_) {
             key += name + ":" + std::to_string(static_cast<int>(std::floor(std::log2(rows + 1)))) +
                    ",";
         }
-        key += ";" + sql;
-        auto found = g_sized_plans.find(key);
-        if (found != g_sized_plans.end()) {
-            sized = found->second;
-        } else {
-            const bool room = g_sized_plans.size() < kSizedPlansMax;
-            // A statement that reads its parameters (window bounds in the
-            // subquery regions' statements) is planned for their values each
-            // run, as before; only its parse is kept.
-            bool reads_params = false;
-            for (std::size_t at = sql.find('$'); at != std::string::npos && !reads_params;
-                 at = sql.find('$', at + 1)) {
-                reads_params = at + 1 < sql.size() && sql[at + 1] >= '0' && sql[at + 1] <= '9';
-            }
-            const int options = reads_params ? CURSOR_OPT_CUSTOM_PLAN : CURSOR_OPT_GENERIC_PLAN;
-            sized = pg_call([&]() -> SPIPlanPtr {
-                SPIPlanPtr plan = SPI_prepare_cursor(sql.c_str(), n, types.data(), options);
-                return plan != nullptr && (!room || SPI_keepplan(plan) == 0) ? plan : nullptr;
-            });
-            if (sized == nullptr) {
-                throw pgt::Error("XX000", "internal statement failed",
-                                 SPI_result_code_string(SPI_result));
-            }
-            if (room) {
-                g_sized_plans.emplace(key, sized);
-            } else {
-                unkept = sized;
-            }
-        }
+        sized = sized_plan_slot(key + ";" + sql, sql, types, unkept);
     }
     int rc = pg_call([&] {
         if (sized != nullptr) {
@@ -390,28 +397,25 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
     }
     for (int i = 0; i < 3; i++) {
         if (!names[i]->empty()) {
-            registered_.push_back(*names[i]);
-            sizes_.emplace_back(*names[i], counts[i]);
+            registered_.emplace_back(*names[i], counts[i]);
         }
     }
     return {static_cast<uint64_t>(counts[0]), static_cast<uint64_t>(counts[1])};
 }
 
 void Spi::forget_relations() {
-    for (const std::string& name : registered_) {
+    for (const auto& [name, rows] : registered_) {
         pg_call([&] { (void)SPI_unregister_relation(name.c_str()); });
     }
     registered_.clear();
-    sizes_.clear();
     stores_.clear();
 }
 
 void Spi::unregister_relations() {
-    for (const std::string& name : registered_) {
+    for (const auto& [name, rows] : registered_) {
         pg_call([&] { (void)SPI_unregister_relation(name.c_str()); });
     }
     registered_.clear();
-    sizes_.clear();
     // Their temporary files (past work_mem) go now, not at transaction end.
     for (Tuplestorestate* ts : stores_) {
         pg_call([&] { tuplestore_end(ts); });

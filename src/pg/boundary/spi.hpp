@@ -88,8 +88,7 @@ private:
             Snapshot snapshot = nullptr, bool sized_plan = false);
     SpiRows collect();
     bool open_ = false;
-    std::vector<std::string> registered_;
-    std::vector<std::pair<std::string, double>> sizes_;  // registered name, its rows
+    std::vector<std::pair<std::string, double>> registered_;  // name, rows
     std::vector<Tuplestorestate*> stores_;
 };
 
