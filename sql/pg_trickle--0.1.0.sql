@@ -7,7 +7,12 @@
 CREATE SCHEMA pgtrickle;
 CREATE SCHEMA pgtrickle_changes;
 GRANT USAGE ON SCHEMA pgtrickle TO PUBLIC;
+-- Change buffers and kept copies live here. USAGE only lets a role name
+-- them: no buffer is readable by any role but the extension's owner (the
+-- extension's own statements read them, see docs/security.md), and each
+-- kept copy only by the owner of its stream table.
 REVOKE ALL ON SCHEMA pgtrickle_changes FROM PUBLIC;
+GRANT USAGE ON SCHEMA pgtrickle_changes TO PUBLIC;
 
 -- One row per stream table.
 CREATE TABLE pgtrickle.pgt_stream_tables (
@@ -53,6 +58,12 @@ CREATE TABLE pgtrickle.pgt_dependencies (
     source_type   text NOT NULL
         CHECK (source_type IN ('TABLE', 'PARTITIONED_TABLE', 'VIEW', 'MATVIEW',
                                'FOREIGN_TABLE', 'STREAM_TABLE')),
+    -- the columns the query reads as the stream table's owner ({} when it
+    -- reads none, as count(*) does; 0 is a whole-row reference), which
+    -- every DIFFERENTIAL refresh checks the owner may still SELECT; NULL
+    -- when the query reads the relation only through a view (checked as
+    -- the view's owner)
+    columns_read  int2[],
     PRIMARY KEY (pgt_id, source_relid)
 );
 CREATE INDEX ON pgtrickle.pgt_dependencies (source_relid);
@@ -62,7 +73,7 @@ CREATE TABLE pgtrickle.pgt_refresh_history (
     refresh_id     bigserial PRIMARY KEY,
     pgt_id         bigint NOT NULL REFERENCES pgtrickle.pgt_stream_tables ON DELETE CASCADE,
     action         text NOT NULL CHECK (action IN ('FULL', 'DIFFERENTIAL', 'NO_DATA')),
-    status         text NOT NULL CHECK (status IN ('SUCCESS', 'FAILED')),
+    status         text NOT NULL CHECK (status IN ('SUCCESS', 'FAILED', 'SKIPPED')),
     initiated_by   text NOT NULL CHECK (initiated_by IN ('CREATE', 'MANUAL', 'ALTER', 'SCHEDULER')),
     rows_inserted  bigint NOT NULL DEFAULT 0,
     rows_deleted   bigint NOT NULL DEFAULT 0,
@@ -363,10 +374,10 @@ $$;
 CREATE EVENT TRIGGER pgt_sql_drop ON sql_drop
     EXECUTE FUNCTION pgtrickle._on_sql_drop();
 
--- SELECT on change buffer `buf` is kept only by roles that own a stream
--- table reading it (and the buffer's owner): a role whose last such stream
--- table was dropped or given away loses it. Called by _sync_owner_rights
--- and, for every buffer left, when a stream table is dropped.
+-- No role but the buffer's owner (the extension's) keeps SELECT on change
+-- buffer `buf`: a buffer holds every captured column of every row of its
+-- source, whoever may read them. Called by _sync_owner_rights and, for
+-- every buffer left, when a stream table is dropped.
 CREATE FUNCTION pgtrickle._revoke_stale_readers(buf pg_catalog.regclass)
 RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
@@ -376,33 +387,28 @@ DECLARE
     reader record;
 BEGIN
     FOR reader IN
-        SELECT a.grantee
+        SELECT DISTINCT a.grantee
           FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-         WHERE c.oid = buf AND a.privilege_type = 'SELECT'
-           AND a.grantee <> c.relowner AND a.grantee <> 0
-           AND NOT EXISTS (
-               SELECT 1
-                 FROM pgtrickle.pgt_frontiers f
-                 JOIN pgtrickle.pgt_sources so ON so.source_id = f.source_id
-                 JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = f.pgt_id
-                 JOIN pg_catalog.pg_class sc ON sc.oid = s.pgt_relid
-                WHERE so.buffer_name::pg_catalog.regclass = buf
-                  AND sc.relowner = a.grantee)
+         WHERE c.oid = buf AND a.grantee <> c.relowner
     LOOP
-        EXECUTE pg_catalog.format('REVOKE SELECT ON %s FROM %I', buf,
-                                  pg_catalog.pg_get_userbyid(reader.grantee));
+        IF reader.grantee = 0 THEN
+            EXECUTE pg_catalog.format('REVOKE ALL ON %s FROM PUBLIC', buf);
+        ELSE
+            EXECUTE pg_catalog.format('REVOKE ALL ON %s FROM %I', buf,
+                                      pg_catalog.pg_get_userbyid(reader.grantee));
+        END IF;
     END LOOP;
 END
 $$;
 REVOKE ALL ON FUNCTION pgtrickle._revoke_stale_readers(pg_catalog.regclass) FROM PUBLIC;
 
--- A stream table's refreshes run as its owner, who must be able to read
--- the change buffers it consumes and own its kept copies. After an owner
--- change (ALTER TABLE ... OWNER TO, REASSIGN OWNED) this brings the rights
--- to what the catalog implies: SELECT for the owner, none left for a role
--- that owns no stream table reading the buffer. Idempotent. Called by the
--- trigger below and by a refresh that finds the rights out of date (REASSIGN
--- OWNED fires no event trigger).
+-- A stream table's refreshes run as its owner, who must own its kept
+-- copies (the change buffers it consumes are read by the extension's own
+-- statements; no role is granted SELECT on them). After an owner change
+-- (ALTER TABLE ... OWNER TO, REASSIGN OWNED) this gives the copies to the
+-- new owner and leaves no grant on the buffers. Idempotent. Called by the
+-- trigger below and by a refresh that finds a copy of another owner
+-- (REASSIGN OWNED fires no event trigger).
 CREATE FUNCTION pgtrickle._sync_owner_rights(pgt_id bigint)
 RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
@@ -437,12 +443,6 @@ BEGIN
           JOIN pgtrickle.pgt_sources so ON so.source_id = f.source_id
          WHERE f.pgt_id = _sync_owner_rights.pgt_id
     LOOP
-        IF NOT pg_catalog.has_table_privilege(owner, buf.rel, 'SELECT') THEN
-            EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA pgtrickle_changes TO %I',
-                                      pg_catalog.pg_get_userbyid(owner));
-            EXECUTE pg_catalog.format('GRANT SELECT ON %s TO %I', buf.rel,
-                                      pg_catalog.pg_get_userbyid(owner));
-        END IF;
         PERFORM pgtrickle._revoke_stale_readers(buf.rel);
     END LOOP;
 END

@@ -13,9 +13,7 @@
 
 namespace pgt {
 
-namespace {
-
-std::string upper_trimmed(std::string_view text) {
+std::string upper_trimmed_mode(std::string_view text) {
     size_t b = text.find_first_not_of(" \t\n");
     size_t e = text.find_last_not_of(" \t\n");
     std::string s(b == std::string_view::npos ? std::string_view{} : text.substr(b, e - b + 1));
@@ -23,6 +21,8 @@ std::string upper_trimmed(std::string_view text) {
                    [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     return s;
 }
+
+namespace {
 
 [[noreturn]] void not_differential(std::string_view blocker) {
     throw Error(sqlstate::kFeatureNotSupported,
@@ -41,7 +41,7 @@ std::string upper_trimmed(std::string_view text) {
 
 ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker,
                                   std::string_view auto_full_reason, bool blocker_is_limit) {
-    std::string up = upper_trimmed(text);
+    std::string up = upper_trimmed_mode(text);
     if (up == "FULL") {
         return {up, "FULL", ""};
     }
@@ -82,7 +82,7 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
 }
 
 std::string parse_status(std::string_view text) {
-    std::string up = upper_trimmed(text);
+    std::string up = upper_trimmed_mode(text);
     if (up == "ACTIVE" || up == "SUSPENDED") {
         return up;
     }

@@ -29,6 +29,9 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
                                   std::string_view auto_full_reason = {},
                                   bool blocker_is_limit = false);
 
+// A mode or status as written, trimmed and upper-cased (how it is compared).
+std::string upper_trimmed_mode(std::string_view text);
+
 // ACTIVE | SUSPENDED (case-insensitive); throws pgt::Error 22023 otherwise.
 std::string parse_status(std::string_view text);
 

@@ -1,8 +1,10 @@
 // Module entry: PG_MODULE_MAGIC and _PG_init (settings, hooks, workers).
 // Invariant: _PG_init only registers; it runs no SQL and allocates nothing
 // that outlives a failed load. Workers, shared memory and the utility hook
-// exist only when pg_trickle is in shared_preload_libraries.
+// exist only when pg_trickle is in shared_preload_libraries; the parse
+// hook that lets internal statements read change buffers is always there.
 #include "pg/boundary/boundary.hpp"
+#include "pg/cdc/buffer_access.hpp"
 #include "pg/scheduler/hooks.hpp"
 #include "pg/scheduler/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
@@ -55,6 +57,7 @@ void register_launcher_worker() {
 
 void _PG_init(void) {
     pgt::pg::define_scheduler_settings();
+    pgt::pg::install_buffer_access_hook();
     if (!process_shared_preload_libraries_in_progress) {
         return;  // EC-36: everything but automatic scheduling works
     }

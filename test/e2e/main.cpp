@@ -3,6 +3,7 @@
 // Invariant: the cluster is stopped on every exit path that gtest allows.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "cluster.hpp"
@@ -11,7 +12,12 @@ namespace {
 
 class ClusterEnvironment : public ::testing::Environment {
 public:
-    void SetUp() override { pgt::e2e::cluster().start(PGT_E2E_WORKDIR); }
+    // PGT_E2E_WORKDIR in the environment: another directory for the main
+    // cluster, so two runs (say, of different suites) do not share one.
+    void SetUp() override {
+        const char* dir = std::getenv("PGT_E2E_WORKDIR");
+        pgt::e2e::cluster().start(dir != nullptr ? dir : PGT_E2E_WORKDIR);
+    }
     void TearDown() override {
         pgt::e2e::cluster().stop();
         std::string crashes = pgt::e2e::cluster().crash_lines();

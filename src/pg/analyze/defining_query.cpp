@@ -19,6 +19,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/sysattr.h"
 #include "catalog/catalog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -52,6 +53,8 @@ struct WalkState {
     Problem problem;
     Oid problem_relid;
     List* relids;  // palloc'd list of every relation read
+    List* reads;   // RangeTblEntry* that need SELECT (the rewritten query's only)
+    bool rewritten;
 };
 
 bool record(WalkState* st, Problem p, Oid relid) {
@@ -85,6 +88,9 @@ bool check_rte(RangeTblEntry* rte, WalkState* st) {
         return record(st, Problem::kCatalogSource, rte->relid);
     }
     st->relids = list_append_unique_oid(st->relids, rte->relid);
+    if (st->rewritten && (rte->requiredPerms & ACL_SELECT) != 0) {
+        st->reads = lappend(st->reads, rte);
+    }
     return false;
 }
 
@@ -237,6 +243,7 @@ void collect_sources(Query* q, WalkState* st) {
         if (st->problem == Problem::kNone) {
             // Views expand into their base relations; walk those too.
             List* rewritten = QueryRewrite(static_cast<Query*>(copyObjectImpl(q)));
+            st->rewritten = true;  // its references carry the rights the query runs with
             ListCell* lc;
             foreach (lc, rewritten) {
                 if (validate_walker(static_cast<Node*>(lfirst(lc)), st)) {
@@ -245,6 +252,21 @@ void collect_sources(Query* q, WalkState* st) {
             }
         }
     });
+}
+
+// The SELECT rights the walked references need (see ReadRight).
+std::vector<ReadRight> read_rights(const WalkState& st) {
+    std::vector<ReadRight> out;
+    ListCell* lc;
+    foreach (lc, st.reads) {
+        auto* rte = static_cast<RangeTblEntry*>(lfirst(lc));
+        ReadRight r{rte->relid, rte->checkAsUser, {}};
+        for (int m = -1; (m = bms_next_member(rte->selectedCols, m)) >= 0;) {
+            r.attnums.push_back(m + FirstLowInvalidHeapAttributeNumber);
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 }  // namespace
@@ -275,7 +297,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     if (stored) {
         drop_grouping_set_column(q);
     }
-    WalkState st{Problem::kNone, InvalidOid, NIL};
+    WalkState st{Problem::kNone, InvalidOid, NIL, NIL, false};
     collect_sources(q, &st);
     if (st.problem != Problem::kNone) {
         report(st.problem, st.problem_relid);
@@ -286,6 +308,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     if (has_grouping_set_column(out)) {
         append_grouping_set_column(q);
     }
+    out.reads = read_rights(st);
     ListCell* lc;
     foreach (lc, st.relids) {
         Oid relid = lfirst_oid(lc);

@@ -28,6 +28,16 @@ struct SourceRelation {
     char relkind;
 };
 
+// A relation the query reads and the SELECT right that takes, as
+// PostgreSQL checks it when the query runs (ExecCheckRTPerms): on the
+// relation, or else on every column read; a view's own references are
+// checked as the view's owner.
+struct ReadRight {
+    Oid relid;
+    Oid check_as;              // InvalidOid: the stream table's owner
+    std::vector<int> attnums;  // columns read, ascending; 0 is the whole row
+};
+
 // How rows of the stream table are identified (docs/row-identity-v2.md).
 struct RowIdentityShape {
     std::string domain;            // scan_key | group_key | synthetic | keyless_row
@@ -124,6 +134,7 @@ struct AnalyzedQuery {
     std::string effective;                // deparsed, every object schema-qualified
     std::vector<OutputColumn> columns;    // user-visible output columns, in order
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
+    std::vector<ReadRight> reads;         // one per reference in the rewritten query
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
     bool blocker_is_limit = false;        // the blocker is pg_trickle.max_grouping_set_branches

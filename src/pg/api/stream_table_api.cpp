@@ -27,10 +27,12 @@
 #include "pg/notify/stream_notify.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/storage.hpp"
+#include "pg/security/rights.hpp"
 
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/lsyscache.h"
 
 PG_FUNCTION_INFO_V1(pgt_create_stream_table);
@@ -60,10 +62,23 @@ std::string source_type_of(Spi& spi, const SourceRelation& s) {
     }
 }
 
+// Each relation read, with the columns read as the owner (merged over the
+// query's references to it; see pgt_dependencies.columns_read).
 std::vector<catalog::Dependency> dependencies_of(Spi& spi, const AnalyzedQuery& q) {
     std::vector<catalog::Dependency> deps;
     for (const SourceRelation& s : q.sources) {
-        deps.push_back({s.relid, source_type_of(spi, s)});
+        catalog::Dependency d{s.relid, source_type_of(spi, s), std::nullopt};
+        for (const ReadRight& r : q.reads) {
+            if (r.relid != s.relid || OidIsValid(r.check_as)) {
+                continue;
+            }
+            std::vector<int> cols = d.columns_read.value_or(std::vector<int>{});
+            cols.insert(cols.end(), r.attnums.begin(), r.attnums.end());
+            std::sort(cols.begin(), cols.end());
+            cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+            d.columns_read = cols;
+        }
+        deps.push_back(std::move(d));
     }
     return deps;
 }
@@ -96,12 +111,45 @@ std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
     return cols;
 }
 
-// The mode q will be maintained in (0A000 when DIFFERENTIAL was asked for
-// and cannot maintain q); says why when AUTO chose FULL, and warns about
+// Whether DIFFERENTIAL maintenance of q would install or widen a capture
+// the calling role has no right to (rights.hpp, may_capture).
+std::string capture_blocker(Spi& spi, const AnalyzedQuery& q) {
+    for (const auto& [relid, attnums] : capture_needs(q)) {
+        if (!may_capture(relid, GetUserId()) && capture_would_change(spi, relid, attnums)) {
+            return "table " + relation_display_name(relid) +
+                   ", on which the role has no right to create a capture trigger";
+        }
+    }
+    return "";
+}
+
+// The mode q will be maintained in for `owner` (0A000 when DIFFERENTIAL
+// was asked for and cannot maintain q; 42501 when its capture needs a
+// right the caller lacks); says why when AUTO chose FULL, and warns about
 // STABLE functions under DIFFERENTIAL.
-ResolvedMode resolve_mode(const std::string& text, const AnalyzedQuery& q) {
-    ResolvedMode mode =
-        resolve_refresh_mode(text, q.differential_blocker, q.auto_full_reason, q.blocker_is_limit);
+ResolvedMode resolve_mode(Spi& spi, const std::string& text, const AnalyzedQuery& q, Oid owner) {
+    std::string blocker = q.differential_blocker;
+    if (blocker.empty()) {
+        const std::string rls = row_security_blocker(q.reads, owner);
+        if (!rls.empty() && upper_trimmed_mode(text) == "DIFFERENTIAL") {
+            throw pgt::Error("0A000", "DIFFERENTIAL refresh cannot maintain a query over " + rls,
+                             "A change buffer row carries no row-level security policy; only a "
+                             "FULL refresh reads the table as the owner and sees what the owner "
+                             "may see.",
+                             "Use refresh_mode => 'FULL', or 'AUTO', which picks FULL.");
+        }
+        blocker = rls;
+    }
+    if (blocker.empty() && upper_trimmed_mode(text) != "FULL") {
+        const std::string capture = capture_blocker(spi, q);
+        if (!capture.empty() && upper_trimmed_mode(text) == "DIFFERENTIAL") {
+            for (const auto& need : capture_needs(q)) {
+                check_capture_right(need.first);  // the one that fails names the table
+            }
+        }
+        blocker = capture;
+    }
+    ResolvedMode mode = resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit);
     notice(mode.notice);
     if (mode.effective == "DIFFERENTIAL" && !q.scan.stable_functions.empty()) {
         warning(
@@ -218,10 +266,13 @@ void create_stream_table(const Args& a) {
 
     NewRelationName target = resolve_new_relation_name(name);
     AnalyzedQuery q = analyze_defining_query(query);
+    // The caller will own it: it must be able to read what it reads,
+    // whatever `initialize` says (refreshes run with the owner's rights).
+    check_read_rights(q.reads, GetUserId());
     check_identity_columns(identity_columns_of(q));
-    ResolvedMode mode = resolve_mode(mode_text, q);
 
     Spi spi = Spi::connect();
+    ResolvedMode mode = resolve_mode(spi, mode_text, q, GetUserId());
     advise_indexes(spi, q, mode.effective);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
     catalog::StreamTableRow row;
@@ -284,6 +335,7 @@ void check_no_cycle(Spi& spi, const catalog::StreamTableRow& row, const Analyzed
 // with PostgreSQL's own error).
 AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& query) {
     AnalyzedQuery q = analyze_defining_query(query);
+    check_read_rights(q.reads, relation_owner(row.relid));
     check_identity_columns(identity_columns_of(q));
     for (const SourceRelation& s : q.sources) {
         if (s.relid == row.relid) {
@@ -354,8 +406,10 @@ void alter_stream_table(const Args& a) {
     } else {
         q = with_pinned_search_path(
             [&] { return analyze_defining_query(row.effective_query, true); });
+        check_read_rights(q->reads, relation_owner(row.relid));
     }
-    ResolvedMode mode = resolve_mode(mode_text.value_or(row.requested_mode), *q);
+    ResolvedMode mode =
+        resolve_mode(spi, mode_text.value_or(row.requested_mode), *q, relation_owner(row.relid));
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
     advise_indexes(spi, *q, mode.effective);

@@ -4,6 +4,7 @@
 #include "pg/boundary/spi.hpp"
 
 #include "pg/boundary/boundary.hpp"
+#include "pg/cdc/buffer_access.hpp"
 
 #include <cmath>
 #include <unordered_map>
@@ -20,6 +21,7 @@ extern "C" {
 #include "nodes/params.h"
 #include "executor/tuptable.h"
 #include "utils/lsyscache.h"
+#include "utils/plancache.h"
 }
 
 namespace pgt::pg {
@@ -101,7 +103,13 @@ SPIPlanPtr sized_plan_slot(const std::string& key, const std::string& sql, std::
     SPIPlanPtr plan = pg_call([&]() -> SPIPlanPtr {
         SPIPlanPtr p =
             SPI_prepare_cursor(sql.c_str(), static_cast<int>(types.size()), types.data(), options);
-        return p != nullptr && (!room || SPI_keepplan(p) == 0) ? p : nullptr;
+        if (p == nullptr || (room && SPI_keepplan(p) != 0)) {
+            return nullptr;
+        }
+        if (room) {
+            remember_internal_plan(p);  // (an unkept plan lives only in Spi::run)
+        }
+        return p;
     });
     if (plan == nullptr) {
         throw pgt::Error("XX000", "internal statement failed", SPI_result_code_string(SPI_result));
@@ -114,6 +122,13 @@ SPIPlanPtr sized_plan_slot(const std::string& key, const std::string& sql, std::
     return plan;
 }
 
+// The text PostgreSQL parses plan's statement from when it revalidates it.
+const char* plan_text(SPIPlanPtr plan) {
+    List* sources = SPI_plan_get_plan_sources(plan);
+    return sources != NIL ? static_cast<CachedPlanSource*>(linitial(sources))->query_string
+                          : nullptr;
+}
+
 // Prepares sql and keeps its plan in slot, unless one is there already.
 // Runs under pg_call; false (SPI_result set) when preparing failed.
 bool keep_plan(SPIPlanPtr& slot, const std::string& sql, std::vector<Oid>& types) {
@@ -123,6 +138,7 @@ bool keep_plan(SPIPlanPtr& slot, const std::string& sql, std::vector<Oid>& types
         if (plan == nullptr || SPI_keepplan(plan) != 0) {
             return false;
         }
+        remember_internal_plan(plan);
         slot = plan;
     }
     return true;
@@ -152,6 +168,9 @@ void Spi::close() {
 
 int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
              Snapshot snapshot, bool sized_plan) {
+    // Parsed from this text (now, or again after an invalidation), the
+    // statement reads change buffers with their owner's rights.
+    InternalStatement internal(sql.c_str());
     const int n = static_cast<int>(params.size());
     std::vector<Oid> types(n);
     std::vector<Datum> values(n);
@@ -185,6 +204,7 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
         }
         sized = sized_plan_slot(key + ";" + sql, sql, types, unkept);
     }
+    InternalStatement internal_unkept(unkept != nullptr ? plan_text(unkept) : nullptr);
     int rc = pg_call([&] {
         if (sized != nullptr) {
             int r = snapshot != nullptr
@@ -326,6 +346,7 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
         types[i] = params[i].type;
     }
     SPIPlanPtr* cached = &plan_cache_slot(sql, types);
+    InternalStatement internal(sql.c_str());
     const std::string* names[3] = {&old_name, &new_name, &delta_name};
     double counts[3] = {0, 0, 0};
     int rc = pg_call([&] {

@@ -1,9 +1,10 @@
 // Catalog access: parameterised SQL over pgtrickle.pgt_* tables.
-// Invariant: writes switch to the catalog owner for exactly the statement
-// and switch back on every path, including a thrown C++ exception (a
-// PostgreSQL error aborts the transaction, which restores the user too).
+// Invariant: writes switch to the catalog owner for exactly the statement,
+// in a security-restricted operation with search_path pinned, and switch
+// back on every path (as_role_restricted).
 #include "pg/catalog/catalog.hpp"
 
+#include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/catalog/relation_names.hpp"
 
@@ -37,19 +38,9 @@ Oid catalog_owner() {
 }
 
 SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params) {
-    Oid saved_user;
-    int saved_ctx;
-    GetUserIdAndSecContext(&saved_user, &saved_ctx);
-    SetUserIdAndSecContext(catalog_owner(), saved_ctx | SECURITY_LOCAL_USERID_CHANGE);
-    SpiRows rows;
-    try {
-        rows = spi.query(sql, params);
-    } catch (...) {
-        SetUserIdAndSecContext(saved_user, saved_ctx);
-        throw;
-    }
-    SetUserIdAndSecContext(saved_user, saved_ctx);
-    return rows;
+    // The extension's owner is a superuser: nothing the caller chose (its
+    // search_path, its functions and operators) may be reached from here.
+    return as_role_restricted(catalog_owner(), [&] { return spi.query(sql, params); });
 }
 
 namespace {
@@ -197,10 +188,40 @@ void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency
     exec_as_owner(spi, "DELETE FROM " + kDep + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
                   {int8_param(pgt_id)});
     for (const Dependency& d : deps) {
+        std::optional<std::string> cols;
+        if (d.columns_read) {
+            cols = "{";
+            for (int a : *d.columns_read) {
+                *cols += (cols->size() > 1 ? "," : "") + std::to_string(a);
+            }
+            *cols += "}";
+        }
         exec_as_owner(
-            spi, "INSERT INTO " + kDep + " (pgt_id, source_relid, source_type) VALUES ($1, $2, $3)",
-            {int8_param(pgt_id), oid_param(d.relid), text_param(d.source_type)});
+            spi,
+            "INSERT INTO " + kDep +
+                " (pgt_id, source_relid, source_type, columns_read) VALUES ($1, $2, $3, "
+                "$4::pg_catalog.int2[])",
+            {int8_param(pgt_id), oid_param(d.relid), text_param(d.source_type), text_param(cols)});
     }
+}
+
+std::vector<ReadRight> owner_reads(Spi& spi, int64_t pgt_id) {
+    SpiRows r =
+        spi.query("SELECT source_relid, pg_catalog.array_to_string(columns_read, ',') FROM " +
+                      kDep + " WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND columns_read IS NOT NULL",
+                  {int8_param(pgt_id)});
+    std::vector<ReadRight> out;
+    for (const auto& row : r.rows) {
+        ReadRight rr{static_cast<Oid>(std::stoul(*row[0])), InvalidOid, {}};
+        const std::string& list = row[1].value_or("");
+        for (std::size_t pos = 0; pos < list.size();) {
+            std::size_t comma = list.find(',', pos);
+            rr.attnums.push_back(std::stoi(list.substr(pos, comma - pos)));
+            pos = comma == std::string::npos ? list.size() : comma + 1;
+        }
+        out.push_back(std::move(rr));
+    }
+    return out;
 }
 
 void record_history(Spi& spi, const HistoryRow& h) {
@@ -221,14 +242,14 @@ void record_history(Spi& spi, const HistoryRow& h) {
 
 void record_failed_refresh(Spi& spi, int64_t pgt_id, const std::string& action,
                            const std::string& initiated_by, const std::string& start_time,
-                           const std::string& error) {
+                           const std::string& error, const std::string& status) {
     exec_as_owner(spi,
                   "INSERT INTO " + kHist +
                       " (pgt_id, action, status, initiated_by, start_time, end_time,"
-                      " error_message) VALUES ($1, $2, 'FAILED', $3, $4::pg_catalog.timestamptz,"
+                      " error_message) VALUES ($1, $2, $6, $3, $4::pg_catalog.timestamptz,"
                       " pg_catalog.clock_timestamp(), $5)",
                   {int8_param(pgt_id), text_param(action), text_param(initiated_by),
-                   text_param(start_time), text_param(error)});
+                   text_param(start_time), text_param(error), text_param(status)});
 }
 
 void set_health(Spi& spi, int64_t pgt_id, const std::string& status, int consecutive_errors) {
@@ -309,15 +330,9 @@ void invalidate_kept_copies(Spi& spi, int64_t pgt_id) {
 }
 
 void ensure_owner_rights(Spi& spi, int64_t pgt_id, Oid owner) {
-    const std::string schema = kSchema;
     SpiRows r = query_as_owner(
         spi,
-        "SELECT EXISTS (SELECT 1 FROM " + schema + "." + kFrontiers + " f JOIN " + schema + "." +
-            kSources +
-            " so ON so.source_id OPERATOR(pg_catalog.=) f.source_id WHERE f.pgt_id "
-            "OPERATOR(pg_catalog.=) $1 AND NOT pg_catalog.has_table_privilege($2, "
-            "so.buffer_name::pg_catalog.regclass, 'SELECT')) OR EXISTS (SELECT 1 FROM " +
-            kKeptTable +
+        "SELECT EXISTS (SELECT 1 FROM " + kKeptTable +
             " k JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) k.copy_relid WHERE "
             "k.pgt_id OPERATOR(pg_catalog.=) $1 AND c.relowner OPERATOR(pg_catalog.<>) $2)",
         {int8_param(pgt_id), oid_param(owner)});

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog_schema.hpp"
 
@@ -40,6 +41,9 @@ struct StreamTableRow {
 struct Dependency {
     Oid relid;
     std::string source_type;  // TABLE, VIEW, STREAM_TABLE, ...
+    // Columns read as the owner (pgt_dependencies.columns_read), none: only
+    // through a view.
+    std::optional<std::vector<int>> columns_read;
 };
 
 struct HistoryRow {
@@ -72,11 +76,16 @@ void update_definition(Spi& spi, const StreamTableRow& row);
 void mark_refreshed(Spi& spi, int64_t pgt_id);
 void delete_stream_table(Spi& spi, int64_t pgt_id);
 void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency>& deps);
+// The dependencies read as the owner, with their columns (ReadRight form,
+// check_as unset): what a DIFFERENTIAL refresh checks first.
+std::vector<ReadRight> owner_reads(Spi& spi, int64_t pgt_id);
 void record_history(Spi& spi, const HistoryRow& h);
-// A refresh that failed (status FAILED, the error text as error_message).
+// A refresh that failed (status FAILED, the error text as error_message),
+// or that the scheduler skipped because a lock was not granted in time
+// (status SKIPPED).
 void record_failed_refresh(Spi& spi, int64_t pgt_id, const std::string& action,
                            const std::string& initiated_by, const std::string& start_time,
-                           const std::string& error);
+                           const std::string& error, const std::string& status = "FAILED");
 // Stores status and consecutive_errors (no write when both are unchanged).
 void set_health(Spi& spi, int64_t pgt_id, const std::string& status, int consecutive_errors);
 
@@ -92,10 +101,9 @@ uint64_t valid_kept_copies(Spi& spi, int64_t pgt_id);
 void set_kept_copy_valid(Spi& spi, int64_t pgt_id, std::size_t source_pos);
 void invalidate_kept_copies(Spi& spi, int64_t pgt_id);
 
-// Whether the stream table's owner (owner: its OID) can read every change
-// buffer the stream table consumes and owns its kept copies; when not (the
-// owner changed), pgtrickle._sync_owner_rights brings the rights to what
-// the catalog implies. Refreshes run as the owner: without this, the first
+// Whether the stream table's owner (owner: its OID) owns its kept copies;
+// when not (the owner changed), pgtrickle._sync_owner_rights gives them to
+// it. Refreshes run as the owner: without this, the first
 // refresh after ALTER TABLE ... OWNER TO or REASSIGN OWNED would fail.
 void ensure_owner_rights(Spi& spi, int64_t pgt_id, Oid owner);
 

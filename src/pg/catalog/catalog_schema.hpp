@@ -45,6 +45,7 @@ inline constexpr ColumnDef kDependencyColumns[] = {
     {1, "pgt_id", "bigint"},
     {2, "source_relid", "oid"},
     {3, "source_type", "text"},
+    {4, "columns_read", "smallint[]"},
 };
 
 inline constexpr const char* kRefreshHistory = "pgt_refresh_history";

@@ -4,6 +4,7 @@
 #include "pg/cdc/change_buffer.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "pg/analyze/scan_shape.hpp"
@@ -13,6 +14,7 @@
 #include "pg/catalog/catalog.hpp"
 #include "pg/catalog/catalog_schema.hpp"
 #include "pg/catalog/relation_names.hpp"
+#include "pg/security/rights.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -99,6 +101,14 @@ std::string attnum_list(const std::vector<int>& attnums) {
     return s;
 }
 
+// Capture fires whatever session_replication_role says: the changes a
+// logical-replication subscriber or a replica-role session applies reach
+// the stream tables too, and no session can skip capture by setting it.
+void enable_always(Spi& spi, const std::string& quoted_source, const std::string& trigger) {
+    catalog::exec_as_owner(
+        spi, "ALTER TABLE " + quoted_source + " ENABLE ALWAYS TRIGGER " + quote_ident(trigger));
+}
+
 // (Re)creates the row trigger: its arguments are the buffer and the captured
 // columns, so a widened capture gets a new trigger (and new cached plans).
 void create_row_trigger(Spi& spi, int64_t id, Oid source_relid, const std::string& buffer,
@@ -112,6 +122,7 @@ void create_row_trigger(Spi& spi, int64_t id, Oid source_relid, const std::strin
                                     src + " FOR EACH ROW EXECUTE FUNCTION pgtrickle._capture_row(" +
                                     sql_literal(buffer) + ", " + sql_literal(attnum_list(attnums)) +
                                     ")");
+    enable_always(spi, src, trig);
 }
 
 void create_capture(Spi& spi, int64_t id, Oid source_relid, const std::string& buffer,
@@ -136,6 +147,7 @@ void create_capture(Spi& spi, int64_t id, Oid source_relid, const std::string& b
                                     " FOR EACH STATEMENT EXECUTE FUNCTION "
                                     "pgtrickle._capture_truncate(" +
                                     sql_literal(buffer) + ")");
+    enable_always(spi, src, "pgt_capture_" + std::to_string(id) + "_truncate");
 }
 
 // Adds the columns a new consumer needs to an existing capture.
@@ -195,23 +207,50 @@ std::vector<ir::SourceColumn> source_columns(Oid relid, const std::vector<int>& 
     return out;
 }
 
-CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>& attnums) {
+namespace {
+
+struct ExistingCapture {
+    CaptureSource source;
+    std::vector<int> columns;
+};
+
+std::optional<ExistingCapture> existing_capture(Spi& spi, Oid source_relid) {
     SpiRows r = spi.query(
         "SELECT source_id, buffer_name, pg_catalog.array_to_string("
         "captured_columns, ',') FROM " +
             kSources + " WHERE source_relid OPERATOR(pg_catalog.=) $1",
         {oid_param(source_relid)});
-    if (!r.rows.empty()) {
-        CaptureSource src{std::stoll(*r.rows[0][0]), source_relid, *r.rows[0][1]};
-        std::vector<int> have;
-        std::string list = r.rows[0][2].value_or("");
-        for (size_t pos = 0; pos < list.size();) {
-            size_t comma = list.find(',', pos);
-            have.push_back(std::stoi(list.substr(pos, comma - pos)));
-            pos = comma == std::string::npos ? list.size() : comma + 1;
-        }
-        widen_capture(spi, src, have, attnums);
-        return src;
+    if (r.rows.empty()) {
+        return std::nullopt;
+    }
+    ExistingCapture c{{std::stoll(*r.rows[0][0]), source_relid, *r.rows[0][1]}, {}};
+    std::string list = r.rows[0][2].value_or("");
+    for (size_t pos = 0; pos < list.size();) {
+        size_t comma = list.find(',', pos);
+        c.columns.push_back(std::stoi(list.substr(pos, comma - pos)));
+        pos = comma == std::string::npos ? list.size() : comma + 1;
+    }
+    return c;
+}
+
+}  // namespace
+
+bool capture_would_change(Spi& spi, Oid source_relid, const std::vector<int>& attnums) {
+    std::optional<ExistingCapture> c = existing_capture(spi, source_relid);
+    if (!c) {
+        return true;
+    }
+    return std::any_of(attnums.begin(), attnums.end(),
+                       [&](int a) { return !contains(c->columns, a); });
+}
+
+CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>& attnums) {
+    if (capture_would_change(spi, source_relid, attnums)) {
+        check_capture_right(source_relid);
+    }
+    if (std::optional<ExistingCapture> c = existing_capture(spi, source_relid)) {
+        widen_capture(spi, c->source, c->columns, attnums);
+        return c->source;
     }
     std::string id =
         *catalog::query_as_owner(spi, "SELECT pg_catalog.nextval('" + kSources + "_source_id_seq')")

@@ -34,8 +34,13 @@ struct CaptureSource {
 
 // The source's capture of at least the given columns (attnums), created on
 // first use (buffer, triggers, catalog row) and widened when a consumer
-// needs more columns than are captured.
+// needs more columns than are captured; either needs the calling role's
+// right to create a trigger on the source (42501 otherwise).
 CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>& attnums);
+
+// Whether ensure_capture(source_relid, attnums) would install a capture or
+// add columns to one (what needs the right to create a trigger on it).
+bool capture_would_change(Spi& spi, Oid source_relid, const std::vector<int>& attnums);
 
 // Removes a source's capture when no stream table consumes it any more.
 void release_capture_if_unused(Spi& spi, int64_t source_id);

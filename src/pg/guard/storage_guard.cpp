@@ -78,8 +78,12 @@ RefreshWriteScope::~RefreshWriteScope() {
 }
 
 std::string guard_trigger_sql(const std::string& quoted_table) {
+    // ENABLE ALWAYS: the guard also fires under session_replication_role =
+    // replica, which a superuser may set to skip ordinary triggers.
     return "CREATE TRIGGER pgt_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON " +
-           quoted_table + " FOR EACH STATEMENT EXECUTE FUNCTION pgtrickle._guard_storage()";
+           quoted_table +
+           " FOR EACH STATEMENT EXECUTE FUNCTION pgtrickle._guard_storage(); ALTER TABLE " +
+           quoted_table + " ENABLE ALWAYS TRIGGER pgt_guard";
 }
 
 }  // namespace pgt::pg

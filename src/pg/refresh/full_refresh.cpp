@@ -1,7 +1,8 @@
 // FULL and DIFFERENTIAL refresh in the caller's transaction.
 // Invariant: the generated statements name every object schema-qualified
-// and run under the pinned search_path, as the calling user, with the one
-// refresh snapshot; a DIFFERENTIAL refresh moves every frontier it read.
+// and run under the pinned search_path, as the stream table's owner in a
+// security-restricted operation, with the one refresh snapshot; a DIFFERENTIAL refresh moves every
+// frontier it read.
 #include "pg/refresh/full_refresh.hpp"
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "pg/api/names.hpp"
+#include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/boundary/subtransaction.hpp"
@@ -23,6 +25,7 @@
 #include "pg/guard/storage_guard.hpp"
 #include "pg/refresh/snapshot.hpp"
 #include "pg/refresh/storage.hpp"
+#include "pg/security/rights.hpp"
 #include "pg/scheduler/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
@@ -385,20 +388,31 @@ void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id) {
              {int8_param(kRefreshLockClass), int8_param(pgt_id)});
 }
 
-RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
-                           const std::string& initiated_by, const std::string& reason) {
-    return run_refresh(spi, st, initiated_by, reason,
-                       [&](const RefreshSnapshot& rs, const std::vector<Window>&, std::string&) {
-                           return recompute(spi, st, rs);
-                       });
-}
+namespace {
 
-RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::string& initiated_by,
-                      const std::string& reason) {
-    if (st.refresh_mode != "DIFFERENTIAL" || !st.is_populated) {
-        return full_refresh(spi, st, initiated_by, reason);
+RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, Oid owner,
+                                   const std::string& initiated_by, const std::string& reason) {
+    // The owner's rights now, not at creation: a DIFFERENTIAL refresh reads
+    // change buffers, which PostgreSQL does not check against the sources
+    // (a REVOKE stops the flow here; a FULL refresh is checked by the
+    // executor itself). Row-level security turned on since creation cannot
+    // be applied to buffer rows: AUTO recomputes, DIFFERENTIAL refuses.
+    std::vector<ReadRight> reads = catalog::owner_reads(spi, st.pgt_id);
+    check_read_rights(reads, owner);
+    const std::string rls = row_security_blocker(reads, owner);
+    if (!rls.empty() && st.requested_mode == "AUTO") {
+        return full_refresh(spi, st, initiated_by,
+                            "DIFFERENTIAL cannot maintain a query over " + rls + ": recomputed");
     }
-    catalog::ensure_owner_rights(spi, st.pgt_id, relation_owner(st.relid));
+    if (!rls.empty()) {
+        throw pgt::Error(
+            "0A000", "DIFFERENTIAL refresh cannot maintain a query over " + rls,
+            "Row-level security was enabled on it after stream table " +
+                relation_display_name(st.relid) +
+                " was created; a change buffer row carries no policy.",
+            "Use alter_stream_table(..., refresh_mode => 'FULL') or 'AUTO', which recomputes.");
+    }
+    catalog::ensure_owner_rights(spi, st.pgt_id, owner);
     return run_refresh(
         spi, st, initiated_by, reason,
         [&](const RefreshSnapshot& rs, const std::vector<Window>& windows, std::string& why) {
@@ -470,6 +484,29 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
             }
             return apply_delta(spi, st, rs, windows);
         });
+}
+
+}  // namespace
+
+RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
+                           const std::string& initiated_by, const std::string& reason) {
+    return as_role_restricted(relation_owner(st.relid), [&] {
+        return run_refresh(spi, st, initiated_by, reason,
+                           [&](const RefreshSnapshot& rs, const std::vector<Window>&,
+                               std::string&) { return recompute(spi, st, rs); });
+    });
+}
+
+RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::string& initiated_by,
+                      const std::string& reason) {
+    if (st.refresh_mode != "DIFFERENTIAL" || !st.is_populated) {
+        return full_refresh(spi, st, initiated_by, reason);
+    }
+    // Whoever asked (the scheduler, the owner, a superuser), the refresh
+    // runs with the owner's rights only, as REFRESH MATERIALIZED VIEW does.
+    const Oid owner = relation_owner(st.relid);
+    return as_role_restricted(
+        owner, [&] { return differential_refresh(spi, st, owner, initiated_by, reason); });
 }
 
 }  // namespace pgt::pg

@@ -43,6 +43,10 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
 RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
                            const std::string& initiated_by, const std::string& reason);
 
+// The sources DIFFERENTIAL maintenance of q captures, each with the
+// columns it captures (prepare_maintenance installs exactly these).
+std::vector<std::pair<Oid, std::vector<int>>> capture_needs(const AnalyzedQuery& q);
+
 // Sets up (or tears down) change capture for st's mode and query: frontiers,
 // captures and st.delta_sql. Call before the FULL refresh that populates.
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);

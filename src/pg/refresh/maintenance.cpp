@@ -136,7 +136,7 @@ void index_join_keys(Spi& spi, const catalog::StreamTableRow& st, const Analyzed
 std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     std::vector<std::pair<CaptureSource, int>> sides;
     for (int i = 0; i < 2; i++) {
-        CaptureSource src = ensure_capture(spi, q.join.relids[i], all_attnums(q.join.relids[i]));
+        CaptureSource src = ensure_capture(spi, q.join.relids[i], capture_needs(q).at(i).second);
         attach_frontier(spi, st.pgt_id, src);
         sides.emplace_back(src, i);
     }
@@ -336,6 +336,22 @@ void drop_kept_copies(Spi& spi, int64_t pgt_id) {
         catalog::exec_as_owner(spi, "DROP TABLE IF EXISTS " + table);
     }
     catalog::delete_kept_copies(spi, pgt_id);
+}
+
+std::vector<std::pair<Oid, std::vector<int>>> capture_needs(const AnalyzedQuery& q) {
+    std::vector<std::pair<Oid, std::vector<int>>> needs;
+    if (q.region.present) {
+        for (std::size_t i = 0; i < q.region.relids.size(); i++) {
+            needs.emplace_back(q.region.relids[i], q.region.attnums[i]);
+        }
+    } else if (q.join.present) {
+        for (Oid relid : q.join.relids) {
+            needs.emplace_back(relid, all_attnums(relid));
+        }
+    } else {
+        needs.emplace_back(q.scan.source_relid, q.scan.referenced_attnums);
+    }
+    return needs;
 }
 
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {

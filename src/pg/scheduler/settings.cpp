@@ -24,6 +24,7 @@ int g_history_retention_seconds = 7 * 86400;
 int g_max_grouping_set_branches = 64;
 bool g_drive_from_changes = true;
 double g_kept_copy_fraction = 0.2;
+int g_lock_timeout_ms = 5000;
 
 namespace {
 
@@ -105,6 +106,13 @@ void define_scheduler_settings() {
         "conditions, only the columns the query reads) instead of the table. 0: no copies; 1: "
         "a copy for every filtered table, also tables under 10000 rows.",
         &g_kept_copy_fraction, 0.2, 0, 1, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_trickle.lock_timeout",
+        "Longest time a scheduled refresh waits for a lock before it is skipped.",
+        "A skipped refresh is recorded in pgtrickle.pgt_refresh_history with status SKIPPED "
+        "and retried at the next tick; other stream tables keep their schedules. 0 waits "
+        "without a bound.",
+        &g_lock_timeout_ms, 5000, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 
