@@ -287,25 +287,39 @@ $$;
 
 -- What a refresh of a stream table runs, exactly (the statements are the
 -- ones stored in the catalog and executed by refresh_stream_table).
+-- No SET search_path: the name resolves in the caller's path, as the
+-- other API functions' names do; every operator is qualified instead.
 CREATE FUNCTION pgtrickle.explain_st(name text)
 RETURNS TABLE (property text, value text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+    rel pg_catalog.regclass := name::pg_catalog.regclass;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables s
+                    WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel::pg_catalog.oid) THEN
+        RAISE EXCEPTION '"%" is not a stream table', name
+            USING ERRCODE = '42809',
+                  HINT = 'pgtrickle.pgt_status() lists the stream tables.';
+    END IF;
+    RETURN QUERY
     SELECT x.property, x.value
       FROM pgtrickle.pgt_stream_tables s,
            LATERAL (VALUES
-               ('refresh_mode', s.refresh_mode),
+               ('refresh_mode'::pg_catalog.text, s.refresh_mode),
                ('requested_mode', s.requested_mode),
-               ('row_identity', s.row_identity_domain || '(' ||
-                    pg_catalog.array_to_string(s.row_identity_columns, ', ') || ')'),
+               ('row_identity', pg_catalog.concat(s.row_identity_domain, '(',
+                    pg_catalog.array_to_string(s.row_identity_columns, ', '), ')')),
                ('defining_query', s.defining_query),
                ('recompute_query', s.effective_query),
                ('change_buffers', (SELECT pg_catalog.string_agg(src.buffer_name, ', ')
                                      FROM pgtrickle.pgt_sources src
-                                     JOIN pgtrickle.pgt_frontiers f USING (source_id)
-                                    WHERE f.pgt_id = s.pgt_id)),
+                                     JOIN pgtrickle.pgt_frontiers f
+                                       ON f.source_id OPERATOR(pg_catalog.=) src.source_id
+                                    WHERE f.pgt_id OPERATOR(pg_catalog.=) s.pgt_id)),
                ('delta_statement', s.delta_sql)) AS x(property, value)
-     WHERE s.pgt_relid = name::pg_catalog.regclass
+     WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel::pg_catalog.oid;
+END
 $$;
 
 -- Housekeeping -------------------------------------------------------------

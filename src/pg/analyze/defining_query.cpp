@@ -305,6 +305,13 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     out.columns = output_columns(q);
     out.identity = derive_row_identity(q, out.columns);
     derive_scan_shape(q, out);
+    if (st.relids == NIL && out.differential_blocker.empty()) {
+        // Nothing to capture: only a recompute can follow what it reads.
+        out.differential_blocker = "a query that reads no table";
+        out.scan = ScanShape{};
+        out.join = JoinShape{};
+        out.region = RegionShape{};
+    }
     if (has_grouping_set_column(out)) {
         append_grouping_set_column(q);
     }

@@ -80,8 +80,10 @@ const char* relation_blocker(const RangeTblEntry* rte) {
             return "a view as source (write the view's query into the stream table query)";
         case RELKIND_MATVIEW:
             return "a materialized view as source";
-        default:
+        case RELKIND_FOREIGN_TABLE:
             return "a foreign table as source";
+        default:
+            return "a relation of an unsupported kind as source";
     }
 }
 
