@@ -29,12 +29,21 @@ auto as_role_restricted(Oid role, F&& fn) -> decltype(fn()) {
     GetUserIdAndSecContext(&saved_user, &saved_ctx);
     SetUserIdAndSecContext(
         role, saved_ctx | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+    // Nested inside another pinned scope (catalog writes of a refresh), the
+    // path is pinned already: setting it again costs a GUC level and a
+    // search-path recomputation per statement.
+    auto run = [&]() -> decltype(fn()) {
+        if (search_path_is_pinned()) {
+            return fn();
+        }
+        return with_pinned_search_path(fn);
+    };
     try {
         if constexpr (std::is_void_v<decltype(fn())>) {
-            with_pinned_search_path(fn);
+            run();
             SetUserIdAndSecContext(saved_user, saved_ctx);
         } else {
-            auto result = with_pinned_search_path(fn);
+            auto result = run();
             SetUserIdAndSecContext(saved_user, saved_ctx);
             return result;
         }

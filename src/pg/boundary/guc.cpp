@@ -4,6 +4,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "catalog/namespace.h"
 #include "utils/guc.h"
 }
 
@@ -16,6 +17,11 @@ int pin_search_path() {
                                 GUC_ACTION_SAVE, true, 0, false);
         return level;
     });
+}
+
+bool search_path_is_pinned() {
+    return namespace_search_path != nullptr &&
+           strcmp(namespace_search_path, kPinnedSearchPath) == 0;
 }
 
 void pin_setting(const char* name, const char* value) {

@@ -20,6 +20,7 @@ namespace pgt::pg {
 inline constexpr const char* kPinnedSearchPath = "pg_catalog, pg_temp";
 
 int pin_search_path();                 // returns the GUC nest level to restore
+bool search_path_is_pinned();          // whether search_path is kPinnedSearchPath now
 void restore_settings(int nestlevel);  // undoes pin_search_path()
 // Sets a setting inside the current pin (undone with it); call only within
 // with_pinned_search_path.

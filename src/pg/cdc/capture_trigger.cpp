@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -34,6 +35,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -55,6 +57,7 @@ struct CapturePlan {
     Oid buffer = InvalidOid;
     Oid seq = InvalidOid;             // the buffer's identity sequence (column seq)
     std::vector<AttrNumber> attnums;  // captured source columns
+    std::vector<Oid> source_types;    // their types when the plan was made
     std::vector<bool> byval;
     std::vector<int16> typlen;
     std::vector<int> old_pos, new_pos;  // buffer attribute index of o<attnum> / n<attnum>
@@ -124,6 +127,43 @@ void locate_buffer(CapturePlan& cp, const char* buffer) {
     }
 }
 
+// Every captured column's value goes into its buffer columns unconverted:
+// they must have its (base) type. After an ALTER COLUMN ... TYPE they do
+// not, and a value formed with the wrong type would crash the server or
+// be stored wrong, so the write fails instead (55000, naming the column).
+void check_buffer_types(const CapturePlan& cp, Relation source) {
+    std::vector<std::pair<Oid, Oid>> types;  // (source base type, buffer type) per column
+    pg_call([&] {
+        Relation r = table_open(cp.buffer, AccessShareLock);
+        TupleDesc bd = RelationGetDescr(r);
+        for (size_t i = 0; i < cp.attnums.size(); i++) {
+            Oid base = getBaseType(cp.source_types[i]);
+            types.emplace_back(base, TupleDescAttr(bd, cp.old_pos[i])->atttypid);
+            types.emplace_back(base, TupleDescAttr(bd, cp.new_pos[i])->atttypid);
+        }
+        table_close(r, AccessShareLock);
+    });
+    for (size_t k = 0; k < types.size(); k++) {
+        if (types[k].first == types[k].second) {
+            continue;
+        }
+        const AttrNumber a = cp.attnums[k / 2];
+        std::string table = pg_call([&] { return RelationGetRelationName(source); });
+        std::string column = pg_call(
+            [&] { return NameStr(TupleDescAttr(RelationGetDescr(source), a - 1)->attname); });
+        std::string now = pg_call([&] { return format_type_be(types[k].first); });
+        std::string then = pg_call([&] { return format_type_be(types[k].second); });
+        throw pgt::Error(
+            "55000",
+            "cannot capture a change of table " + table + ": column " + column +
+                " is now of type " + now + ", its stream tables' change buffer holds " + then,
+            "The column's type was changed after DIFFERENTIAL stream tables began reading it; "
+            "their change buffer cannot take the new values.",
+            "Drop the stream tables that read " + table + "." + column +
+                " and create them again, or change the column back.");
+    }
+}
+
 CapturePlan build_plan(TriggerData* td) {
     CapturePlan cp;
     TupleDesc desc = RelationGetDescr(td->tg_relation);
@@ -140,15 +180,36 @@ CapturePlan build_plan(TriggerData* td) {
         }
         Form_pg_attribute att = TupleDescAttr(desc, attnum - 1);
         cp.attnums.push_back(att->attnum);
+        cp.source_types.push_back(att->atttypid);
         cp.byval.push_back(att->attbyval);
         cp.typlen.push_back(att->attlen);
     }
     locate_buffer(cp, td->tg_trigger->tgargs[0]);
+    check_buffer_types(cp, td->tg_relation);
     return cp;
+}
+
+// Whether the source's captured columns still have the types the plan was
+// made for (a per-row check of a few integers: ALTER COLUMN ... TYPE or
+// DROP COLUMN since, in this backend or another, changes the descriptor
+// under a plan kept by trigger OID).
+bool plan_still_fits(const CapturePlan& cp, TupleDesc desc) {
+    for (size_t i = 0; i < cp.attnums.size(); i++) {
+        const int a = cp.attnums[i];
+        if (a > desc->natts || TupleDescAttr(desc, a - 1)->attisdropped ||
+            TupleDescAttr(desc, a - 1)->atttypid != cp.source_types[i]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 CapturePlan& plan_for(TriggerData* td) {
     auto it = g_plans.find(td->tg_trigger->tgoid);
+    if (it != g_plans.end() && !plan_still_fits(it->second, RelationGetDescr(td->tg_relation))) {
+        g_plans.erase(it);  // made again below, and checked against the buffer
+        it = g_plans.end();
+    }
     if (it == g_plans.end()) {
         it = g_plans.emplace(td->tg_trigger->tgoid, build_plan(td)).first;
     }
