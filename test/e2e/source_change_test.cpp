@@ -56,5 +56,45 @@ TEST_F(SourceChange, altered_column_type_fails_writes_instead_of_capturing_wrong
     EXPECT_MATCHES_QUERY(*db, "s");
 }
 
+// A stream table depends on what it reads the way a view does (pg_depend):
+// DROP TABLE of a source, or of a stream table another reads, is refused
+// with 2BP01 naming the dependent stream table; CASCADE drops them all and
+// leaves no catalog row, trigger or buffer. A new query with other
+// columns for a stream table another one reads is refused the same way.
+// Before: the DROP succeeded and the DIFFERENTIAL stream table stayed
+// ACTIVE, failing every refresh with XX000.
+TEST_F(SourceChange, dropping_a_source_is_refused_and_cascade_drops_the_stream_tables) {
+    const std::string before = state();
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT g, g FROM generate_series(1, 5) g");
+    create("s", "SELECT id, v FROM t");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('f', 'SELECT id FROM t', refresh_mode => "
+        "'FULL')");
+    create("s3", "SELECT id, v * 2 AS w FROM s");
+
+    SqlError e = db->error_of("DROP TABLE t");
+    EXPECT_EQ(e.sqlstate, "2BP01");
+    EXPECT_NE(e.detail.find("table s depends on table t"), std::string::npos) << e.detail;
+    EXPECT_NE(e.detail.find("table f depends on table t"), std::string::npos) << e.detail;
+    e = db->error_of("DROP TABLE s");
+    EXPECT_EQ(e.sqlstate, "2BP01");
+    EXPECT_NE(e.detail.find("table s3 depends on table s"), std::string::npos) << e.detail;
+    e = db->error_of("SELECT pgtrickle.alter_stream_table('s', query => 'SELECT id AS k FROM t')");
+    EXPECT_EQ(e.sqlstate, "2BP01") << e.message;
+
+    db->exec("UPDATE t SET v = v + 10 WHERE id < 3");
+    refresh("s");
+    refresh("s3");
+    EXPECT_EQ(last_action("s3"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+    EXPECT_MATCHES_QUERY(*db, "s3");
+
+    db->exec("DROP TABLE t CASCADE");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables"), "0");
+    EXPECT_EQ(state(), before);
+}
+
 }  // namespace
 }  // namespace pgt::e2e

@@ -289,6 +289,7 @@ void create_stream_table(const Args& a) {
     row.notify_channel = notify;
     row.pgt_id = catalog::insert_stream_table(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
+    catalog::record_relation_dependencies(row.relid, deps);
     prepare_maintenance(spi, row, q);
     if (initialize) {
         full_refresh(spi, row, "CREATE", "initial population");
@@ -361,7 +362,9 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
     row.defining_query = q.original;
     row.effective_query = q.effective;
     catalog::update_definition(spi, row);
-    catalog::replace_dependencies(spi, row.pgt_id, dependencies_of(spi, q));
+    std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
+    catalog::replace_dependencies(spi, row.pgt_id, deps);
+    catalog::record_relation_dependencies(row.relid, deps);
     return q;
 }
 

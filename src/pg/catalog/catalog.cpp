@@ -11,6 +11,8 @@
 extern "C" {
 #include "postgres.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
@@ -203,6 +205,21 @@ void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency
                 "$4::pg_catalog.int2[])",
             {int8_param(pgt_id), oid_param(d.relid), text_param(d.source_type), text_param(cols)});
     }
+}
+
+void record_relation_dependencies(Oid st_relid, const std::vector<Dependency>& deps) {
+    pg_call([&] {
+        // A stream table's storage has no other normal dependency on a
+        // relation (its schema, types and owner are other classes).
+        deleteDependencyRecordsForClass(RelationRelationId, st_relid, RelationRelationId,
+                                        DEPENDENCY_NORMAL);
+        ObjectAddress self{RelationRelationId, st_relid, 0};
+        for (const Dependency& d : deps) {
+            ObjectAddress source{RelationRelationId, d.relid, 0};
+            recordDependencyOn(&self, &source, DEPENDENCY_NORMAL);
+        }
+        CommandCounterIncrement();
+    });
 }
 
 std::vector<ReadRight> owner_reads(Spi& spi, int64_t pgt_id) {
