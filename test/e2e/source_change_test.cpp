@@ -96,5 +96,46 @@ TEST_F(SourceChange, dropping_a_source_is_refused_and_cascade_drops_the_stream_t
     EXPECT_EQ(state(), before);
 }
 
+// The same for a function the query calls (EC-16's DROP FUNCTION ...
+// CASCADE): refused with 2BP01 naming the stream table, CASCADE drops it.
+// Before: the DROP succeeded and every later refresh failed.
+TEST_F(SourceChange, dropping_a_function_the_query_calls_is_refused) {
+    const std::string before = state();
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT g, g FROM generate_series(1, 5) g;"
+        "CREATE FUNCTION twice(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 * 2'");
+    create("s", "SELECT id, twice(v) AS w FROM t");
+    SqlError e = db->error_of("DROP FUNCTION twice(int)");
+    EXPECT_EQ(e.sqlstate, "2BP01");
+    EXPECT_NE(e.detail.find("table s depends on function twice(integer)"), std::string::npos)
+        << e.detail;
+    db->exec("UPDATE t SET v = 7 WHERE id = 1");
+    refresh("s");
+    EXPECT_EQ(last_action("s"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+    db->exec("DROP FUNCTION twice(int) CASCADE");
+    db->exec("DROP TABLE t");
+    EXPECT_EQ(state(), before);
+}
+
+// Writes under session_replication_role = replica (what a logical
+// replication subscriber's apply worker and pg_restore --disable-triggers
+// run as) are captured: the capture triggers are ENABLE ALWAYS. Before:
+// they were skipped, and the stream table stayed ACTIVE and wrong.
+TEST_F(SourceChange, writes_under_replica_role_are_captured) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT g, g FROM generate_series(1, 5) g");
+    create("s", "SELECT id, v FROM t WHERE v > 1");
+    db->exec(
+        "SET session_replication_role = replica;"
+        "INSERT INTO t VALUES (6, 6); UPDATE t SET v = 0 WHERE id = 2; DELETE FROM t WHERE id = 3;"
+        "RESET session_replication_role");
+    refresh("s");
+    EXPECT_EQ(last_action("s"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
 }  // namespace
 }  // namespace pgt::e2e

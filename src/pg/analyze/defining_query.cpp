@@ -55,7 +55,14 @@ struct WalkState {
     List* relids;  // palloc'd list of every relation read
     List* reads;   // RangeTblEntry* that need SELECT (the rewritten query's only)
     bool rewritten;
+    List* functions;  // OIDs of the functions the query calls (not a view's own)
 };
+
+bool note_function(Oid func, void* ctx) {
+    auto* st = static_cast<WalkState*>(ctx);
+    st->functions = list_append_unique_oid(st->functions, func);
+    return false;
+}
 
 bool record(WalkState* st, Problem p, Oid relid) {
     st->problem = p;
@@ -126,6 +133,9 @@ bool validate_walker(Node* node, void* ctx) {
         Query* q = reinterpret_cast<Query*>(node);
         return check_query(q, st) ||
                query_tree_walker(q, walker_fn(), ctx, QTW_EXAMINE_RTES_BEFORE);
+    }
+    if (!st->rewritten) {
+        (void)check_functions_in_node(node, note_function, ctx);
     }
     return expression_tree_walker(node, walker_fn(), ctx);
 }
@@ -297,7 +307,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     if (stored) {
         drop_grouping_set_column(q);
     }
-    WalkState st{Problem::kNone, InvalidOid, NIL, NIL, false};
+    WalkState st{Problem::kNone, InvalidOid, NIL, NIL, false, NIL};
     collect_sources(q, &st);
     if (st.problem != Problem::kNone) {
         report(st.problem, st.problem_relid);
@@ -317,6 +327,9 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     }
     out.reads = read_rights(st);
     ListCell* lc;
+    foreach (lc, st.functions) {
+        out.functions.push_back(lfirst_oid(lc));
+    }
     foreach (lc, st.relids) {
         Oid relid = lfirst_oid(lc);
         out.sources.push_back({relid, pg_call([&] { return get_rel_relkind(relid); })});

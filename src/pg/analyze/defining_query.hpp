@@ -135,6 +135,7 @@ struct AnalyzedQuery {
     std::vector<OutputColumn> columns;    // user-visible output columns, in order
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
     std::vector<ReadRight> reads;         // one per reference in the rewritten query
+    std::vector<Oid> functions;           // functions it calls (operators' too), no duplicates
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
     bool blocker_is_limit = false;        // the blocker is pg_trickle.max_grouping_set_branches

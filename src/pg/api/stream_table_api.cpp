@@ -289,7 +289,7 @@ void create_stream_table(const Args& a) {
     row.notify_channel = notify;
     row.pgt_id = catalog::insert_stream_table(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
-    catalog::record_relation_dependencies(row.relid, deps);
+    catalog::record_dependencies(row.relid, deps, q.functions);
     prepare_maintenance(spi, row, q);
     if (initialize) {
         full_refresh(spi, row, "CREATE", "initial population");
@@ -364,7 +364,7 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
     catalog::update_definition(spi, row);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
-    catalog::record_relation_dependencies(row.relid, deps);
+    catalog::record_dependencies(row.relid, deps, q.functions);
     return q;
 }
 

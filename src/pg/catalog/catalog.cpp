@@ -15,6 +15,7 @@ extern "C" {
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
 #include "miscadmin.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -207,16 +208,24 @@ void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency
     }
 }
 
-void record_relation_dependencies(Oid st_relid, const std::vector<Dependency>& deps) {
+void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
+                         const std::vector<Oid>& functions) {
     pg_call([&] {
         // A stream table's storage has no other normal dependency on a
-        // relation (its schema, types and owner are other classes).
+        // relation or a function (its schema, column types and owner are
+        // other classes; its generated column's function is its default's).
         deleteDependencyRecordsForClass(RelationRelationId, st_relid, RelationRelationId,
+                                        DEPENDENCY_NORMAL);
+        deleteDependencyRecordsForClass(RelationRelationId, st_relid, ProcedureRelationId,
                                         DEPENDENCY_NORMAL);
         ObjectAddress self{RelationRelationId, st_relid, 0};
         for (const Dependency& d : deps) {
             ObjectAddress source{RelationRelationId, d.relid, 0};
             recordDependencyOn(&self, &source, DEPENDENCY_NORMAL);
+        }
+        for (Oid f : functions) {  // built-in (pinned) ones are not recorded
+            ObjectAddress func{ProcedureRelationId, f, 0};
+            recordDependencyOn(&self, &func, DEPENDENCY_NORMAL);
         }
         CommandCounterIncrement();
     });

@@ -77,10 +77,12 @@ void mark_refreshed(Spi& spi, int64_t pgt_id);
 void delete_stream_table(Spi& spi, int64_t pgt_id);
 void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency>& deps);
 // Records in pg_depend that the stream table's storage depends on each
-// relation it reads (replacing what was recorded before), as a view does:
-// PostgreSQL then refuses DROP TABLE/VIEW of a source with 2BP01 naming
-// the stream table, and DROP ... CASCADE drops the stream table too.
-void record_relation_dependencies(Oid st_relid, const std::vector<Dependency>& deps);
+// relation its query reads and each function it calls (replacing what was
+// recorded before), as a view does: PostgreSQL then refuses DROP
+// TABLE/VIEW/FUNCTION of what it uses with 2BP01 naming the stream table,
+// and DROP ... CASCADE drops the stream table too.
+void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
+                         const std::vector<Oid>& functions);
 // The dependencies read as the owner, with their columns (ReadRight form,
 // check_as unset): what a DIFFERENTIAL refresh checks first.
 std::vector<ReadRight> owner_reads(Spi& spi, int64_t pgt_id);
