@@ -334,7 +334,29 @@ AS $$
 DECLARE
     src record;
     tname text;
+    readers text;
 BEGIN
+    -- A capture trigger dropped while its source lives on and its capture
+    -- is still in use (DROP TRIGGER, DROP COLUMN ... CASCADE of a captured
+    -- column): refused, the stream tables reading it would silently stop
+    -- following the table. pg_trickle removes a capture's catalog row
+    -- before its triggers, and renames a trigger it replaces first.
+    SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
+      INTO readers
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+      JOIN pgtrickle.pgt_sources s
+        ON pg_catalog.split_part(d.object_identity, ' on ', 1)
+           IN ('pgt_capture_' || s.source_id, 'pgt_capture_' || s.source_id || '_truncate')
+      JOIN pgtrickle.pgt_frontiers f ON f.source_id = s.source_id
+      JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = f.pgt_id
+     WHERE d.object_type = 'trigger'
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
+    IF readers IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot drop the change capture of a table that stream tables read'
+            USING ERRCODE = '2BP01',
+                  DETAIL = 'Stream tables reading it: ' || readers || '.',
+                  HINT = 'Drop those stream tables first (pgtrickle.drop_stream_table), or alter them to refresh_mode => ''FULL''.';
+    END IF;
     DELETE FROM pgtrickle.pgt_stream_tables st
      USING pg_catalog.pg_event_trigger_dropped_objects() d
      WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
@@ -504,6 +526,27 @@ BEGIN
                     HINT = 'Name the column in the defining query instead '
                            '(pgtrickle.alter_stream_table with query =>).';
     END IF;
+    -- A foreign key on a stream table, or referencing one (seed EC-27): a
+    -- refresh deletes and inserts rows in whatever order its delta gives,
+    -- so a key it briefly breaks would fail it.
+    SELECT s.pgt_schema, s.pgt_name, k.conname INTO moved
+      FROM pg_catalog.pg_constraint k
+      JOIN pgtrickle.pgt_stream_tables s ON s.pgt_relid IN (k.conrelid, k.confrelid)
+     WHERE k.contype = 'f'
+       AND (k.conrelid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+                            WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass)
+            OR k.confrelid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+                                WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass))
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'foreign key % cannot involve stream table %.%', moved.conname,
+                        pg_catalog.quote_ident(moved.pgt_schema),
+                        pg_catalog.quote_ident(moved.pgt_name)
+              USING ERRCODE = '0A000',
+                    DETAIL = 'A refresh applies its changes in no particular order; a key it '
+                             'breaks for a moment would fail the refresh.',
+                    HINT = 'Check the relationship in the defining query, or on the source tables.';
+    END IF;
     PERFORM pgtrickle._sync_owner_rights(s.pgt_id)
        FROM pgtrickle.pgt_stream_tables s
       WHERE s.pgt_relid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
@@ -512,7 +555,7 @@ END
 $$;
 
 CREATE EVENT TRIGGER pgt_alter_table ON ddl_command_end
-    WHEN TAG IN ('ALTER TABLE')
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE')
     EXECUTE FUNCTION pgtrickle._on_alter_table();
 
 -- Row identity V2 ------------------------------------------------------------

@@ -18,12 +18,40 @@ protected:
     }
 };
 
-// ALTER COLUMN ... TYPE of a captured column: a session that captured a
-// row before the ALTER (its capture plan kept) and a new session both get
-// 55000 naming the column on the next write, and nothing is captured
-// wrong. Before: text -> int crashed the server (SIGSEGV); int -> bigint
-// stored 5000000000 as 705032704 and refreshed as a success.
-TEST_F(SourceChange, altered_column_type_fails_writes_instead_of_capturing_wrong) {
+// ALTER COLUMN ... TYPE and DROP COLUMN of a captured column are refused
+// by PostgreSQL (the capture trigger depends on the columns it captures);
+// columns nobody reads stay free to change. Before: text -> int then an
+// INSERT crashed the server (SIGSEGV); int -> bigint stored 5000000000 as
+// 705032704 and refreshed as a success; DROP COLUMN made writes fail.
+TEST_F(SourceChange, captured_columns_cannot_change_type_or_be_dropped) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, c text, n int, free int);"
+        "INSERT INTO t VALUES (1, '10', 1, 0), (2, '20', 2, 0)");
+    create("s", "SELECT id, c, n FROM t");
+    SqlError e = db->error_of("ALTER TABLE t ALTER COLUMN c TYPE int USING c::int");
+    EXPECT_EQ(e.sqlstate, "0A000") << e.message;
+    EXPECT_NE(e.detail.find("column \"c\""), std::string::npos) << e.detail;
+    EXPECT_EQ(db->error_of("ALTER TABLE t ALTER COLUMN n TYPE bigint").sqlstate, "0A000");
+    EXPECT_EQ(db->error_of("ALTER TABLE t DROP COLUMN n").sqlstate, "2BP01");
+    e = db->error_of("ALTER TABLE t DROP COLUMN n CASCADE");  // would drop the capture trigger
+    EXPECT_EQ(e.sqlstate, "2BP01") << e.message;
+    EXPECT_NE(e.detail.find("public.s"), std::string::npos) << e.detail;
+    const std::string trigger = db->scalar(
+        "SELECT tgname FROM pg_trigger WHERE tgrelid = 't'::regclass AND tgname NOT "
+        "LIKE '%truncate' AND NOT tgisinternal");
+    EXPECT_EQ(db->error_of("DROP TRIGGER " + trigger + " ON t").sqlstate, "2BP01");
+    db->exec("ALTER TABLE t ALTER COLUMN free TYPE bigint; ALTER TABLE t DROP COLUMN free");
+    db->exec("INSERT INTO t VALUES (3, '30', 3); UPDATE t SET c = 'x' WHERE id = 1");
+    refresh("s");
+    EXPECT_EQ(last_action("s"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
+// Should a captured column change type anyway (here: its dependency
+// removed by hand), a session that captured a row before (its capture plan
+// kept) and a new session both get 55000 naming the column on the next
+// write, and nothing is captured wrong.
+TEST_F(SourceChange, capture_refuses_a_column_of_another_type_than_its_buffer) {
     db->exec(
         "CREATE TABLE t (id int PRIMARY KEY, c text, n int);"
         "INSERT INTO t VALUES (1, '10', 1), (2, '20', 2)");
@@ -31,6 +59,9 @@ TEST_F(SourceChange, altered_column_type_fails_writes_instead_of_capturing_wrong
     db->exec("INSERT INTO t VALUES (3, '30', 3)");  // this session keeps a capture plan
     refresh("s");
     EXPECT_MATCHES_QUERY(*db, "s");
+    db->exec(
+        "DELETE FROM pg_depend WHERE classid = 'pg_trigger'::regclass AND refobjid = "
+        "'t'::regclass AND refobjsubid > 0");
 
     db->exec("ALTER TABLE t ALTER COLUMN c TYPE int USING c::int");
     SqlError e = db->error_of("INSERT INTO t VALUES (4, 40, 4)");
@@ -132,6 +163,29 @@ TEST_F(SourceChange, writes_under_replica_role_are_captured) {
         "SET session_replication_role = replica;"
         "INSERT INTO t VALUES (6, 6); UPDATE t SET v = 0 WHERE id = 2; DELETE FROM t WHERE id = 3;"
         "RESET session_replication_role");
+    refresh("s");
+    EXPECT_EQ(last_action("s"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
+// Foreign keys on a stream table or referencing one are refused (seed
+// EC-27), by ALTER TABLE and by CREATE TABLE; the ALTER or CREATE rolls
+// back. Before: both were accepted.
+TEST_F(SourceChange, ec27_foreign_keys_involving_stream_tables_are_refused) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int); CREATE TABLE d (v int PRIMARY KEY);"
+        "INSERT INTO d VALUES (1), (2); INSERT INTO t VALUES (1, 1), (2, 2)");
+    create("s", "SELECT id, v FROM t");
+    db->exec("CREATE UNIQUE INDEX ON s (id)");
+    EXPECT_EQ(db->error_of("ALTER TABLE s ADD FOREIGN KEY (v) REFERENCES d (v)").sqlstate, "0A000");
+    EXPECT_EQ(db->error_of("CREATE TABLE child (id int REFERENCES s (id))").sqlstate, "0A000");
+    db->exec("CREATE TABLE child (id int)");
+    EXPECT_EQ(db->error_of("ALTER TABLE child ADD FOREIGN KEY (id) REFERENCES s (id)").sqlstate,
+              "0A000");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND "
+                         "connamespace = 'public'::regnamespace"),
+              "0");
+    db->exec("DELETE FROM t WHERE id = 1");
     refresh("s");
     EXPECT_EQ(last_action("s"), "DIFFERENTIAL");
     EXPECT_MATCHES_QUERY(*db, "s");

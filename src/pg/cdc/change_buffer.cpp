@@ -19,6 +19,10 @@
 extern "C" {
 #include "postgres.h"
 #include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -109,6 +113,23 @@ void enable_always(Spi& spi, const std::string& quoted_source, const std::string
         spi, "ALTER TABLE " + quoted_source + " ENABLE ALWAYS TRIGGER " + quote_ident(trigger));
 }
 
+// The row trigger depends on each column it captures (pg_depend, as a
+// trigger's UPDATE OF list does), so PostgreSQL refuses ALTER COLUMN ...
+// TYPE (0A000) and DROP COLUMN (2BP01) of a captured column instead of
+// leaving a capture that can no longer store what the source holds.
+void depend_on_columns(Oid source_relid, const std::string& trigger,
+                       const std::vector<int>& attnums) {
+    pg_call([&] {
+        ObjectAddress self{TriggerRelationId, get_trigger_oid(source_relid, trigger.c_str(), false),
+                           0};
+        for (int a : attnums) {
+            ObjectAddress column{RelationRelationId, source_relid, a};
+            recordDependencyOn(&self, &column, DEPENDENCY_NORMAL);
+        }
+        CommandCounterIncrement();
+    });
+}
+
 // (Re)creates the row trigger: its arguments are the buffer and the captured
 // columns, so a widened capture gets a new trigger (and new cached plans).
 void create_row_trigger(Spi& spi, int64_t id, Oid source_relid, const std::string& buffer,
@@ -116,13 +137,18 @@ void create_row_trigger(Spi& spi, int64_t id, Oid source_relid, const std::strin
     std::string src = quoted_relation_name(source_relid);
     std::string trig = "pgt_capture_" + std::to_string(id);
     if (replace) {
-        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + " ON " + src);
+        // Renamed first: the sql_drop trigger refuses a capture trigger's
+        // drop under its own name while the capture is in use.
+        catalog::exec_as_owner(
+            spi, "ALTER TRIGGER " + trig + " ON " + src + " RENAME TO " + trig + "_replaced");
+        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + "_replaced ON " + src);
     }
     catalog::exec_as_owner(spi, "CREATE TRIGGER " + trig + " AFTER INSERT OR UPDATE OR DELETE ON " +
                                     src + " FOR EACH ROW EXECUTE FUNCTION pgtrickle._capture_row(" +
                                     sql_literal(buffer) + ", " + sql_literal(attnum_list(attnums)) +
                                     ")");
     enable_always(spi, src, trig);
+    depend_on_columns(source_relid, trig, attnums);
 }
 
 void create_capture(Spi& spi, int64_t id, Oid source_relid, const std::string& buffer,
