@@ -242,6 +242,31 @@ AS $$
                      || ': see pgtrickle.pgt_refresh_history.error_message'
            END
       FROM pgtrickle.pgt_stream_tables WHERE status = 'ERROR'
+    UNION ALL
+    -- A capture trigger missing or not ENABLE ALWAYS (ALTER TABLE ...
+    -- DISABLE/ENABLE TRIGGER): changes made meanwhile never reach the
+    -- DIFFERENTIAL stream tables reading that table.
+    SELECT 'change_capture', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'every captured table''s capture triggers fire always'
+                ELSE string_agg(format('%s (trigger %s %s)', c.src, c.tname, c.state), ', '
+                                ORDER BY c.src, c.tname)
+                     || ': changes made while capture was off are missing from the stream '
+                        'tables reading them; recreate those stream tables (or alter them to '
+                        'FULL and back)'
+           END
+      FROM (SELECT s.source_relid::regclass::text AS src, n.tname,
+                   CASE WHEN t.oid IS NULL THEN 'missing'
+                        ELSE 'enabled ' || CASE t.tgenabled WHEN 'D' THEN 'never'
+                                                            WHEN 'O' THEN 'on origin only'
+                                                            ELSE 'on replica only' END
+                   END AS state
+              FROM pgtrickle.pgt_sources s
+             CROSS JOIN LATERAL (VALUES ('pgt_capture_' || s.source_id),
+                                        ('pgt_capture_' || s.source_id || '_truncate')) n(tname)
+              LEFT JOIN pg_catalog.pg_trigger t
+                ON t.tgrelid = s.source_relid AND t.tgname = n.tname
+             WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class k WHERE k.oid = s.source_relid)
+               AND (t.oid IS NULL OR t.tgenabled <> 'A')) c
 $$;
 
 -- Change notifications (seed 004): usable on any table, installed on

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cluster.hpp"
+#include "eventually.hpp"
 #include "oracle.hpp"
 #include "pg_conn.hpp"
 
@@ -31,7 +32,6 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kAlertChannel = "pg_trickle_alert";
-constexpr auto kPoll = 50ms;
 constexpr auto kDeadline = 20s;
 
 // The scheduler's own cluster (started by the first Scheduler test).
@@ -49,30 +49,6 @@ std::set<std::string>& killed_pids() {
 
 Conn connect_to(const std::string& dbname) {
     return Conn(sched_cluster().conninfo(dbname));
-}
-
-// Polls pred every kPoll until it holds; fails naming `what` after timeout.
-// An exception from pred counts as "not yet" (the server may be restarting).
-::testing::AssertionResult eventually(const std::function<bool()>& pred, const std::string& what,
-                                      std::chrono::milliseconds timeout = kDeadline) {
-    const auto deadline = Clock::now() + timeout;
-    std::string last_error;
-    while (Clock::now() < deadline) {
-        try {
-            if (pred()) {
-                return ::testing::AssertionSuccess();
-            }
-        } catch (const std::exception& e) {
-            last_error = e.what();
-        }
-        std::this_thread::sleep_for(kPoll);
-    }
-    auto f = ::testing::AssertionFailure();
-    f << "timed out after " << timeout.count() << " ms waiting for: " << what;
-    if (!last_error.empty()) {
-        f << " (last error: " << last_error << ")";
-    }
-    return f;
 }
 
 // Crash lines of the scheduler cluster's log, minus the kills we caused

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cluster.hpp"
+#include "eventually.hpp"
 #include "fixture.hpp"
 
 namespace pgt::e2e {
@@ -51,29 +52,6 @@ bool expect_ok(Conn& c, const std::string& sql, const std::vector<std::string>& 
                       << (e->detail.empty() ? "" : "\n  detail: " + e->detail) << "\n  in: " << sql;
     }
     return !e;
-}
-
-// Polls pred every 50 ms until it holds; an exception counts as "not yet".
-::testing::AssertionResult eventually(const std::function<bool()>& pred, const std::string& what,
-                                      std::chrono::milliseconds timeout = 30s) {
-    const auto deadline = Clock::now() + timeout;
-    std::string last_error;
-    while (Clock::now() < deadline) {
-        try {
-            if (pred()) {
-                return ::testing::AssertionSuccess();
-            }
-        } catch (const std::exception& e) {
-            last_error = e.what();
-        }
-        std::this_thread::sleep_for(50ms);
-    }
-    auto f = ::testing::AssertionFailure();
-    f << "timed out after " << timeout.count() << " ms waiting for: " << what;
-    if (!last_error.empty()) {
-        f << " (last error: " << last_error << ")";
-    }
-    return f;
 }
 
 constexpr const char* kCreateRoles = R"sql(

@@ -191,5 +191,37 @@ TEST_F(SourceChange, ec27_foreign_keys_involving_stream_tables_are_refused) {
     EXPECT_MATCHES_QUERY(*db, "s");
 }
 
+// A capture trigger someone disabled (the table's owner may) is reported
+// by health_check() with the table and what to do; enabled again as
+// ENABLE ALWAYS, the check is green. Before: health_check stayed green.
+TEST_F(SourceChange, health_check_reports_a_disabled_capture) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT g, g FROM generate_series(1, 5) g");
+    create("s", "SELECT id, v FROM t");
+    auto capture_check = [&] {
+        return db->scalar(
+            "SELECT ok || '|' || detail FROM pgtrickle.health_check() WHERE check_name = "
+            "'change_capture'");
+    };
+    EXPECT_EQ(capture_check().substr(0, 5), "true|");
+    db->exec("ALTER TABLE t DISABLE TRIGGER USER");
+    std::string c = capture_check();
+    EXPECT_EQ(c.substr(0, 6), "false|") << c;
+    EXPECT_NE(c.find("enabled never"), std::string::npos) << c;
+    db->exec("ALTER TABLE t ENABLE TRIGGER USER");  // back, but on origin only
+    c = capture_check();
+    EXPECT_NE(c.find("enabled on origin only"), std::string::npos) << c;
+    for (const char* kind : {"", "_truncate"}) {
+        db->exec("ALTER TABLE t ENABLE ALWAYS TRIGGER pgt_capture_" +
+                 db->scalar("SELECT source_id FROM pgtrickle.pgt_sources") + kind);
+    }
+    EXPECT_EQ(capture_check().substr(0, 5), "true|");
+    db->exec("UPDATE t SET v = 0 WHERE id = 1");
+    refresh("s");
+    EXPECT_EQ(last_action("s"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "s");
+}
+
 }  // namespace
 }  // namespace pgt::e2e
