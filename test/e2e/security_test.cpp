@@ -1104,5 +1104,75 @@ TEST_F(SecurityScheduler, scheduler_skips_a_locked_stream_table) {
     }
 }
 
+// The planted-operator attack against scheduled refreshes: the worker is
+// a superuser whose search_path is the default ("$user", public). mallory
+// plants in public the operators the AUTO cost query and the catalog
+// lookups would reach unqualified; the scheduler refreshes an AUTO and a
+// DIFFERENTIAL stream table through several changes. Nothing planted runs
+// and mallory stays a plain role.
+TEST_F(SecurityScheduler, planted_operators_run_nothing_in_scheduled_refreshes) {
+    db->exec(R"sql(
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mallory') THEN CREATE ROLE mallory; END IF;
+END $$;
+ALTER ROLE mallory NOSUPERUSER;
+GRANT CREATE, USAGE ON SCHEMA public TO mallory;
+CREATE TABLE t (id int PRIMARY KEY, grp int, v int);
+INSERT INTO t SELECT g, g % 4, g FROM generate_series(1, 50) g;
+)sql");
+    Conn mallory(security_cluster().conninfo(dbname_));
+    mallory.exec(R"sql(
+SET ROLE mallory;
+CREATE TABLE public.planted_calls (what text, by_role text);
+GRANT INSERT ON public.planted_calls TO PUBLIC;
+CREATE FUNCTION public.planted_hit(what text) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+  INSERT INTO public.planted_calls VALUES (what, current_user);
+  BEGIN ALTER ROLE mallory SUPERUSER; EXCEPTION WHEN OTHERS THEN NULL; END;
+END $f$;
+CREATE FUNCTION public.p_mul(integer, double precision) RETURNS double precision
+  LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.planted_hit('*(integer, double precision)');
+  RETURN $1::double precision * $2; END $f$;
+CREATE OPERATOR public.* (LEFTARG = integer, RIGHTARG = double precision, FUNCTION = public.p_mul);
+CREATE FUNCTION public.p_eq(oid, regclass) RETURNS boolean
+  LANGUAGE plpgsql AS $f$ BEGIN PERFORM public.planted_hit('=(oid, regclass)');
+  RETURN $1 = $2::oid; END $f$;
+CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regclass, FUNCTION = public.p_eq);
+)sql");
+    // Armed: in a session with the default path the planted * is reached.
+    db->exec("SELECT 1000 * pg_catalog.date_part('epoch', interval '1 s')");
+    EXPECT_NE(db->scalar("SELECT count(*) FROM public.planted_calls"), "0");
+    db->exec("DELETE FROM public.planted_calls; ALTER ROLE mallory NOSUPERUSER");
+
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('a', 'SELECT grp, sum(v) AS s FROM public.t GROUP BY "
+        "grp', schedule => '1s', refresh_mode => 'AUTO');"
+        "SELECT pgtrickle.create_stream_table('d', 'SELECT id, v FROM public.t WHERE v > 10', "
+        "schedule => '1s', refresh_mode => 'DIFFERENTIAL')");
+    // The oracle's own catalog lookups would reach the planted =(oid,
+    // regclass) under the default path: it runs with pg_catalog alone.
+    Conn checker(security_cluster().conninfo(dbname_));
+    checker.exec("SET search_path = pg_catalog");
+    for (int round = 0; round < 3; round++) {
+        db->exec("UPDATE t SET v = v + 7 WHERE id % 3 = " + std::to_string(round) +
+                 "; INSERT INTO t VALUES (" + std::to_string(100 + round) + ", 1, 99)");
+        EXPECT_TRUE(eventually(
+            [&] {
+                return bool(matches_query(checker, "public.a")) &&
+                       bool(matches_query(checker, "public.d"));
+            },
+            "a and d to catch up (round " + std::to_string(round) + ")"));
+    }
+    EXPECT_NE(db->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history WHERE "
+                         "initiated_by = 'SCHEDULER' AND status = 'SUCCESS' AND action <> "
+                         "'NO_DATA'"),
+              "0");
+    EXPECT_EQ(db->scalar("SELECT coalesce(string_agg(DISTINCT what || ' as ' || by_role, '; '), "
+                         "'') FROM public.planted_calls"),
+              "");
+    EXPECT_EQ(db->scalar("SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"), "f");
+    db->exec("ALTER ROLE mallory NOSUPERUSER; DROP OWNED BY mallory");
+}
+
 }  // namespace
 }  // namespace pgt::e2e

@@ -223,5 +223,34 @@ TEST_F(SourceChange, health_check_reports_a_disabled_capture) {
     EXPECT_MATCHES_QUERY(*db, "s");
 }
 
+// Seed EC-15: a * in the select list gets a WARNING naming the columns it
+// was expanded to (also t.*); count(*) and named columns do not.
+TEST_F(SourceChange, ec15_select_star_warns_with_the_expanded_columns) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT g, g FROM generate_series(1, 5) g");
+    auto notices_of = [&](const std::string& name, const std::string& query) {
+        db->notices.clear();
+        create(name, query);
+        std::string all;
+        for (const std::string& n : db->notices) {
+            all += n;
+        }
+        return all;
+    };
+    std::string n = notices_of("s", "SELECT * FROM t");
+    EXPECT_NE(n.find("stream table query selects *, expanded to (id, v)"), std::string::npos) << n;
+    n = notices_of("s2", "SELECT t.* FROM t WHERE v > 2");
+    EXPECT_NE(n.find("expanded to (id, v)"), std::string::npos) << n;
+    n = notices_of("s3", "SELECT v, count(*) AS n FROM t GROUP BY v");
+    EXPECT_EQ(n.find("selects *"), std::string::npos) << n;
+    db->exec("UPDATE t SET v = 1");
+    for (const char* st : {"s", "s2", "s3"}) {
+        refresh(st);
+        EXPECT_EQ(last_action(st), "DIFFERENTIAL");
+        EXPECT_MATCHES_QUERY(*db, st);
+    }
+}
+
 }  // namespace
 }  // namespace pgt::e2e

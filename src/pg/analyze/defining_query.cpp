@@ -214,6 +214,21 @@ RawStmt* parse_single_select(const std::string& sql) {
     return raw;
 }
 
+// Whether the top-level select list has a * or t.* (the columns are then
+// fixed when the stream table is created, not when a source changes).
+bool selects_star(const RawStmt* raw) {
+    const auto* select = reinterpret_cast<const SelectStmt*>(raw->stmt);
+    ListCell* lc;
+    foreach (lc, select->targetList) {
+        const auto* target = static_cast<const ResTarget*>(lfirst(lc));
+        if (target->val != nullptr && IsA(target->val, ColumnRef) &&
+            IsA(llast(reinterpret_cast<const ColumnRef*>(target->val)->fields), A_Star)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::vector<OutputColumn> output_columns(Query* q) {
     std::vector<OutputColumn> cols;
     std::set<std::string> seen;
@@ -298,6 +313,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     AnalyzedQuery out;
     out.original = sql;
     RawStmt* raw = parse_single_select(sql);
+    out.selects_star = !stored && selects_star(raw);
     Query* q = with_query_position(sql, [&] {
         return pg_call(
             [&] { return parse_analyze_fixedparams(raw, sql.c_str(), nullptr, 0, nullptr); });

@@ -136,6 +136,7 @@ struct AnalyzedQuery {
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
     std::vector<ReadRight> reads;         // one per reference in the rewritten query
     std::vector<Oid> functions;           // functions it calls (operators' too), no duplicates
+    bool selects_star = false;            // its select list has * or t.* (seed EC-15)
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
     bool blocker_is_limit = false;        // the blocker is pg_trickle.max_grouping_set_branches

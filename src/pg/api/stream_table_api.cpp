@@ -123,6 +123,20 @@ std::string capture_blocker(Spi& spi, const AnalyzedQuery& q) {
     return "";
 }
 
+// Seed EC-15: a * in the select list is expanded once, here.
+void warn_about_star(const AnalyzedQuery& q) {
+    if (!q.selects_star) {
+        return;
+    }
+    std::string cols;
+    for (const OutputColumn& c : q.columns) {
+        cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
+    }
+    warning("stream table query selects *, expanded to (" + cols + ")",
+            "Columns added to its sources later do not appear in the stream table; name the "
+            "columns in the query to make that visible.");
+}
+
 // The mode q will be maintained in for `owner` (0A000 when DIFFERENTIAL
 // was asked for and cannot maintain q; 42501 when its capture needs a
 // right the caller lacks); says why when AUTO chose FULL, and warns about
@@ -270,6 +284,7 @@ void create_stream_table(const Args& a) {
     // whatever `initialize` says (refreshes run with the owner's rights).
     check_read_rights(q.reads, GetUserId());
     check_identity_columns(identity_columns_of(q));
+    warn_about_star(q);
 
     Spi spi = Spi::connect();
     ResolvedMode mode = resolve_mode(spi, mode_text, q, GetUserId());
@@ -338,6 +353,7 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
     AnalyzedQuery q = analyze_defining_query(query);
     check_read_rights(q.reads, relation_owner(row.relid));
     check_identity_columns(identity_columns_of(q));
+    warn_about_star(q);
     for (const SourceRelation& s : q.sources) {
         if (s.relid == row.relid) {
             throw pgt::Error("3F000",

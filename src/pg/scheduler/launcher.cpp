@@ -205,6 +205,10 @@ void pgt_launcher_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     BackgroundWorkerUnblockSignals();
     BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+    // The worker is a superuser: nothing it runs may resolve a function or
+    // operator outside pg_catalog (a role with CREATE on public could plant
+    // one), whatever the database's or the configuration's search_path.
+    SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
     pgstat_report_appname("pg_trickle launcher");
     pgt::pg::register_launcher();
     pgt::pg::launcher_loop();

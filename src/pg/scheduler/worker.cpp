@@ -101,6 +101,10 @@ void pgt_scheduler_main(Datum arg) {
     pgt::pg::attach_worker(pgt::pg::g_dboid);
     before_shmem_exit(pgt::pg::on_exit_leave, 0);
     BackgroundWorkerInitializeConnectionByOid(pgt::pg::g_dboid, InvalidOid, 0);
+    // The worker is a superuser: nothing it runs may resolve a function or
+    // operator outside pg_catalog (a role with CREATE on public could plant
+    // one), whatever the database's or the configuration's search_path.
+    SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
     pgstat_report_appname("pg_trickle scheduler");
     pgt::pg::worker_loop();
 }
