@@ -1325,9 +1325,12 @@ TEST_F(Differential, statement_level_capture_writes_what_row_level_writes) {
              {"INSERT", "NEW TABLE AS n"},
              {"UPDATE", "OLD TABLE AS o NEW TABLE AS n"},
              {"DELETE", "OLD TABLE AS o"}}) {
-        db->exec("CREATE TRIGGER cs_" + event + " AFTER " + event + " ON st_src REFERENCING " +
-                 tables + " FOR EACH STATEMENT EXECUTE FUNCTION pgtrickle._capture_statement(" +
-                 args + ")");
+        // The INSERT one takes the row trigger's name (ENABLE ALWAYS, as
+        // refreshes check capture is).
+        const std::string name = event == "INSERT" ? trig : "cs_" + event;
+        db->exec("CREATE TRIGGER " + name + " AFTER " + event + " ON st_src REFERENCING " + tables +
+                 " FOR EACH STATEMENT EXECUTE FUNCTION pgtrickle._capture_statement(" + args +
+                 "); ALTER TABLE st_src ENABLE ALWAYS TRIGGER " + name);
     }
     for (const char* src : {"r", "st_src"}) {
         const std::string t = src;

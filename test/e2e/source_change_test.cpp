@@ -252,5 +252,42 @@ TEST_F(SourceChange, ec15_select_star_warns_with_the_expanded_columns) {
     }
 }
 
+// Finding 6: capture disabled by ALTER TABLE ... DISABLE TRIGGER (the
+// table's owner may) loses the changes made meanwhile. The next DIFFERENTIAL
+// refresh of any stream table reading the table finds it, enables capture
+// ALWAYS again and recomputes (FULL, with the reason); the other stream
+// tables reading it recompute at their next refresh too; then DIFFERENTIAL
+// again. Before: refreshes stayed DIFFERENTIAL and the stream tables wrong.
+TEST_F(SourceChange, disabled_capture_is_repaired_and_recomputed) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT g, g FROM generate_series(1, 5) g");
+    create("s1", "SELECT id, v FROM t");
+    create("s2", "SELECT id, v * 2 AS w FROM t WHERE v > 1");
+    db->exec("ALTER TABLE t DISABLE TRIGGER USER");
+    db->exec("UPDATE t SET v = v + 10 WHERE id < 3; DELETE FROM t WHERE id = 5");
+    db->exec("ALTER TABLE t ENABLE TRIGGER USER");  // on origin only: still not ALWAYS
+    db->exec("INSERT INTO t VALUES (6, 6)");
+    refresh("s1");
+    EXPECT_EQ(last_action("s1"), "FULL");
+    const std::string reason = db->scalar(
+        "SELECT reason FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id DESC LIMIT 1");
+    EXPECT_NE(reason.find("change capture of \"public.t\" had been disabled"), std::string::npos)
+        << reason;
+    EXPECT_MATCHES_QUERY(*db, "s1");
+    refresh("s2");
+    EXPECT_EQ(last_action("s2"), "FULL");
+    EXPECT_MATCHES_QUERY(*db, "s2");
+    EXPECT_EQ(db->scalar("SELECT ok FROM pgtrickle.health_check() WHERE check_name = "
+                         "'change_capture'"),
+              "t");
+    db->exec("UPDATE t SET v = 0 WHERE id = 6");
+    for (const char* st : {"s1", "s2"}) {
+        refresh(st);
+        EXPECT_EQ(last_action(st), "DIFFERENTIAL");
+        EXPECT_MATCHES_QUERY(*db, st);
+    }
+}
+
 }  // namespace
 }  // namespace pgt::e2e

@@ -293,6 +293,49 @@ CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>&
     return {std::stoll(id), source_relid, buffer};
 }
 
+std::string repair_disabled_capture(Spi& spi, int64_t pgt_id) {
+    SpiRows r = spi.query(
+        "SELECT s.source_id, s.source_relid, (SELECT pg_catalog.count(*) FROM "
+        "pg_catalog.pg_trigger t WHERE t.tgrelid OPERATOR(pg_catalog.=) s.source_relid AND "
+        "t.tgname OPERATOR(pg_catalog.=) ANY (ARRAY['pgt_capture_' OPERATOR(pg_catalog.||) "
+        "s.source_id, 'pgt_capture_' OPERATOR(pg_catalog.||) s.source_id OPERATOR(pg_catalog.||) "
+        "'_truncate']::pg_catalog.name[])) FROM " +
+            kSources +
+            " s JOIN pgtrickle.pgt_frontiers f ON f.source_id OPERATOR(pg_catalog.=) s.source_id "
+            "WHERE f.pgt_id OPERATOR(pg_catalog.=) $1 AND (SELECT pg_catalog.count(*) FROM "
+            "pg_catalog.pg_trigger t WHERE t.tgrelid OPERATOR(pg_catalog.=) s.source_relid AND "
+            "t.tgenabled OPERATOR(pg_catalog.=) 'A' AND t.tgname OPERATOR(pg_catalog.=) ANY "
+            "(ARRAY['pgt_capture_' OPERATOR(pg_catalog.||) s.source_id, 'pgt_capture_' "
+            "OPERATOR(pg_catalog.||) s.source_id OPERATOR(pg_catalog.||) "
+            "'_truncate']::pg_catalog.name[])) OPERATOR(pg_catalog.<>) 2",
+        {int8_param(pgt_id)});
+    std::string repaired;
+    for (const auto& row : r.rows) {
+        const int64_t id = std::stoll(*row[0]);
+        const Oid relid = static_cast<Oid>(std::stoul(*row[1]));
+        const std::string table = relation_display_name(relid);
+        if (*row[2] != "2") {
+            throw pgt::Error("55000", "the change capture of table " + table + " is missing",
+                             "A capture trigger of " + table +
+                                 " was dropped; its changes no longer reach the stream tables "
+                                 "reading it.",
+                             "Drop and create again the stream tables that read " + table + ".");
+        }
+        const std::string src = quoted_relation_name(relid);
+        const std::string trig = "pgt_capture_" + std::to_string(id);
+        enable_always(spi, src, trig);
+        enable_always(spi, src, trig + "_truncate");
+        catalog::exec_as_owner(
+            spi,
+            "UPDATE pgtrickle.pgt_stream_tables SET is_populated = false WHERE pgt_id IN "
+            "(SELECT f.pgt_id FROM pgtrickle.pgt_frontiers f WHERE f.source_id "
+            "OPERATOR(pg_catalog.=) $1)",
+            {int8_param(id)});
+        repaired += (repaired.empty() ? "" : ", ") + table;
+    }
+    return repaired;
+}
+
 void release_capture_if_unused(Spi& spi, int64_t source_id) {
     SpiRows r = spi.query(
         "SELECT s.source_relid, s.buffer_name FROM " + kSources +

@@ -42,6 +42,15 @@ CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>&
 // add columns to one (what needs the right to create a trigger on it).
 bool capture_would_change(Spi& spi, Oid source_relid, const std::vector<int>& attnums);
 
+// The sources stream table pgt_id reads whose capture triggers are not
+// both there and ENABLE ALWAYS (ALTER TABLE ... DISABLE TRIGGER, or ENABLE
+// TRIGGER after it): changes made meanwhile were not captured. Each one
+// found is repaired: its triggers enabled ALWAYS again and every stream
+// table reading it marked unpopulated, so its next refresh recomputes.
+// Returns the repaired sources' names ("" when none); a missing trigger is
+// 55000 (recreate the stream tables).
+std::string repair_disabled_capture(Spi& spi, int64_t pgt_id);
+
 // Removes a source's capture when no stream table consumes it any more.
 void release_capture_if_unused(Spi& spi, int64_t source_id);
 

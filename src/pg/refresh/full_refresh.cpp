@@ -412,6 +412,13 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                 " was created; a change buffer row carries no policy.",
             "Use alter_stream_table(..., refresh_mode => 'FULL') or 'AUTO', which recomputes.");
     }
+    // Capture someone disabled lost the changes made meanwhile: repaired,
+    // and this refresh (like every other consumer's next one) recomputes.
+    const std::string repaired = repair_disabled_capture(spi, st.pgt_id);
+    if (!repaired.empty()) {
+        return full_refresh(spi, st, initiated_by,
+                            "change capture of " + repaired + " had been disabled: recomputed");
+    }
     catalog::ensure_owner_rights(spi, st.pgt_id, owner);
     return run_refresh(
         spi, st, initiated_by, reason,
