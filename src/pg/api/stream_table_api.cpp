@@ -111,16 +111,16 @@ std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
     return cols;
 }
 
-// Whether DIFFERENTIAL maintenance of q would install or widen a capture
-// the calling role has no right to (rights.hpp, may_capture).
-std::string capture_blocker(Spi& spi, const AnalyzedQuery& q) {
+// The first source whose capture DIFFERENTIAL maintenance of q would
+// install or widen without the calling role's right to (rights.hpp,
+// may_capture); InvalidOid when there is none.
+Oid capture_blocked_on(Spi& spi, const AnalyzedQuery& q) {
     for (const auto& [relid, attnums] : capture_needs(q)) {
         if (!may_capture(relid, GetUserId()) && capture_would_change(spi, relid, attnums)) {
-            return "table " + relation_display_name(relid) +
-                   ", on which the role has no right to create a capture trigger";
+            return relid;
         }
     }
-    return "";
+    return InvalidOid;
 }
 
 // Seed EC-15: a * in the select list is expanded once, here.
@@ -155,13 +155,14 @@ ResolvedMode resolve_mode(Spi& spi, const std::string& text, const AnalyzedQuery
         blocker = rls;
     }
     if (blocker.empty() && upper_trimmed_mode(text) != "FULL") {
-        const std::string capture = capture_blocker(spi, q);
-        if (!capture.empty() && upper_trimmed_mode(text) == "DIFFERENTIAL") {
-            for (const auto& need : capture_needs(q)) {
-                check_capture_right(need.first);  // the one that fails names the table
-            }
+        const Oid blocked = capture_blocked_on(spi, q);
+        if (OidIsValid(blocked) && upper_trimmed_mode(text) == "DIFFERENTIAL") {
+            check_capture_right(blocked);  // 42501 naming the table
         }
-        blocker = capture;
+        if (OidIsValid(blocked)) {
+            blocker = "table " + relation_display_name(blocked) +
+                      ", on which the role has no right to create a capture trigger";
+        }
     }
     ResolvedMode mode = resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit);
     notice(mode.notice);

@@ -261,20 +261,25 @@ std::optional<ExistingCapture> existing_capture(Spi& spi, Oid source_relid) {
 
 }  // namespace
 
+namespace {
+
+bool lacks_columns(const std::optional<ExistingCapture>& c, const std::vector<int>& attnums) {
+    return !c || std::any_of(attnums.begin(), attnums.end(),
+                             [&](int a) { return !contains(c->columns, a); });
+}
+
+}  // namespace
+
 bool capture_would_change(Spi& spi, Oid source_relid, const std::vector<int>& attnums) {
-    std::optional<ExistingCapture> c = existing_capture(spi, source_relid);
-    if (!c) {
-        return true;
-    }
-    return std::any_of(attnums.begin(), attnums.end(),
-                       [&](int a) { return !contains(c->columns, a); });
+    return lacks_columns(existing_capture(spi, source_relid), attnums);
 }
 
 CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>& attnums) {
-    if (capture_would_change(spi, source_relid, attnums)) {
+    std::optional<ExistingCapture> c = existing_capture(spi, source_relid);
+    if (lacks_columns(c, attnums)) {
         check_capture_right(source_relid);
     }
-    if (std::optional<ExistingCapture> c = existing_capture(spi, source_relid)) {
+    if (c) {
         widen_capture(spi, c->source, c->columns, attnums);
         return c->source;
     }

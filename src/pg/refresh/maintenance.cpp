@@ -135,8 +135,9 @@ void index_join_keys(Spi& spi, const catalog::StreamTableRow& st, const Analyzed
 
 std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     std::vector<std::pair<CaptureSource, int>> sides;
+    const std::vector<std::pair<Oid, std::vector<int>>> needs = capture_needs(q);
     for (int i = 0; i < 2; i++) {
-        CaptureSource src = ensure_capture(spi, q.join.relids[i], capture_needs(q).at(i).second);
+        CaptureSource src = ensure_capture(spi, needs.at(i).first, needs.at(i).second);
         attach_frontier(spi, st.pgt_id, src);
         sides.emplace_back(src, i);
     }
