@@ -233,6 +233,34 @@ TEST_F(Scheduler, one_second_schedule_reflects_an_insert_within_two_seconds) {
     EXPECT_EQ(history_count("st", "h.initiated_by NOT IN ('CREATE', 'SCHEDULER')"), 0);
 }
 
+// DDL that marks a stream table for reinitialisation (here: the function
+// its query calls replaced) is carried out by its next scheduled refresh:
+// FULL, initiated by the scheduler, with the reason; no mark left behind.
+TEST_F(Scheduler, marked_stream_table_is_reinitialised_by_the_scheduler) {
+    db->exec(
+        "CREATE FUNCTION f(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 + 1';"
+        "CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 10)");
+    create_st("st", "SELECT id, f(v) AS fv FROM src", "1s", "DIFFERENTIAL");
+    db->exec(
+        "CREATE OR REPLACE FUNCTION f(int) RETURNS int LANGUAGE sql IMMUTABLE AS "
+        "'SELECT $1 + 2'");
+    ASSERT_TRUE(eventually(
+        [&] {
+            return db->scalar(
+                       "SELECT count(*) FROM pgtrickle.pgt_refresh_history WHERE "
+                       "initiated_by = 'SCHEDULER' AND action = 'FULL' AND reason LIKE "
+                       "'%f(integer) replaced: reinitialised'") == "1";
+        },
+        "the scheduler to reinitialise st"));
+    EXPECT_MATCHES_QUERY(*db, "st");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_status() WHERE reinit_reason IS "
+                         "NOT NULL"),
+              "0");
+    db->exec("INSERT INTO src VALUES (2, 20)");
+    ASSERT_TRUE(
+        eventually([&] { return bool(matches_query(*db, "st")); }, "st to show the new row"));
+}
+
 TEST_F(Scheduler, chain_of_five_stream_tables_converges) {
     db->exec(
         "CREATE TABLE src (id int PRIMARY KEY, v int);"

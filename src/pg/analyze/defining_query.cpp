@@ -23,6 +23,7 @@ extern "C" {
 #include "catalog/catalog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
@@ -56,12 +57,54 @@ struct WalkState {
     List* reads;   // RangeTblEntry* that need SELECT (the rewritten query's only)
     bool rewritten;
     List* functions;  // OIDs of the functions the query calls (not a view's own)
+    List* types;      // OIDs of the types of its expressions (not a view's own)
+    Oid inherited;    // a table read with inheritance children (theirs are not captured)
 };
 
 bool note_function(Oid func, void* ctx) {
     auto* st = static_cast<WalkState*>(ctx);
     st->functions = list_append_unique_oid(st->functions, func);
     return false;
+}
+
+// A type the query computes with, the element type of an array and the
+// base types of a domain: an enum among them changes results when a value
+// is renamed (catalog::record_dependencies, pgtrickle._on_ddl_end).
+void note_type(WalkState* st, Oid type) {
+    if (!OidIsValid(type) || list_member_oid(st->types, type)) {
+        return;
+    }
+    st->types = lappend_oid(st->types, type);
+    note_type(st, get_element_type(type));
+    if (get_typtype(type) == TYPTYPE_DOMAIN) {
+        note_type(st, getBaseType(type));
+    }
+}
+
+// Expression nodes whose type the query's results depend on: columns,
+// constants, parameters, function and aggregate results, casts.
+bool is_typed_expression(Node* node) {
+    switch (nodeTag(node)) {
+        case T_Var:
+        case T_Const:
+        case T_Param:
+        case T_FuncExpr:
+        case T_Aggref:
+        case T_WindowFunc:
+        case T_RelabelType:
+        case T_CoerceViaIO:
+        case T_ArrayCoerceExpr:
+        case T_CoerceToDomain:
+        case T_ArrayExpr:
+        case T_RowExpr:
+        case T_CaseExpr:
+        case T_CoalesceExpr:
+        case T_MinMaxExpr:
+        case T_SubLink:
+            return true;
+        default:
+            return false;
+    }
 }
 
 bool record(WalkState* st, Problem p, Oid relid) {
@@ -95,6 +138,10 @@ bool check_rte(RangeTblEntry* rte, WalkState* st) {
         return record(st, Problem::kCatalogSource, rte->relid);
     }
     st->relids = list_append_unique_oid(st->relids, rte->relid);
+    if (rte->inh && rte->relkind == RELKIND_RELATION && !OidIsValid(st->inherited) &&
+        has_subclass(rte->relid)) {
+        st->inherited = rte->relid;
+    }
     if (st->rewritten && (rte->requiredPerms & ACL_SELECT) != 0) {
         st->reads = lappend(st->reads, rte);
     }
@@ -136,6 +183,9 @@ bool validate_walker(Node* node, void* ctx) {
     }
     if (!st->rewritten) {
         (void)check_functions_in_node(node, note_function, ctx);
+        if (is_typed_expression(node)) {
+            note_type(st, exprType(node));
+        }
     }
     return expression_tree_walker(node, walker_fn(), ctx);
 }
@@ -296,6 +346,15 @@ std::vector<ReadRight> read_rights(const WalkState& st) {
 
 }  // namespace
 
+std::string deparse_stored_query(const std::string& tree) {
+    return with_pinned_search_path([&] {
+        return std::string(pg_call([&] {
+            Query* q = static_cast<Query*>(stringToNode(tree.c_str()));
+            return pg_get_querydef(q, false);
+        }));
+    });
+}
+
 OutputColumn column_at(const AnalyzedQuery& q, int i) {
     if (i == static_cast<int>(q.columns.size())) {
         return {kGroupingSetColumn, INT4OID, -1, InvalidOid};
@@ -323,7 +382,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     if (stored) {
         drop_grouping_set_column(q);
     }
-    WalkState st{Problem::kNone, InvalidOid, NIL, NIL, false, NIL};
+    WalkState st{Problem::kNone, InvalidOid, NIL, NIL, false, NIL, NIL, InvalidOid};
     collect_sources(q, &st);
     if (st.problem != Problem::kNone) {
         report(st.problem, st.problem_relid);
@@ -331,6 +390,15 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     out.columns = output_columns(q);
     out.identity = derive_row_identity(q, out.columns);
     derive_scan_shape(q, out);
+    if (OidIsValid(st.inherited) && out.differential_blocker.empty()) {
+        // Capture is installed on the table read, not on its children.
+        out.differential_blocker =
+            "table " + relation_display_name(st.inherited) +
+            ", which has inheritance children (a change to a child is not captured)";
+        out.scan = ScanShape{};
+        out.join = JoinShape{};
+        out.region = RegionShape{};
+    }
     if (st.relids == NIL && out.differential_blocker.empty()) {
         // Nothing to capture: only a recompute can follow what it reads.
         out.differential_blocker = "a query that reads no table";
@@ -346,6 +414,9 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     foreach (lc, st.functions) {
         out.functions.push_back(lfirst_oid(lc));
     }
+    foreach (lc, st.types) {
+        out.types.push_back(lfirst_oid(lc));
+    }
     foreach (lc, st.relids) {
         Oid relid = lfirst_oid(lc);
         out.sources.push_back({relid, pg_call([&] { return get_rel_relkind(relid); })});
@@ -353,6 +424,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     char* deparsed =
         with_pinned_search_path([&] { return pg_call([&] { return pg_get_querydef(q, false); }); });
     out.effective = deparsed;
+    out.tree = pg_call([&] { return nodeToString(q); });
     return out;
 }
 

@@ -136,6 +136,8 @@ struct AnalyzedQuery {
     std::vector<SourceRelation> sources;  // views and base relations read, no duplicates
     std::vector<ReadRight> reads;         // one per reference in the rewritten query
     std::vector<Oid> functions;           // functions it calls (operators' too), no duplicates
+    std::vector<Oid> types;               // types of its expressions, their elements and bases
+    std::string tree;                     // the analysed query (nodeToString) `effective` deparses
     bool selects_star = false;            // its select list has * or t.* (seed EC-15)
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
@@ -149,6 +151,11 @@ struct AnalyzedQuery {
 // stored: sql is a stream table's effective query (which selects the
 // hidden grouping-set column; user queries may not name it).
 AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored = false);
+
+// The query a stored AnalyzedQuery::tree holds, deparsed now (every object
+// schema-qualified): renamed relations, columns, functions and schemas
+// appear under their new names, as a view's definition does.
+std::string deparse_stored_query(const std::string& tree);
 
 // Output column i of q; i == q.columns.size() is the hidden grouping-set
 // column (int4) of a grouping-sets query.

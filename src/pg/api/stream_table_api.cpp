@@ -17,7 +17,9 @@
 #include "pg/analyze/defining_query.hpp"
 #include "pg/analyze/identity_types.hpp"
 #include "pg/api/args.hpp"
+#include "pg/api/lifecycle.hpp"
 #include "pg/api/names.hpp"
+#include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/boundary/spi.hpp"
@@ -33,12 +35,16 @@ extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(pgt_create_stream_table);
 PG_FUNCTION_INFO_V1(pgt_alter_stream_table);
 PG_FUNCTION_INFO_V1(pgt_drop_stream_table);
 PG_FUNCTION_INFO_V1(pgt_refresh_stream_table);
+PG_FUNCTION_INFO_V1(pgt_repair_stream_table);
 }
 
 namespace pgt::pg {
@@ -297,6 +303,7 @@ void create_stream_table(const Args& a) {
     row.name = target.relname;
     row.defining_query = q.original;
     row.effective_query = q.effective;
+    row.query_tree = q.tree;
     row.schedule = schedule;
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
@@ -305,7 +312,7 @@ void create_stream_table(const Args& a) {
     row.notify_channel = notify;
     row.pgt_id = catalog::insert_stream_table(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
-    catalog::record_dependencies(row.relid, deps, q.functions);
+    catalog::record_dependencies(row.relid, deps, q.functions, q.types);
     prepare_maintenance(spi, row, q);
     if (initialize) {
         full_refresh(spi, row, "CREATE", "initial population");
@@ -350,8 +357,11 @@ void check_no_cycle(Spi& spi, const catalog::StreamTableRow& row, const Analyzed
 // Replaces the defining query; keeps the storage table when the output
 // columns are unchanged, otherwise rebuilds it (dependent views block this
 // with PostgreSQL's own error).
-AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& query) {
-    AnalyzedQuery q = analyze_defining_query(query);
+AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& query,
+                            bool stored, bool cascade, std::vector<int64_t>& readers_to_redo) {
+    AnalyzedQuery q =
+        stored ? with_pinned_search_path([&] { return analyze_defining_query(query, true); })
+               : analyze_defining_query(query);
     check_read_rights(q.reads, relation_owner(row.relid));
     check_identity_columns(identity_columns_of(q));
     warn_about_star(q);
@@ -369,6 +379,25 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
     set_identity(row, q);
     same_identity = same_identity && row.identity_columns == old_identity;
     if (!storage_matches(row.relid, q.columns) || !same_identity) {
+        // Stream tables reading this one were built on its columns.
+        std::vector<catalog::StreamTableRow> readers = catalog::dependents_of(spi, row.relid);
+        if (!readers.empty() && !cascade) {
+            std::string list;
+            for (const auto& r : readers) {
+                list += (list.empty() ? "" : ", ") + quoted_relation_name(r.relid);
+            }
+            throw pgt::Error("2BP01",
+                             "cannot change the output columns of stream table " +
+                                 relation_display_name(row.relid) +
+                                 " because other stream tables read it",
+                             "Stream tables reading it: " + list + ".",
+                             "Use cascade => true to redefine them over the new columns too (each "
+                             "is analysed again and recomputed), or drop them first.");
+        }
+        for (const auto& r : readers) {
+            catalog::forget_dependency(r.relid, row.relid);
+            readers_to_redo.push_back(r.pgt_id);
+        }
         NewRelationName target = existing_relation_name(row.relid);
         Oid old_relid = row.relid;
         row.relid = InvalidOid;  // detach first: the drop hook must not remove the row
@@ -378,11 +407,72 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
     }
     row.defining_query = q.original;
     row.effective_query = q.effective;
+    row.query_tree = q.tree;
     catalog::update_definition(spi, row);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
-    catalog::record_dependencies(row.relid, deps, q.functions);
+    catalog::record_dependencies(row.relid, deps, q.functions, q.types);
     return q;
+}
+
+// The stored query analysed again as it reads now (deparsed from its tree:
+// renamed objects under their new names), checked against the owner's
+// rights and the storage, with its dependencies recorded again.
+AnalyzedQuery reanalyze(Spi& spi, catalog::StreamTableRow& row) {
+    const std::string text =
+        row.query_tree ? deparse_stored_query(*row.query_tree) : row.effective_query;
+    AnalyzedQuery q = with_pinned_search_path([&] { return analyze_defining_query(text, true); });
+    check_read_rights(q.reads, relation_owner(row.relid));
+    if (!storage_matches(row.relid, q.columns)) {
+        throw pgt::Error("55000",
+                         "the output columns of stream table " + relation_display_name(row.relid) +
+                             "'s query changed",
+                         "Its query now reads: " + q.effective,
+                         "Give it a query with the stored columns (alter_stream_table with "
+                         "query =>), or drop and create it again.");
+    }
+    if (q.effective != row.effective_query) {
+        row.defining_query = q.effective;  // what it now reads, as a view's definition shows
+    }
+    row.effective_query = q.effective;
+    row.query_tree = q.tree;
+    std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
+    catalog::replace_dependencies(spi, row.pgt_id, deps);
+    catalog::record_dependencies(row.relid, deps, q.functions, q.types);
+    return q;
+}
+
+// A new query (or the stored one, query unset) and mode for row, its
+// maintenance rebuilt and its rows recomputed. With cascade, the stream
+// tables reading row whose storage had to be rebuilt are redefined over it
+// too (as their owners, from their stored text, which names row's storage).
+void redefine(Spi& spi, catalog::StreamTableRow& row, const std::optional<std::string>& query,
+              bool stored, const std::optional<std::string>& mode_text, bool cascade,
+              const std::string& reason) {
+    // The mode is resolved against the query it will maintain: the new one,
+    // or the stored one (schema-qualified, analyzed under the pinned path).
+    std::vector<int64_t> readers;
+    AnalyzedQuery q =
+        query ? replace_query(spi, row, *query, stored, cascade, readers) : reanalyze(spi, row);
+    ResolvedMode mode =
+        resolve_mode(spi, mode_text.value_or(row.requested_mode), q, relation_owner(row.relid));
+    row.requested_mode = mode.requested;
+    row.refresh_mode = mode.effective;
+    row.reinit_reason.reset();  // what a reinitialisation would do is done here
+    advise_indexes(spi, q, mode.effective);
+    prepare_maintenance(spi, row, q);
+    full_refresh(spi, row, "ALTER", reason);
+    sync_notify_trigger(spi, row);  // also after a rebuilt storage (its trigger went with it)
+    for (int64_t id : readers) {
+        std::optional<catalog::StreamTableRow> r = catalog::find_by_id(spi, id);
+        if (!r) {
+            continue;
+        }
+        as_role_restricted(relation_owner(r->relid), [&] {
+            redefine(spi, *r, r->effective_query, true, std::nullopt, true,
+                     "stream table " + relation_display_name(row.relid) + " it reads redefined");
+        });
+    }
 }
 
 void alter_stream_table(const Args& a) {
@@ -397,6 +487,7 @@ void alter_stream_table(const Args& a) {
     if (notify_given && notify) {
         check_notify_channel(*notify);
     }
+    bool cascade = a.bool_or(6, false);
 
     Spi spi = Spi::connect();
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
@@ -418,25 +509,92 @@ void alter_stream_table(const Args& a) {
         spi.close();
         return;
     }
-    // The mode is resolved against the query it will maintain: the new one,
-    // or the stored one (schema-qualified, analyzed under the pinned path).
-    std::optional<AnalyzedQuery> q;
-    if (query) {
-        q = replace_query(spi, row, *query);
-    } else {
-        q = with_pinned_search_path(
-            [&] { return analyze_defining_query(row.effective_query, true); });
-        check_read_rights(q->reads, relation_owner(row.relid));
-    }
-    ResolvedMode mode =
-        resolve_mode(spi, mode_text.value_or(row.requested_mode), *q, relation_owner(row.relid));
-    row.requested_mode = mode.requested;
-    row.refresh_mode = mode.effective;
-    advise_indexes(spi, *q, mode.effective);
-    prepare_maintenance(spi, row, *q);
-    full_refresh(spi, row, "ALTER", query ? "defining query replaced" : "refresh mode changed");
-    sync_notify_trigger(spi, row);  // also after a rebuilt storage (its trigger went with it)
+    redefine(spi, row, query, false, mode_text, cascade,
+             query ? "defining query replaced" : "refresh mode changed");
     spi.close();
+}
+
+// Reinitialises row (marked by pgtrickle._on_ddl_end): its query analysed
+// again, its mode resolved again (a function that became VOLATILE, a new
+// inheritance child), its maintenance rebuilt and its rows recomputed, as
+// the owner, under the refresh lock; history gives the reason.
+RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row,
+                           const std::string& initiated_by) {
+    const Oid owner = relation_owner(row.relid);
+    return as_role_restricted(owner, [&]() -> RefreshResult {
+        lock_stream_table_for_refresh(spi, row.pgt_id);
+        // Another session may have done it while this one waited.
+        std::optional<catalog::StreamTableRow> now = catalog::find_by_relid(spi, row.relid);
+        if (!now) {
+            throw pgt::Error("42P01",
+                             "stream table " + relation_display_name(row.relid) + " was dropped");
+        }
+        row = *now;
+        if (!row.reinit_reason) {
+            return refresh(spi, row, initiated_by, "");
+        }
+        const std::string why = *row.reinit_reason + ": reinitialised";
+        AnalyzedQuery q = reanalyze(spi, row);
+        ResolvedMode mode = resolve_mode(spi, row.requested_mode, q, owner);
+        row.refresh_mode = mode.effective;
+        row.reinit_reason.reset();
+        prepare_maintenance(spi, row, q);
+        return full_refresh(spi, row, initiated_by, why);
+    });
+}
+
+struct Finding {
+    std::string item, found, action;
+};
+
+// repair_stream_table(name): what is wrong with row's maintenance, each
+// thing found put right by one reinitialisation; nothing done when nothing
+// is wrong.
+std::vector<Finding> repair(Spi& spi, catalog::StreamTableRow& row) {
+    std::vector<Finding> found;
+    for (const CaptureProblem& p : capture_problems(spi, row.pgt_id)) {
+        const std::string table = relation_display_name(p.source.relid);
+        std::string what;
+        for (const std::string& x : p.problems) {
+            what += (what.empty() ? "" : ", ") + x;
+        }
+        found.push_back(
+            {"change_capture", table + ": " + what,
+             "capture of " + table + " installed again; every stream table reading it recomputes"});
+        discard_capture(spi, p.source.source_id, "change capture of " + table + " repaired");
+    }
+    if (row.refresh_mode == "DIFFERENTIAL" && found.empty() &&
+        (captured_sources_of(spi, row.pgt_id).empty() || !row.delta_sql)) {
+        found.push_back({"maintenance", "no frontier or delta statement",
+                         "frontiers and delta statement built again"});
+    }
+    if (row.reinit_reason) {
+        found.push_back({"reinit_pending", *row.reinit_reason, "reinitialised"});
+    }
+    if (row.status == "ERROR") {
+        found.push_back({"status", "ERROR (see pgtrickle.pgt_refresh_history.error_message)",
+                         "ACTIVE again after the rebuild"});
+    }
+    if (!row.is_populated) {
+        found.push_back({"contents", "not populated", "recomputed"});
+    }
+    if (found.empty()) {
+        return {{"stream_table", "healthy", "none"}};
+    }
+    catalog::exec_as_owner(spi,
+                           "UPDATE pgtrickle.pgt_stream_tables SET reinit_reason = "
+                           "COALESCE(reinit_reason, 'repair requested') WHERE pgt_id "
+                           "OPERATOR(pg_catalog.=) $1",
+                           {int8_param(row.pgt_id)});
+    row.reinit_reason = "repair requested";  // reinitialize reads the row again
+    RefreshResult r = reinitialize(spi, row, "MANUAL");
+    if (row.status == "ERROR") {
+        catalog::set_health(spi, row.pgt_id, "ACTIVE", 0);
+    }
+    found.push_back({"rebuild", "",
+                     r.action + " refresh: " + std::to_string(r.rows_inserted) +
+                         " rows inserted, " + std::to_string(r.rows_deleted) + " deleted"});
+    return found;
 }
 
 void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
@@ -473,11 +631,20 @@ void refresh_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
     Spi spi = Spi::connect();
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
-    refresh(spi, row, "MANUAL", "");
+    refresh_or_reinitialize(spi, row, "MANUAL");
     spi.close();
 }
 
 }  // namespace
+
+RefreshResult refresh_or_reinitialize(Spi& spi, catalog::StreamTableRow& row,
+                                      const std::string& initiated_by) {
+    if (row.reinit_reason) {
+        return reinitialize(spi, row, initiated_by);
+    }
+    return refresh(spi, row, initiated_by, "");
+}
+
 }  // namespace pgt::pg
 
 Datum pgt_create_stream_table(PG_FUNCTION_ARGS) {
@@ -505,5 +672,28 @@ Datum pgt_refresh_stream_table(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] {
         pgt::pg::refresh_stream_table(pgt::pg::Args(fcinfo));
         PG_RETURN_VOID();
+    });
+}
+
+Datum pgt_repair_stream_table(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        std::string name = pgt::pg::Args(fcinfo).required_text(0, "name");
+        pgt::pg::Spi spi = pgt::pg::Spi::connect();
+        pgt::pg::catalog::StreamTableRow row =
+            pgt::pg::resolve_stream_table(spi, name, /*must_own=*/true);
+        std::vector<pgt::pg::Finding> found = pgt::pg::repair(spi, row);
+        spi.close();
+        pgt::pg::pg_call([&] {
+            InitMaterializedSRF(fcinfo, 0);
+            auto* rsi = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+            for (const pgt::pg::Finding& f : found) {
+                Datum values[3] = {CStringGetTextDatum(f.item.c_str()),
+                                   CStringGetTextDatum(f.found.c_str()),
+                                   CStringGetTextDatum(f.action.c_str())};
+                bool nulls[3] = {false, false, false};
+                tuplestore_putvalues(rsi->setResult, rsi->setDesc, values, nulls);
+            }
+        });
+        return (Datum)0;
     });
 }

@@ -10,14 +10,21 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_type.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 }
 
@@ -51,7 +58,8 @@ namespace {
 const char* kSelectColumns =
     "pgt_id, pgt_relid, pgt_schema, pgt_name, defining_query, effective_query, schedule, "
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
-    "row_identity_version, row_probe_version, delta_sql, notify_channel";
+    "row_identity_version, row_probe_version, delta_sql, notify_channel, query_tree, "
+    "reinit_reason";
 
 // A text[] literal with every element quoted ({"a","b\"c"}).
 std::string text_array_literal(const std::vector<std::string>& items) {
@@ -87,6 +95,8 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     row.row_probe_version = std::stoi(*r[13]);
     row.delta_sql = r[14];
     row.notify_channel = r[15];
+    row.query_tree = r[16];
+    row.reinit_reason = r[17];
     return row;
 }
 
@@ -108,21 +118,33 @@ uint64_t exec_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiPa
     return query_as_owner(spi, sql, params).processed;
 }
 
-std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid) {
-    SpiRows rows = spi.query(std::string("SELECT ") + kSelectColumns + " FROM " + kSt +
-                                 " WHERE pgt_relid OPERATOR(pg_catalog.=) $1",
-                             {oid_param(relid)});
+namespace {
+
+std::optional<StreamTableRow> find_one(Spi& spi, const char* column, const SpiParam& value) {
+    SpiRows rows = spi.query(std::string("SELECT ") + kSelectColumns + " FROM " + kSt + " WHERE " +
+                                 column + " OPERATOR(pg_catalog.=) $1",
+                             {value});
     if (rows.rows.empty()) {
         return std::nullopt;
     }
     return with_identity_columns(spi, row_from(rows.rows[0]));
 }
 
+}  // namespace
+
+std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid) {
+    return find_one(spi, "pgt_relid", oid_param(relid));
+}
+
+std::optional<StreamTableRow> find_by_id(Spi& spi, int64_t pgt_id) {
+    return find_one(spi, "pgt_id", int8_param(pgt_id));
+}
+
 bool is_stream_table(Spi& spi, Oid relid) {
     return find_by_relid(spi, relid).has_value();
 }
 
-// Parameters shared by insert and update: $2..$17 in this order.
+// Parameters shared by insert and update: $2..$19 in this order.
 std::vector<SpiParam> definition_params(const StreamTableRow& row) {
     return {oid_param(row.relid),
             text_param(row.schema),
@@ -139,7 +161,9 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             int8_param(row.row_identity_version),
             int8_param(row.row_probe_version),
             text_param(row.delta_sql),
-            text_param(row.notify_channel)};
+            text_param(row.notify_channel),
+            text_param(row.query_tree),
+            text_param(row.reinit_reason)};
 }
 
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
@@ -151,8 +175,9 @@ int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
             " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
             " schedule, requested_mode, refresh_mode, status, is_populated,"
             " row_identity_domain, row_identity_columns, row_identity_version,"
-            " row_probe_version, delta_sql, notify_channel) VALUES ($2, $3, $4, $5, $6, $7, $8,"
-            " $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15, $16, $17)",
+            " row_probe_version, delta_sql, notify_channel, query_tree, reinit_reason) VALUES ($2,"
+            " $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15, $16,"
+            " $17, $18, $19)",
         params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
@@ -167,7 +192,7 @@ void update_definition(Spi& spi, const StreamTableRow& row) {
                       " refresh_mode = $9, status = $10, is_populated = $11,"
                       " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
                       " row_identity_version = $14, row_probe_version = $15, delta_sql = $16,"
-                      " notify_channel = $17"
+                      " notify_channel = $17, query_tree = $18, reinit_reason = $19"
                       " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
                   params);
 }
@@ -209,7 +234,7 @@ void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency
 }
 
 void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
-                         const std::vector<Oid>& functions) {
+                         const std::vector<Oid>& functions, const std::vector<Oid>& types) {
     pg_call([&] {
         // A stream table's storage has no other normal dependency on a
         // relation or a function (its schema, column types and owner are
@@ -218,7 +243,34 @@ void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
                                         DEPENDENCY_NORMAL);
         deleteDependencyRecordsForClass(RelationRelationId, st_relid, ProcedureRelationId,
                                         DEPENDENCY_NORMAL);
+        // Its columns depend on their types too (objsubid > 0): only the
+        // table's own type dependencies, recorded below, are replaced.
         ObjectAddress self{RelationRelationId, st_relid, 0};
+        List* old_types = NIL;
+        {
+            ScanKeyData key[2];
+            ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ,
+                        ObjectIdGetDatum(RelationRelationId));
+            ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ,
+                        ObjectIdGetDatum(st_relid));
+            Relation dep = table_open(DependRelationId, AccessShareLock);
+            SysScanDesc scan =
+                systable_beginscan(dep, DependDependerIndexId, true, nullptr, 2, key);
+            for (HeapTuple tup; HeapTupleIsValid(tup = systable_getnext(scan));) {
+                auto* d = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tup));
+                if (d->objsubid == 0 && d->refclassid == TypeRelationId &&
+                    d->deptype == DEPENDENCY_NORMAL) {
+                    old_types = lappend_oid(old_types, d->refobjid);
+                }
+            }
+            systable_endscan(scan);
+            table_close(dep, AccessShareLock);
+        }
+        ListCell* lc;
+        foreach (lc, old_types) {
+            deleteDependencyRecordsForSpecific(RelationRelationId, st_relid, DEPENDENCY_NORMAL,
+                                               TypeRelationId, lfirst_oid(lc));
+        }
         for (const Dependency& d : deps) {
             ObjectAddress source{RelationRelationId, d.relid, 0};
             recordDependencyOn(&self, &source, DEPENDENCY_NORMAL);
@@ -227,6 +279,18 @@ void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
             ObjectAddress func{ProcedureRelationId, f, 0};
             recordDependencyOn(&self, &func, DEPENDENCY_NORMAL);
         }
+        for (Oid t : types) {  // so are built-in types
+            ObjectAddress type{TypeRelationId, t, 0};
+            recordDependencyOn(&self, &type, DEPENDENCY_NORMAL);
+        }
+        CommandCounterIncrement();
+    });
+}
+
+void forget_dependency(Oid st_relid, Oid relid) {
+    pg_call([&] {
+        deleteDependencyRecordsForSpecific(RelationRelationId, st_relid, DEPENDENCY_NORMAL,
+                                           RelationRelationId, relid);
         CommandCounterIncrement();
     });
 }

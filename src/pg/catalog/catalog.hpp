@@ -36,6 +36,8 @@ struct StreamTableRow {
     int row_probe_version = 0;                    // format of the stored __pgt_row_probe
     std::optional<std::string> delta_sql;         // DIFFERENTIAL: the apply statement
     std::optional<std::string> notify_channel;    // change notifications on the storage
+    std::optional<std::string> query_tree;        // the analysed query (nodeToString)
+    std::optional<std::string> reinit_reason;     // the next refresh reinitialises: why
 };
 
 struct Dependency {
@@ -69,6 +71,7 @@ SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiPa
 Oid catalog_owner();
 
 std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid);
+std::optional<StreamTableRow> find_by_id(Spi& spi, int64_t pgt_id);
 bool is_stream_table(Spi& spi, Oid relid);
 
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row);
@@ -77,12 +80,17 @@ void mark_refreshed(Spi& spi, int64_t pgt_id);
 void delete_stream_table(Spi& spi, int64_t pgt_id);
 void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency>& deps);
 // Records in pg_depend that the stream table's storage depends on each
-// relation its query reads and each function it calls (replacing what was
-// recorded before), as a view does: PostgreSQL then refuses DROP
-// TABLE/VIEW/FUNCTION of what it uses with 2BP01 naming the stream table,
-// and DROP ... CASCADE drops the stream table too.
+// relation its query reads, each function it calls and each type it
+// computes with (replacing what was recorded before), as a view does:
+// PostgreSQL then refuses DROP TABLE/VIEW/FUNCTION/TYPE of what it uses
+// with 2BP01 naming the stream table, DROP ... CASCADE drops the stream
+// table too, and DDL that changes what they compute finds its dependents
+// (pgtrickle._on_ddl_end).
 void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
-                         const std::vector<Oid>& functions);
+                         const std::vector<Oid>& functions, const std::vector<Oid>& types);
+// Removes the storage's pg_depend on relation relid (a stream table it
+// reads whose storage is being rebuilt).
+void forget_dependency(Oid st_relid, Oid relid);
 // The dependencies read as the owner, with their columns (ReadRight form,
 // check_as unset): what a DIFFERENTIAL refresh checks first.
 std::vector<ReadRight> owner_reads(Spi& spi, int64_t pgt_id);

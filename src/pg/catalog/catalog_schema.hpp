@@ -38,6 +38,8 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {19, "row_probe_version", "integer"},
     {20, "delta_sql", "text"},
     {21, "notify_channel", "text"},
+    {22, "query_tree", "text"},
+    {23, "reinit_reason", "text"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";

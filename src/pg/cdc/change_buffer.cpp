@@ -25,6 +25,7 @@ extern "C" {
 #include "commands/trigger.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "catalog/pg_class.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
@@ -174,6 +175,10 @@ void create_capture(Spi& spi, int64_t id, Oid source_relid, const std::string& b
                                     "pgtrickle._capture_truncate(" +
                                     sql_literal(buffer) + ")");
     enable_always(spi, src, "pgt_capture_" + std::to_string(id) + "_truncate");
+    // Row triggers are cloned to partitions; the TRUNCATE one is not.
+    if (pg_call([&] { return get_rel_relkind(source_relid); }) == RELKIND_PARTITIONED_TABLE) {
+        catalog::exec_as_owner(spi, "SELECT pgtrickle._capture_partitions($1)", {int8_param(id)});
+    }
 }
 
 // Adds the columns a new consumer needs to an existing capture.
@@ -332,13 +337,64 @@ std::string repair_disabled_capture(Spi& spi, int64_t pgt_id) {
         enable_always(spi, src, trig + "_truncate");
         catalog::exec_as_owner(
             spi,
-            "UPDATE pgtrickle.pgt_stream_tables SET is_populated = false WHERE pgt_id IN "
-            "(SELECT f.pgt_id FROM pgtrickle.pgt_frontiers f WHERE f.source_id "
-            "OPERATOR(pg_catalog.=) $1)",
-            {int8_param(id)});
+            "UPDATE pgtrickle.pgt_stream_tables SET reinit_reason = COALESCE(reinit_reason, $2) "
+            "WHERE pgt_id IN (SELECT f.pgt_id FROM pgtrickle.pgt_frontiers f WHERE f.source_id "
+            "OPERATOR(pg_catalog.=) $1) AND pgt_id OPERATOR(pg_catalog.<>) $3",
+            {int8_param(id), text_param("change capture of " + table + " had been disabled"),
+             int8_param(pgt_id)});
         repaired += (repaired.empty() ? "" : ", ") + table;
     }
     return repaired;
+}
+
+std::vector<CaptureProblem> capture_problems(Spi& spi, int64_t pgt_id) {
+    SpiRows r = spi.query(
+        "SELECT s.source_id, s.source_relid, pg_catalog.to_regclass(s.buffer_name) IS NULL, "
+        "n.tname, t.tgenabled FROM " +
+            kSources +
+            " s JOIN pgtrickle.pgt_frontiers f ON f.source_id OPERATOR(pg_catalog.=) s.source_id "
+            "CROSS JOIN LATERAL (VALUES ('pgt_capture_' OPERATOR(pg_catalog.||) s.source_id), "
+            "('pgt_capture_' OPERATOR(pg_catalog.||) s.source_id OPERATOR(pg_catalog.||) "
+            "'_truncate')) n(tname) LEFT JOIN pg_catalog.pg_trigger t ON t.tgrelid "
+            "OPERATOR(pg_catalog.=) s.source_relid AND t.tgname OPERATOR(pg_catalog.=) "
+            "n.tname::pg_catalog.name WHERE f.pgt_id OPERATOR(pg_catalog.=) $1 ORDER BY "
+            "s.source_id, n.tname",
+        {int8_param(pgt_id)});
+    std::vector<CaptureProblem> out;
+    for (const auto& row : r.rows) {
+        const int64_t id = std::stoll(*row[0]);
+        if (out.empty() || out.back().source.source_id != id) {
+            out.push_back({{id, static_cast<Oid>(std::stoul(*row[1])), ""}, {}});
+            if (*row[2] == "t") {
+                out.back().problems.push_back("change buffer missing");
+            }
+        }
+        if (!row[4]) {
+            out.back().problems.push_back("trigger " + *row[3] + " missing");
+        } else if (*row[4] != "A") {
+            out.back().problems.push_back("trigger " + *row[3] + " not ENABLE ALWAYS");
+        }
+    }
+    std::vector<CaptureProblem> bad;
+    for (CaptureProblem& p : out) {
+        if (!p.problems.empty()) {
+            bad.push_back(std::move(p));
+        }
+    }
+    return bad;
+}
+
+void discard_capture(Spi& spi, int64_t source_id, const std::string& why) {
+    catalog::exec_as_owner(
+        spi,
+        "UPDATE pgtrickle.pgt_stream_tables SET reinit_reason = COALESCE(reinit_reason, $2) "
+        "WHERE pgt_id IN (SELECT f.pgt_id FROM pgtrickle.pgt_frontiers f WHERE f.source_id "
+        "OPERATOR(pg_catalog.=) $1)",
+        {int8_param(source_id), text_param(why)});
+    catalog::exec_as_owner(
+        spi, "DELETE FROM pgtrickle.pgt_frontiers WHERE source_id OPERATOR(pg_catalog.=) $1",
+        {int8_param(source_id)});
+    release_capture_if_unused(spi, source_id);
 }
 
 void release_capture_if_unused(Spi& spi, int64_t source_id) {
@@ -359,10 +415,12 @@ void release_capture_if_unused(Spi& spi, int64_t source_id) {
     std::string trig = "pgt_capture_" + std::to_string(source_id);
     if (pg_call([&] { return get_rel_name(relid) != nullptr; })) {
         std::string src = quoted_relation_name(relid);
-        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + " ON " + src);
-        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + "_truncate ON " + src);
+        catalog::exec_as_owner(spi, "DROP TRIGGER IF EXISTS " + trig + " ON " + src);
+        catalog::exec_as_owner(spi, "DROP TRIGGER IF EXISTS " + trig + "_truncate ON " + src);
     }
-    catalog::exec_as_owner(spi, "DROP TABLE " + *r.rows[0][1]);
+    catalog::exec_as_owner(spi, "SELECT pgtrickle._drop_partition_captures($1, $2)",
+                           {int8_param(source_id), oid_param(relid)});
+    catalog::exec_as_owner(spi, "DROP TABLE IF EXISTS " + *r.rows[0][1]);
 }
 
 std::vector<CaptureSource> captured_sources_of(Spi& spi, int64_t pgt_id) {

@@ -45,11 +45,24 @@ bool capture_would_change(Spi& spi, Oid source_relid, const std::vector<int>& at
 // The sources stream table pgt_id reads whose capture triggers are not
 // both there and ENABLE ALWAYS (ALTER TABLE ... DISABLE TRIGGER, or ENABLE
 // TRIGGER after it): changes made meanwhile were not captured. Each one
-// found is repaired: its triggers enabled ALWAYS again and every stream
-// table reading it marked unpopulated, so its next refresh recomputes.
+// found is repaired: its triggers enabled ALWAYS again and every other
+// stream table reading it marked for reinitialisation.
 // Returns the repaired sources' names ("" when none); a missing trigger is
 // 55000 (recreate the stream tables).
 std::string repair_disabled_capture(Spi& spi, int64_t pgt_id);
+
+// The sources stream table pgt_id consumes whose capture is broken: buffer
+// or a trigger missing, a trigger not ENABLE ALWAYS.
+struct CaptureProblem {
+    CaptureSource source;               // buffer left empty
+    std::vector<std::string> problems;  // what is wrong, for a person
+};
+std::vector<CaptureProblem> capture_problems(Spi& spi, int64_t pgt_id);
+
+// Removes a source's capture altogether (what is left of its triggers and
+// buffer), marking every stream table that consumed it for
+// reinitialisation (`why`): the next one to need it captures it anew.
+void discard_capture(Spi& spi, int64_t source_id, const std::string& why);
 
 // Removes a source's capture when no stream table consumes it any more.
 void release_capture_if_unused(Spi& spi, int64_t source_id);

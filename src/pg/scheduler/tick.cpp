@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/sched/alert.hpp"
 #include "core/sched/schedule.hpp"
+#include "pg/api/lifecycle.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/boundary/subtransaction.hpp"
@@ -85,8 +86,8 @@ void load_tables(Spi& spi, TickState& ts) {
         "SELECT pgt_id, pgt_relid, pg_catalog.quote_ident(pgt_schema) || '.' || "
         "pg_catalog.quote_ident(pgt_name), schedule, status, refresh_mode, consecutive_errors, "
         "(pg_catalog.date_part('epoch', last_refresh_at) * 1000000)::pg_catalog.int8, "
-        "(pg_catalog.date_part('epoch', created_at) * 1000000)::pg_catalog.int8, is_populated "
-        "FROM pgtrickle.pgt_stream_tables");
+        "(pg_catalog.date_part('epoch', created_at) * 1000000)::pg_catalog.int8, is_populated, "
+        "reinit_reason IS NOT NULL FROM pgtrickle.pgt_stream_tables");
     for (const auto& r : rows.rows) {
         TableInfo t;
         t.pgt_id = std::stoll(*r[0]);
@@ -98,8 +99,9 @@ void load_tables(Spi& spi, TickState& ts) {
         t.consecutive_errors = std::stoi(*r[6]);
         t.last_refresh_us = micros(r[7]);
         t.created_us = std::stoll(*r[8]);
-        // FULL tables have no change buffer: every due time counts as pending.
-        t.pending = *r[9] != "t" || t.refresh_mode != "DIFFERENTIAL";
+        // FULL tables have no change buffer: every due time counts as pending;
+        // so does a reinitialisation DDL asked for.
+        t.pending = *r[9] != "t" || t.refresh_mode != "DIFFERENTIAL" || *r[10] == "t";
         ts.graph.add_node(t.pgt_id);
         ts.tables[t.pgt_id] = t;
     }
@@ -211,7 +213,7 @@ void refresh_one(Spi& spi, const TableInfo& t) {
     if (!row) {
         return;  // dropped since the state was read
     }
-    refresh(spi, *row, "SCHEDULER", "");
+    refresh_or_reinitialize(spi, *row, "SCHEDULER");
 }
 
 struct UnitRun {
