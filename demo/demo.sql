@@ -176,3 +176,31 @@ SELECT NOT EXISTS (
          (SELECT o.id, c.id, c.name, o.quantity FROM orders o JOIN customers c ON c.id = o.customer_id
           EXCEPT ALL SELECT order_id, customer_id, name, quantity FROM customer_orders))
        AS customer_orders_matches_query;
+
+\echo
+\echo '== 12. Why DIFFERENTIAL: the same query over 500,000 rows, 100 of them changed =='
+\o /dev/null
+CREATE TABLE events (id int PRIMARY KEY, device int NOT NULL, reading numeric NOT NULL);
+INSERT INTO events SELECT g, g % 1000, g % 97 FROM generate_series(1, 500000) g;
+ANALYZE events;
+SELECT pgtrickle.create_stream_table('readings_full',
+    'SELECT device, count(*) AS n, sum(reading) AS total FROM events GROUP BY device',
+    schedule => '1h', refresh_mode => 'FULL');
+SELECT pgtrickle.create_stream_table('readings_diff',
+    'SELECT device, count(*) AS n, sum(reading) AS total FROM events GROUP BY device',
+    schedule => '1h', refresh_mode => 'DIFFERENTIAL');
+UPDATE events SET reading = reading + 1 WHERE id % 4999 = 0;
+SELECT pgtrickle.refresh_stream_table('readings_full');
+SELECT pgtrickle.refresh_stream_table('readings_diff');
+\o
+SELECT s.pgt_name AS stream_table, h.action,
+       round(1000 * extract(epoch FROM h.end_time - h.start_time), 1) AS refresh_ms,
+       h.rows_inserted + h.rows_deleted AS rows_written
+  FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id)
+ WHERE s.pgt_name IN ('readings_full', 'readings_diff') AND h.initiated_by = 'MANUAL'
+ ORDER BY s.pgt_name DESC;
+SELECT NOT EXISTS ((SELECT device, n, total FROM readings_diff
+                    EXCEPT ALL SELECT device, n, total FROM readings_full)
+                   UNION ALL
+                   (SELECT device, n, total FROM readings_full
+                    EXCEPT ALL SELECT device, n, total FROM readings_diff)) AS both_agree;

@@ -2,8 +2,11 @@
 # Installs the Debian packages the build, the demo and the tests need.
 # Idempotent: when everything is present it only runs dpkg-query.
 set -euo pipefail
-PKGS=(g++ cmake make git clang-format postgresql-15 postgresql-server-dev-15
-      libxxhash-dev libgtest-dev librapidcheck-dev libbenchmark-dev libpq-dev)
+# --runtime: only what building the extension and running the demo need.
+PKGS=(g++ cmake make postgresql-15 postgresql-server-dev-15 libxxhash-dev)
+if [ "${1:-}" != "--runtime" ]; then
+  PKGS+=(git clang-format libgtest-dev librapidcheck-dev libbenchmark-dev libpq-dev)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

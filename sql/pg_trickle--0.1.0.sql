@@ -47,17 +47,7 @@ CREATE TABLE pgtrickle.pgt_stream_tables (
     -- Channel of the change-notification trigger on the storage
     -- (docs/notifications.md), NULL when none.
     notify_channel       text
-        CHECK (octet_length(notify_channel) BETWEEN 1 AND 63),
-    -- The analysed defining query (nodeToString, as pg_rewrite keeps a
-    -- view's): it names sources by OID, so the query is deparsed from it
-    -- again after a source, column, function or schema is renamed. NULL
-    -- when only the text is known (then the text is analysed again).
-    query_tree           text,
-    -- Why the next refresh reinitialises the stream table (analyses the
-    -- query again, rebuilds its maintenance, recomputes it FULL); NULL when
-    -- it need not. Set by DDL that changes what the query computes without
-    -- PostgreSQL refusing it (docs/sql-reference.md, "When sources change").
-    reinit_reason        text
+        CHECK (octet_length(notify_channel) BETWEEN 1 AND 63)
 );
 COMMENT ON TABLE pgtrickle.pgt_stream_tables IS 'pg_trickle: one row per stream table';
 
@@ -173,8 +163,7 @@ CREATE FUNCTION pgtrickle.alter_stream_table(
     schedule text DEFAULT NULL,
     refresh_mode text DEFAULT NULL,
     status text DEFAULT NULL,
-    notify text DEFAULT '',
-    "cascade" boolean DEFAULT false)
+    notify text DEFAULT '')
 RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_alter_stream_table'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -187,15 +176,6 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION pgtrickle.refresh_stream_table(name text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_refresh_stream_table'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-
--- Checks a stream table's maintenance (capture triggers, change buffers,
--- frontiers, pending reinitialisation, error state) and puts what it finds
--- wrong right with one reinitialisation (a FULL rebuild); one row per
--- finding and what was done, or one 'healthy' row when nothing was done.
-CREATE FUNCTION pgtrickle.repair_stream_table(name text)
-RETURNS TABLE (item text, found text, action text)
-AS 'MODULE_PATHNAME', 'pgt_repair_stream_table'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- Change capture (internal: installed on source tables by the API) --------
@@ -263,28 +243,6 @@ AS $$
            END
       FROM pgtrickle.pgt_stream_tables WHERE status = 'ERROR'
     UNION ALL
-    -- A relation a stream table reads that no longer exists (PostgreSQL
-    -- refuses to drop one without CASCADE, which drops the stream table).
-    SELECT 'missing_sources', count(*) = 0,
-           CASE WHEN count(*) = 0 THEN 'every relation a stream table reads exists'
-                ELSE string_agg(format('%I.%I (relation %s)', s.pgt_schema, s.pgt_name,
-                                       d.source_relid), ', ' ORDER BY s.pgt_id)
-                     || ': drop those stream tables and create them again'
-           END
-      FROM pgtrickle.pgt_dependencies d
-      JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = d.pgt_id
-     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = d.source_relid)
-    UNION ALL
-    -- DDL changed what these compute: their next refresh reinitialises them.
-    SELECT 'reinit_pending', count(*) = 0,
-           CASE WHEN count(*) = 0 THEN 'none'
-                ELSE string_agg(format('%I.%I (%s)', pgt_schema, pgt_name, reinit_reason), ', '
-                                ORDER BY pgt_id)
-                     || ': their next refresh recomputes them in full (or run '
-                        'pgtrickle.refresh_stream_table now)'
-           END
-      FROM pgtrickle.pgt_stream_tables WHERE reinit_reason IS NOT NULL
-    UNION ALL
     -- A capture trigger missing or not ENABLE ALWAYS (ALTER TABLE ...
     -- DISABLE/ENABLE TRIGGER): changes made meanwhile never reach the
     -- DIFFERENTIAL stream tables reading that table.
@@ -293,8 +251,8 @@ AS $$
                 ELSE string_agg(format('%s (trigger %s %s)', c.src, c.tname, c.state), ', '
                                 ORDER BY c.src, c.tname)
                      || ': changes made while capture was off are missing from the stream '
-                        'tables reading them; their next DIFFERENTIAL refresh repairs it and '
-                        'recomputes (or run pgtrickle.repair_stream_table on them now)'
+                        'tables reading them; recreate those stream tables (or alter them to '
+                        'FULL and back)'
            END
       FROM (SELECT s.source_relid::regclass::text AS src, n.tname,
                    CASE WHEN t.oid IS NULL THEN 'missing'
@@ -338,15 +296,14 @@ RETURNS TABLE (
     consecutive_errors integer,
     last_refresh_at    timestamptz,
     data_timestamp     timestamptz,
-    staleness          interval,
-    reinit_reason      text)
+    staleness          interval)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),
            st.status, st.refresh_mode, st.requested_mode, st.schedule,
            st.is_populated, st.consecutive_errors, st.last_refresh_at,
-           st.data_timestamp, pg_catalog.now() - st.data_timestamp, st.reinit_reason
+           st.data_timestamp, pg_catalog.now() - st.data_timestamp
       FROM pgtrickle.pgt_stream_tables st
       JOIN pg_catalog.pg_class c ON c.oid = st.pgt_relid
       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -415,8 +372,6 @@ BEGIN
       JOIN pgtrickle.pgt_sources s
         ON pg_catalog.split_part(d.object_identity, ' on ', 1)
            IN ('pgt_capture_' || s.source_id, 'pgt_capture_' || s.source_id || '_truncate')
-       AND pg_catalog.split_part(d.object_identity, ' on ', 2)
-           = s.source_relid::pg_catalog.regclass::pg_catalog.text
       JOIN pgtrickle.pgt_frontiers f ON f.source_id = s.source_id
       JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = f.pgt_id
      WHERE d.object_type = 'trigger'
@@ -427,20 +382,6 @@ BEGIN
                   DETAIL = 'Stream tables reading it: ' || readers || '.',
                   HINT = 'Drop those stream tables first (pgtrickle.drop_stream_table), or alter them to refresh_mode => ''FULL''.';
     END IF;
-    -- A partition of a captured table dropped (its copy of the capture
-    -- trigger goes with it): its rows left without a captured change.
-    PERFORM pgtrickle._mark_for_reinit('pg_catalog.pg_class'::pg_catalog.regclass,
-                                       ARRAY[s.source_relid],
-                                       'partition ' || pg_catalog.split_part(d.object_identity, ' on ', 2)
-                                       || ' of ' || s.source_relid::pg_catalog.regclass::pg_catalog.text
-                                       || ' dropped')
-       FROM pg_catalog.pg_event_trigger_dropped_objects() d
-       JOIN pgtrickle.pgt_sources s
-         ON pg_catalog.split_part(d.object_identity, ' on ', 1) = 'pgt_capture_' || s.source_id
-      WHERE d.object_type = 'trigger'
-        AND pg_catalog.split_part(d.object_identity, ' on ', 2)
-            <> s.source_relid::pg_catalog.regclass::pg_catalog.text
-        AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
     DELETE FROM pgtrickle.pgt_stream_tables st
      USING pg_catalog.pg_event_trigger_dropped_objects() d
      WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
@@ -482,7 +423,6 @@ BEGIN
             EXECUTE 'DROP TABLE ' || src.buffer_name;
         END IF;
         DELETE FROM pgtrickle.pgt_sources WHERE source_id = src.source_id;
-        PERFORM pgtrickle._drop_partition_captures(src.source_id, src.source_relid);
     END LOOP;
     -- The buffers still in use: a dropped stream table's owner keeps no
     -- SELECT on them unless another of its stream tables reads them.
@@ -571,9 +511,9 @@ $$;
 REVOKE ALL ON FUNCTION pgtrickle._sync_owner_rights(bigint) FROM PUBLIC;
 
 -- After ALTER TABLE on a stream table's storage: a new owner gets the
--- rights (above); a renamed column is refused (0A000, the ALTER rolls
--- back), since storage columns are the query's output columns. (A new name
--- or schema is followed: see _on_ddl_end.)
+-- rights (above); a new name or schema, and a renamed column, are refused
+-- (0A000, the ALTER rolls back), since the stored delta and recompute
+-- statements name the table and its columns.
 CREATE FUNCTION pgtrickle._on_alter_table()
 RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER
@@ -582,6 +522,21 @@ AS $$
 DECLARE
     moved record;
 BEGIN
+    SELECT s.pgt_schema, s.pgt_name INTO moved
+      FROM pgtrickle.pgt_stream_tables s
+      JOIN pg_catalog.pg_class c ON c.oid = s.pgt_relid
+      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE s.pgt_relid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+                            WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass)
+       AND (c.relname <> s.pgt_name OR n.nspname <> s.pgt_schema)
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot rename stream table %.% or move it to another schema',
+                        pg_catalog.quote_ident(moved.pgt_schema),
+                        pg_catalog.quote_ident(moved.pgt_name)
+              USING ERRCODE = '0A000',
+                    HINT = 'Drop it and create it again under the new name.';
+    END IF;
     SELECT s.pgt_schema, s.pgt_name, d.object_identity INTO moved
       FROM pg_catalog.pg_event_trigger_ddl_commands() d
       JOIN pgtrickle.pgt_stream_tables s ON s.pgt_relid = d.objid
@@ -627,193 +582,6 @@ $$;
 CREATE EVENT TRIGGER pgt_alter_table ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE')
     EXECUTE FUNCTION pgtrickle._on_alter_table();
-
--- Sources that change under stream tables ---------------------------------
--- (docs/sql-reference.md, "When sources change")
-
--- What a DDL command does to stream tables' results (src/pg/catalog/
--- ddl_effect.cpp): NULLs when nothing, else why and the objects (of class
--- classid) whose dependent stream tables must be reinitialised.
-CREATE FUNCTION pgtrickle._ddl_effect(cmd pg_catalog.pg_ddl_command,
-    OUT reason text, OUT classid pg_catalog.oid, OUT objids pg_catalog.oid[])
-AS 'MODULE_PATHNAME', 'pgt_ddl_effect'
-LANGUAGE C STRICT VOLATILE;
-REVOKE ALL ON FUNCTION pgtrickle._ddl_effect(pg_catalog.pg_ddl_command) FROM PUBLIC;
-
--- Marks for reinitialisation (reinit_reason) every stream table whose
--- results the objects may change, and every stream table reading one of
--- those, transitively: the ones reading a relation among them (or an
--- ancestor of one: inheritance and partitions), the ones that are one, the
--- ones whose storage depends on one (functions, types: pg_depend) or that
--- read a view whose rule does; for a schema, the ones depending on
--- anything in it. The first reason is kept until the reinitialisation.
-CREATE FUNCTION pgtrickle._mark_for_reinit(cls pg_catalog.oid, objs pg_catalog.oid[], why text)
-RETURNS void
-LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH RECURSIVE obj(oid) AS (
-        SELECT o FROM unnest(objs) o
-        UNION
-        SELECT i.inhparent FROM pg_inherits i JOIN obj ON i.inhrelid = obj.oid
-         WHERE cls = 'pg_class'::regclass
-    ), direct(pgt_id) AS (
-        SELECT d.pgt_id FROM pgtrickle.pgt_dependencies d JOIN obj ON d.source_relid = obj.oid
-         WHERE cls = 'pg_class'::regclass
-        UNION
-        SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s JOIN obj ON s.pgt_relid = obj.oid
-         WHERE cls = 'pg_class'::regclass
-        UNION
-        SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s
-          JOIN pg_depend p ON p.classid = 'pg_class'::regclass AND p.objid = s.pgt_relid
-                          AND p.objsubid = 0
-          JOIN obj ON p.refobjid = obj.oid
-         WHERE p.refclassid = cls
-        UNION
-        SELECT d.pgt_id FROM pgtrickle.pgt_dependencies d
-          JOIN pg_rewrite r ON r.ev_class = d.source_relid
-          JOIN pg_depend p ON p.classid = 'pg_rewrite'::regclass AND p.objid = r.oid
-          JOIN obj ON p.refobjid = obj.oid
-         WHERE p.refclassid = cls
-        UNION
-        SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s
-          JOIN pg_class c ON c.oid = s.pgt_relid
-         WHERE cls = 'pg_namespace'::regclass AND c.relnamespace = ANY (objs)
-        UNION
-        SELECT d.pgt_id FROM pgtrickle.pgt_dependencies d
-          JOIN pg_class c ON c.oid = d.source_relid
-         WHERE cls = 'pg_namespace'::regclass AND c.relnamespace = ANY (objs)
-        UNION
-        SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s
-          JOIN pg_depend p ON p.classid = 'pg_class'::regclass AND p.objid = s.pgt_relid
-                          AND p.objsubid = 0
-          LEFT JOIN pg_proc f ON p.refclassid = 'pg_proc'::regclass AND f.oid = p.refobjid
-          LEFT JOIN pg_type t ON p.refclassid = 'pg_type'::regclass AND t.oid = p.refobjid
-         WHERE cls = 'pg_namespace'::regclass
-           AND (f.pronamespace = ANY (objs) OR t.typnamespace = ANY (objs))
-    ), closure(pgt_id) AS (
-        SELECT pgt_id FROM direct
-        UNION
-        SELECT d.pgt_id FROM closure c
-          JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = c.pgt_id
-          JOIN pgtrickle.pgt_dependencies d ON d.source_relid = s.pgt_relid
-    )
-    UPDATE pgtrickle.pgt_stream_tables s
-       SET reinit_reason = COALESCE(s.reinit_reason, why)
-     WHERE s.pgt_id IN (SELECT pgt_id FROM closure)
-$$;
-REVOKE ALL ON FUNCTION pgtrickle._mark_for_reinit(pg_catalog.oid, pg_catalog.oid[], text)
-    FROM PUBLIC;
-
--- TRUNCATE of one partition fires that partition's TRUNCATE triggers only
--- (row triggers are cloned to partitions, statement triggers are not):
--- every partition of a captured partitioned table gets the capture's
--- TRUNCATE trigger, and a table no longer a partition loses it.
--- Idempotent; called when capture is installed and after DDL on tables.
-CREATE FUNCTION pgtrickle._capture_partitions(src_id bigint)
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    s record;
-    part record;
-    tname name := 'pgt_capture_' || src_id || '_truncate';
-BEGIN
-    SELECT so.source_relid, so.buffer_name INTO s
-      FROM pgtrickle.pgt_sources so WHERE so.source_id = src_id;
-    IF NOT FOUND THEN
-        RETURN;
-    END IF;
-    FOR part IN
-        SELECT t.relid FROM pg_partition_tree(s.source_relid) t
-          JOIN pg_class c ON c.oid = t.relid
-         WHERE t.relid <> s.source_relid AND c.relkind IN ('r', 'p')
-    LOOP
-        -- Checked here, not in the loop's query: the ALTER TABLE below runs
-        -- this function again (through _on_ddl_end) for the same source.
-        CONTINUE WHEN EXISTS (SELECT 1 FROM pg_trigger g
-                               WHERE g.tgrelid = part.relid AND g.tgname = tname);
-        EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s FOR EACH STATEMENT '
-                       'EXECUTE FUNCTION pgtrickle._capture_truncate(%L)',
-                       tname, part.relid::regclass, s.buffer_name);
-        EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', part.relid::regclass, tname);
-    END LOOP;
-    FOR part IN
-        SELECT g.tgrelid FROM pg_trigger g
-         WHERE g.tgname = tname AND g.tgrelid <> s.source_relid
-           AND g.tgrelid NOT IN (SELECT t.relid FROM pg_partition_tree(s.source_relid) t)
-    LOOP
-        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_trigger g
-                                   WHERE g.tgrelid = part.tgrelid AND g.tgname = tname);
-        EXECUTE format('DROP TRIGGER %I ON %s', tname, part.tgrelid::regclass);
-    END LOOP;
-END
-$$;
-REVOKE ALL ON FUNCTION pgtrickle._capture_partitions(bigint) FROM PUBLIC;
-
--- A capture released: the TRUNCATE triggers it put on partitions of table
--- `src` (the table's own triggers are dropped by the caller).
-CREATE FUNCTION pgtrickle._drop_partition_captures(src_id bigint, src pg_catalog.oid)
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    part record;
-    tname name := 'pgt_capture_' || src_id || '_truncate';
-BEGIN
-    FOR part IN
-        SELECT g.tgrelid FROM pg_trigger g WHERE g.tgname = tname AND g.tgrelid <> src
-    LOOP
-        EXECUTE format('DROP TRIGGER %I ON %s', tname, part.tgrelid::regclass);
-    END LOOP;
-END
-$$;
-REVOKE ALL ON FUNCTION pgtrickle._drop_partition_captures(bigint, pg_catalog.oid) FROM PUBLIC;
-
--- After DDL PostgreSQL permits but that changes what stream tables compute
--- (CREATE OR REPLACE FUNCTION/VIEW, ALTER FUNCTION, an enum value renamed,
--- ATTACH/DETACH PARTITION, inheritance changes) or the names their stored
--- text uses (renames, SET SCHEMA): their next refresh reinitialises them.
--- A stream table renamed or moved keeps its catalog names in step.
-CREATE FUNCTION pgtrickle._on_ddl_end()
-RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    e record;
-BEGIN
-    FOR e IN
-        SELECT x.reason, x.classid, x.objids
-          FROM pg_catalog.pg_event_trigger_ddl_commands() d,
-               LATERAL pgtrickle._ddl_effect(d.command) x
-         WHERE x.reason IS NOT NULL
-    LOOP
-        PERFORM pgtrickle._mark_for_reinit(e.classid, e.objids, e.reason);
-    END LOOP;
-    -- Partitions created, attached or detached keep their capture.
-    IF TG_TAG IN ('CREATE TABLE', 'ALTER TABLE') THEN
-        PERFORM pgtrickle._capture_partitions(so.source_id)
-           FROM pgtrickle.pgt_sources so
-           JOIN pg_catalog.pg_class c ON c.oid = so.source_relid
-          WHERE c.relkind = 'p';
-    END IF;
-    UPDATE pgtrickle.pgt_stream_tables s
-       SET pgt_schema = n.nspname, pgt_name = c.relname
-      FROM pg_catalog.pg_class c
-      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-     WHERE c.oid = s.pgt_relid AND (s.pgt_schema <> n.nspname OR s.pgt_name <> c.relname);
-END
-$$;
-
-CREATE EVENT TRIGGER pgt_ddl_end ON ddl_command_end
-    WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE FUNCTION', 'ALTER FUNCTION',
-                 'CREATE AGGREGATE', 'ALTER AGGREGATE', 'CREATE VIEW', 'ALTER VIEW',
-                 'ALTER MATERIALIZED VIEW', 'ALTER FOREIGN TABLE', 'ALTER TYPE',
-                 'ALTER DOMAIN', 'ALTER SCHEMA')
-    EXECUTE FUNCTION pgtrickle._on_ddl_end();
 
 -- Row identity V2 ------------------------------------------------------------
 -- docs/row-identity-v2.md. IMMUTABLE is truthful: identities are computed

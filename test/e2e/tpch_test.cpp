@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "tools.hpp"
 
 namespace pgt::e2e {
 namespace {
@@ -25,14 +26,6 @@ constexpr int kCycles = 3;
 
 std::string tpch_dir() {
     return std::string(PGT_SOURCE_DIR) + "/bench/tpch";
-}
-
-std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
 }
 
 // The SELECT of a query file: `--` comment lines dropped (they only head the
@@ -71,25 +64,8 @@ protected:
     // Runs psql on this test's database with `args` (already shell-quoted);
     // throws with psql's output when it fails.
     void psql(const std::string& args) {
-        std::string cmd = std::string(PGT_PG_BINDIR) + "/psql -X -q -v ON_ERROR_STOP=1 -h " +
-                          shell_quote(cluster().socket_dir()) + " -p " +
-                          std::to_string(cluster().port()) + " -U postgres -d " +
-                          shell_quote(dbname_) + " " + args + " 2>&1";
-        FILE* p = popen(cmd.c_str(), "r");
-        if (p == nullptr) {
-            throw std::runtime_error("popen failed: " + cmd);
-        }
-        std::string out;
-        char buf[4096];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-            out.append(buf, n);
-        }
-        int rc = pclose(p);
-        if (rc != 0) {
-            throw std::runtime_error("psql failed (" + std::to_string(rc) + "): " + cmd + "\n" +
-                                     out);
-        }
+        client(cluster(), "psql",
+               "-X -q -v ON_ERROR_STOP=1 -d " + shell_quote(dbname_) + " " + args);
     }
     std::string file(const std::string& name) { return shell_quote(tpch_dir() + "/" + name); }
 

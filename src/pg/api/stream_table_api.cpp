@@ -45,6 +45,7 @@ PG_FUNCTION_INFO_V1(pgt_alter_stream_table);
 PG_FUNCTION_INFO_V1(pgt_drop_stream_table);
 PG_FUNCTION_INFO_V1(pgt_refresh_stream_table);
 PG_FUNCTION_INFO_V1(pgt_repair_stream_table);
+PG_FUNCTION_INFO_V1(pgt_version);
 }
 
 namespace pgt::pg {
@@ -294,6 +295,7 @@ void create_stream_table(const Args& a) {
     warn_about_star(q);
 
     Spi spi = Spi::connect();
+    catalog::open_catalog(spi);
     ResolvedMode mode = resolve_mode(spi, mode_text, q, GetUserId());
     advise_indexes(spi, q, mode.effective);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
@@ -326,7 +328,7 @@ void create_stream_table(const Args& a) {
 // whose recorded sources include it.
 void check_no_cycle(Spi& spi, const catalog::StreamTableRow& row, const AnalyzedQuery& q) {
     SpiRows st = spi.query(
-        "SELECT pgt_id, pgt_relid, pg_catalog.quote_ident(pgt_schema) || '.' "
+        "SELECT pgt_id, pgt_relid::pg_catalog.oid, pg_catalog.quote_ident(pgt_schema) || '.' "
         "|| pg_catalog.quote_ident(pgt_name) FROM pgtrickle.pgt_stream_tables");
     dag::Graph graph;
     std::map<Oid, int64_t> by_relid;
@@ -337,7 +339,8 @@ void check_no_cycle(Spi& spi, const catalog::StreamTableRow& row, const Analyzed
         by_relid[static_cast<Oid>(std::stoul(*r[1]))] = id;
         names[id] = *r[2];
     }
-    SpiRows deps = spi.query("SELECT pgt_id, source_relid FROM pgtrickle.pgt_dependencies");
+    SpiRows deps =
+        spi.query("SELECT pgt_id, source_relid::pg_catalog.oid FROM pgtrickle.pgt_dependencies");
     for (const auto& d : deps.rows) {
         auto up = by_relid.find(static_cast<Oid>(std::stoul(*d[1])));
         if (up != by_relid.end()) {
@@ -490,6 +493,7 @@ void alter_stream_table(const Args& a) {
     bool cascade = a.bool_or(6, false);
 
     Spi spi = Spi::connect();
+    catalog::open_catalog(spi);
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
     if (schedule) {
         row.schedule = sched::parse_schedule(*schedule).canonical;
@@ -623,6 +627,7 @@ void drop_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
     bool cascade = a.bool_or(1, false);
     Spi spi = Spi::connect();
+    catalog::open_catalog(spi);
     drop_one(spi, resolve_stream_table(spi, name, /*must_own=*/true), cascade);
     spi.close();
 }
@@ -630,6 +635,7 @@ void drop_stream_table(const Args& a) {
 void refresh_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
     Spi spi = Spi::connect();
+    catalog::open_catalog(spi);
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
     refresh_or_reinitialize(spi, row, "MANUAL");
     spi.close();
@@ -679,6 +685,7 @@ Datum pgt_repair_stream_table(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&]() -> Datum {
         std::string name = pgt::pg::Args(fcinfo).required_text(0, "name");
         pgt::pg::Spi spi = pgt::pg::Spi::connect();
+        pgt::pg::catalog::open_catalog(spi);
         pgt::pg::catalog::StreamTableRow row =
             pgt::pg::resolve_stream_table(spi, name, /*must_own=*/true);
         std::vector<pgt::pg::Finding> found = pgt::pg::repair(spi, row);
@@ -695,5 +702,12 @@ Datum pgt_repair_stream_table(PG_FUNCTION_ARGS) {
             }
         });
         return (Datum)0;
+    });
+}
+
+Datum pgt_version(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        return pgt::pg::pg_call(
+            [] { return CStringGetTextDatum(pgt::pg::catalog::library_version()); });
     });
 }

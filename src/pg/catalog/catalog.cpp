@@ -56,7 +56,8 @@ SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiPa
 namespace {
 
 const char* kSelectColumns =
-    "pgt_id, pgt_relid, pgt_schema, pgt_name, defining_query, effective_query, schedule, "
+    "pgt_id, pgt_relid::pg_catalog.oid, pgt_schema, pgt_name, defining_query, effective_query, "
+    "schedule, "
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
     "row_identity_version, row_probe_version, delta_sql, notify_channel, query_tree, "
     "reinit_reason";
@@ -131,6 +132,42 @@ std::optional<StreamTableRow> find_one(Spi& spi, const char* column, const SpiPa
 }
 
 }  // namespace
+
+const char* library_version() {
+    return PGT_VERSION;
+}
+
+std::string catalog_version(Spi& spi) {
+    return spi
+        .scalar(
+            "SELECT extversion FROM pg_catalog.pg_extension WHERE extname "
+            "OPERATOR(pg_catalog.=) 'pg_trickle'")
+        .value_or("");
+}
+
+void open_catalog(Spi& spi) {
+    const std::string v = catalog_version(spi);
+    if (v != library_version()) {
+        throw pgt::Error("55000",
+                         "pg_trickle's catalog in this database is version " + v +
+                             ", its library version " + library_version(),
+                         "The library was updated (or downgraded) without the catalog.",
+                         "Run ALTER EXTENSION pg_trickle UPDATE in this database.");
+    }
+    adopt_restored(spi, true);
+}
+
+std::string instance(Spi& spi) {
+    return spi.scalar("SELECT pgtrickle._instance()").value();
+}
+
+int64_t adopt_restored(Spi& spi, bool force) {
+    return std::stoll(
+        query_as_owner(spi, "SELECT pgtrickle._adopt_restored($1)", {bool_param(force)})
+            .rows.at(0)
+            .at(0)
+            .value());
+}
 
 std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid) {
     return find_one(spi, "pgt_relid", oid_param(relid));
@@ -296,10 +333,10 @@ void forget_dependency(Oid st_relid, Oid relid) {
 }
 
 std::vector<ReadRight> owner_reads(Spi& spi, int64_t pgt_id) {
-    SpiRows r =
-        spi.query("SELECT source_relid, pg_catalog.array_to_string(columns_read, ',') FROM " +
-                      kDep + " WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND columns_read IS NOT NULL",
-                  {int8_param(pgt_id)});
+    SpiRows r = spi.query(
+        "SELECT source_relid::pg_catalog.oid, pg_catalog.array_to_string(columns_read, ',') FROM " +
+            kDep + " WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND columns_read IS NOT NULL",
+        {int8_param(pgt_id)});
     std::vector<ReadRight> out;
     for (const auto& row : r.rows) {
         ReadRight rr{static_cast<Oid>(std::stoul(*row[0])), InvalidOid, {}};

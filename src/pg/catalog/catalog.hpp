@@ -70,6 +70,24 @@ SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiPa
 // The catalog owner's role OID.
 Oid catalog_owner();
 
+// What every API call does first: refuses (55000, HINT ALTER EXTENSION
+// ... UPDATE) a catalog of another version than this library's, then
+// adopts restored rows (adopt_restored, forced).
+void open_catalog(Spi& spi);
+// The catalog version of this database ("" without the extension) and the
+// library's.
+std::string catalog_version(Spi& spi);
+const char* library_version();
+
+// This database's pgtrickle.pgt_instance id (capture triggers carry it).
+std::string instance(Spi& spi);
+
+// Adopts catalog rows a pg_dump/pg_restore brought from another database
+// (pgtrickle._adopt_restored): their captures dropped, their stream tables
+// marked for reinitialisation. `force`: also before the restore looks
+// complete (an API call on them). Returns how many stream tables.
+int64_t adopt_restored(Spi& spi, bool force);
+
 std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid);
 std::optional<StreamTableRow> find_by_id(Spi& spi, int64_t pgt_id);
 bool is_stream_table(Spi& spi, Oid relid);

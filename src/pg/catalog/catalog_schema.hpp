@@ -1,6 +1,6 @@
-// The catalog tables of sql/pg_trickle--0.1.0.sql, mirrored once: names and
-// column order. Invariant: this header and the install script change
-// together; the e2e test catalog_mirror_matches_install_script checks it.
+// The catalog tables as installed (sql/pg_trickle--0.1.0.sql and the update
+// scripts after it), mirrored once: names and column order. Invariant: this
+// header and the scripts change together; the e2e test catalog_mirror_matches_install_script checks it.
 // (No PostgreSQL header here, so the e2e harness can include it too.)
 #pragma once
 
@@ -18,7 +18,7 @@ inline constexpr const char* kChangesSchema = "pgtrickle_changes";
 inline constexpr const char* kStreamTables = "pgt_stream_tables";
 inline constexpr ColumnDef kStreamTableColumns[] = {
     {1, "pgt_id", "bigint"},
-    {2, "pgt_relid", "oid"},
+    {2, "pgt_relid", "regclass"},
     {3, "pgt_schema", "name"},
     {4, "pgt_name", "name"},
     {5, "defining_query", "text"},
@@ -40,12 +40,13 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {21, "notify_channel", "text"},
     {22, "query_tree", "text"},
     {23, "reinit_reason", "text"},
+    {24, "instance", "text"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";
 inline constexpr ColumnDef kDependencyColumns[] = {
     {1, "pgt_id", "bigint"},
-    {2, "source_relid", "oid"},
+    {2, "source_relid", "regclass"},
     {3, "source_type", "text"},
     {4, "columns_read", "smallint[]"},
 };
@@ -70,10 +71,11 @@ inline constexpr ColumnDef kRefreshHistoryColumns[] = {
 inline constexpr const char* kSources = "pgt_sources";
 inline constexpr ColumnDef kSourceColumns[] = {
     {1, "source_id", "bigint"},
-    {2, "source_relid", "oid"},
+    {2, "source_relid", "regclass"},
     {3, "buffer_name", "text"},
     {4, "created_at", "timestamp with time zone"},
     {5, "captured_columns", "smallint[]"},
+    {6, "instance", "text"},
 };
 
 inline constexpr const char* kFrontiers = "pgt_frontiers";
@@ -86,7 +88,7 @@ inline constexpr const char* kKept = "pgt_kept";
 inline constexpr ColumnDef kKeptColumns[] = {
     {1, "pgt_id", "bigint"},
     {2, "source_pos", "integer"},
-    {3, "copy_relid", "oid"},
+    {3, "copy_relid", "regclass"},
     {4, "valid", "boolean"},
 };
 

@@ -6,6 +6,7 @@
 // pgtrickle_changes). An UPDATE that changes no captured column writes nothing.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -54,6 +55,10 @@ namespace {
 // Where one trigger writes: the buffer and, for every captured source column,
 // the buffer positions of its old and new value.
 struct CapturePlan {
+    // A trigger another database made (restored by pg_restore, its third
+    // argument another pgt_instance id) captures nothing: its stream tables
+    // are rebuilt when the restored catalog is adopted.
+    bool inert = false;
     Oid buffer = InvalidOid;
     Oid seq = InvalidOid;             // the buffer's identity sequence (column seq)
     std::vector<AttrNumber> attnums;  // captured source columns
@@ -70,6 +75,8 @@ constexpr int kSeqPos = 0, kXidPos = 1, kActionPos = 2;
 
 std::unordered_map<Oid, CapturePlan> g_plans;
 
+// nargs: the arguments of the triggers this version makes (the last is the
+// pgt_instance id); a trigger made by 0.1.0 has one fewer.
 TriggerData* trigger_data(FunctionCallInfo fcinfo, bool row_level, int nargs) {
     if (!CALLED_AS_TRIGGER(fcinfo)) {
         throw pgt::Error("39P01", "capture function called outside a trigger");
@@ -77,7 +84,7 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo, bool row_level, int nargs) {
     TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
     if (!TRIGGER_FIRED_AFTER(td->tg_event) ||
         (TRIGGER_FIRED_FOR_ROW(td->tg_event) != 0) != row_level ||
-        td->tg_trigger->tgnargs != nargs) {
+        (td->tg_trigger->tgnargs != nargs && td->tg_trigger->tgnargs != nargs - 1)) {
         throw pgt::Error("39P01",
                          "capture trigger defined with the wrong timing, level or arguments", "",
                          "pg_trickle installs its capture triggers itself.");
@@ -164,8 +171,25 @@ void check_buffer_types(const CapturePlan& cp, Relation source) {
     }
 }
 
+// Whether the trigger was made in this database (its last argument is
+// this database's pgtrickle.pgt_instance id). Read once per plan.
+bool made_here(TriggerData* td, int nargs) {
+    if (td->tg_trigger->tgnargs < nargs) {
+        return true;  // made by 0.1.0, which had no instance id (and no restore)
+    }
+    const std::string made_by = td->tg_trigger->tgargs[nargs - 1];
+    Spi spi = Spi::connect();
+    std::optional<std::string> here = spi.scalar("SELECT id FROM pgtrickle.pgt_instance");
+    spi.close();
+    return here && *here == made_by;
+}
+
 CapturePlan build_plan(TriggerData* td) {
     CapturePlan cp;
+    if (!made_here(td, 3)) {
+        cp.inert = true;
+        return cp;
+    }
     TupleDesc desc = RelationGetDescr(td->tg_relation);
     // Captured columns: the second trigger argument, "3,1,4" (attnums).
     std::string list = td->tg_trigger->tgargs[1];
@@ -263,8 +287,11 @@ void append_row(CapturePlan& cp) {
 }
 
 Datum capture_row(FunctionCallInfo fcinfo) {
-    TriggerData* td = trigger_data(fcinfo, true, 2);
+    TriggerData* td = trigger_data(fcinfo, true, 3);
     CapturePlan& cp = plan_for(td);
+    if (cp.inert) {
+        return PointerGetDatum(nullptr);
+    }
     TupleDesc desc = RelationGetDescr(td->tg_relation);
     HeapTuple old_tup = nullptr, new_tup = nullptr;
     char action;
@@ -391,8 +418,11 @@ void capture_transition_rows(TriggerData* td, CapturePlan& cp, char action) {
 }
 
 Datum capture_statement(FunctionCallInfo fcinfo) {
-    TriggerData* td = trigger_data(fcinfo, false, 2);
+    TriggerData* td = trigger_data(fcinfo, false, 3);
     CapturePlan& cp = plan_for(td);
+    if (cp.inert) {
+        return PointerGetDatum(nullptr);
+    }
     char action = TRIGGER_FIRED_BY_INSERT(td->tg_event)   ? 'I'
                   : TRIGGER_FIRED_BY_DELETE(td->tg_event) ? 'D'
                                                           : 'U';
@@ -411,7 +441,10 @@ Datum capture_statement(FunctionCallInfo fcinfo) {
 // over markers holds it; row capture never writes a marker, so its direct
 // heap inserts leave that index complete (see create_capture).
 Datum capture_truncate(FunctionCallInfo fcinfo) {
-    TriggerData* td = trigger_data(fcinfo, false, 1);
+    TriggerData* td = trigger_data(fcinfo, false, 2);
+    if (!made_here(td, 2)) {
+        return PointerGetDatum(nullptr);
+    }
     std::string name = td->tg_trigger->tgargs[0];
     size_t dot = name.find('.');
     std::string target = quote_ident(name.substr(0, dot)) + "." + quote_ident(name.substr(dot + 1));

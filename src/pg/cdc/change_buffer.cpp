@@ -147,7 +147,7 @@ void create_row_trigger(Spi& spi, int64_t id, Oid source_relid, const std::strin
     catalog::exec_as_owner(spi, "CREATE TRIGGER " + trig + " AFTER INSERT OR UPDATE OR DELETE ON " +
                                     src + " FOR EACH ROW EXECUTE FUNCTION pgtrickle._capture_row(" +
                                     sql_literal(buffer) + ", " + sql_literal(attnum_list(attnums)) +
-                                    ")");
+                                    ", " + sql_literal(catalog::instance(spi)) + ")");
     enable_always(spi, src, trig);
     depend_on_columns(source_relid, trig, attnums);
 }
@@ -173,7 +173,8 @@ void create_capture(Spi& spi, int64_t id, Oid source_relid, const std::string& b
                                     "_truncate AFTER TRUNCATE ON " + src +
                                     " FOR EACH STATEMENT EXECUTE FUNCTION "
                                     "pgtrickle._capture_truncate(" +
-                                    sql_literal(buffer) + ")");
+                                    sql_literal(buffer) + ", " +
+                                    sql_literal(catalog::instance(spi)) + ")");
     enable_always(spi, src, "pgt_capture_" + std::to_string(id) + "_truncate");
     // Row triggers are cloned to partitions; the TRUNCATE one is not.
     if (pg_call([&] { return get_rel_relkind(source_relid); }) == RELKIND_PARTITIONED_TABLE) {
@@ -305,7 +306,7 @@ CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>&
 
 std::string repair_disabled_capture(Spi& spi, int64_t pgt_id) {
     SpiRows r = spi.query(
-        "SELECT s.source_id, s.source_relid, (SELECT pg_catalog.count(*) FROM "
+        "SELECT s.source_id, s.source_relid::pg_catalog.oid, (SELECT pg_catalog.count(*) FROM "
         "pg_catalog.pg_trigger t WHERE t.tgrelid OPERATOR(pg_catalog.=) s.source_relid AND "
         "t.tgname OPERATOR(pg_catalog.=) ANY (ARRAY['pgt_capture_' OPERATOR(pg_catalog.||) "
         "s.source_id, 'pgt_capture_' OPERATOR(pg_catalog.||) s.source_id OPERATOR(pg_catalog.||) "
@@ -349,7 +350,9 @@ std::string repair_disabled_capture(Spi& spi, int64_t pgt_id) {
 
 std::vector<CaptureProblem> capture_problems(Spi& spi, int64_t pgt_id) {
     SpiRows r = spi.query(
-        "SELECT s.source_id, s.source_relid, pg_catalog.to_regclass(s.buffer_name) IS NULL, "
+        "SELECT s.source_id, s.source_relid::pg_catalog.oid, pg_catalog.to_regclass(s.buffer_name) "
+        "IS "
+        "NULL, "
         "n.tname, t.tgenabled FROM " +
             kSources +
             " s JOIN pgtrickle.pgt_frontiers f ON f.source_id OPERATOR(pg_catalog.=) s.source_id "
@@ -399,7 +402,7 @@ void discard_capture(Spi& spi, int64_t source_id, const std::string& why) {
 
 void release_capture_if_unused(Spi& spi, int64_t source_id) {
     SpiRows r = spi.query(
-        "SELECT s.source_relid, s.buffer_name FROM " + kSources +
+        "SELECT s.source_relid::pg_catalog.oid, s.buffer_name FROM " + kSources +
             " s WHERE s.source_id OPERATOR(pg_catalog.=) $1 AND NOT EXISTS (SELECT 1 FROM "
             "pgtrickle.pgt_frontiers f WHERE f.source_id OPERATOR(pg_catalog.=) s.source_id)",
         {int8_param(source_id)});
@@ -424,10 +427,11 @@ void release_capture_if_unused(Spi& spi, int64_t source_id) {
 }
 
 std::vector<CaptureSource> captured_sources_of(Spi& spi, int64_t pgt_id) {
-    SpiRows r = spi.query("SELECT s.source_id, s.source_relid, s.buffer_name FROM " + kSources +
-                              " s JOIN pgtrickle.pgt_frontiers f USING (source_id)"
-                              " WHERE f.pgt_id OPERATOR(pg_catalog.=) $1 ORDER BY s.source_id",
-                          {int8_param(pgt_id)});
+    SpiRows r = spi.query(
+        "SELECT s.source_id, s.source_relid::pg_catalog.oid, s.buffer_name FROM " + kSources +
+            " s JOIN pgtrickle.pgt_frontiers f USING (source_id)"
+            " WHERE f.pgt_id OPERATOR(pg_catalog.=) $1 ORDER BY s.source_id",
+        {int8_param(pgt_id)});
     std::vector<CaptureSource> out;
     for (const auto& row : r.rows) {
         out.push_back({std::stoll(*row[0]), static_cast<Oid>(std::stoul(*row[1])), *row[2]});

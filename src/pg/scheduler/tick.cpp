@@ -83,11 +83,12 @@ std::optional<int64_t> micros(const std::optional<std::string>& v) {
 
 void load_tables(Spi& spi, TickState& ts) {
     SpiRows rows = spi.query(
-        "SELECT pgt_id, pgt_relid, pg_catalog.quote_ident(pgt_schema) || '.' || "
+        "SELECT pgt_id, pgt_relid::pg_catalog.oid, pg_catalog.quote_ident(pgt_schema) || '.' || "
         "pg_catalog.quote_ident(pgt_name), schedule, status, refresh_mode, consecutive_errors, "
         "(pg_catalog.date_part('epoch', last_refresh_at) * 1000000)::pg_catalog.int8, "
         "(pg_catalog.date_part('epoch', created_at) * 1000000)::pg_catalog.int8, is_populated, "
-        "reinit_reason IS NOT NULL FROM pgtrickle.pgt_stream_tables");
+        "reinit_reason IS NOT NULL FROM pgtrickle.pgt_stream_tables WHERE instance "
+        "OPERATOR(pg_catalog.=) pgtrickle._instance()");
     for (const auto& r : rows.rows) {
         TableInfo t;
         t.pgt_id = std::stoll(*r[0]);
@@ -156,8 +157,26 @@ bool read_state(TickState& ts) {
     bool present = pg_call([] { return OidIsValid(get_extension_oid("pg_trickle", true)); });
     if (present) {
         Spi spi = Spi::connect();
-        load_tables(spi, ts);
-        load_pending(spi, ts);
+        // A catalog of another version waits for ALTER EXTENSION ... UPDATE
+        // (said once per worker); a completed pg_restore's rows are adopted.
+        const std::string v = catalog::catalog_version(spi);
+        static bool said = false;
+        if (v != catalog::library_version()) {
+            if (!said) {
+                said = true;
+                pg_call([&] {
+                    ereport(LOG, (errmsg("pg_trickle scheduler: this database's catalog is "
+                                         "version %s, the library %s; nothing is refreshed until "
+                                         "ALTER EXTENSION pg_trickle UPDATE",
+                                         v.c_str(), catalog::library_version())));
+                });
+            }
+        } else {
+            said = false;
+            catalog::adopt_restored(spi, false);
+            load_tables(spi, ts);
+            load_pending(spi, ts);
+        }
         spi.close();
     }
     commit_transaction();

@@ -1,0 +1,652 @@
+-- pg_trickle 0.1.0 -> 0.2.0. Also the installation path of 0.2.0
+-- (CREATE EXTENSION runs pg_trickle--0.1.0.sql, then this): every schema
+-- change ships as an update script, so a new install and an updated one
+-- have the same catalog. src/pg/catalog/catalog_schema.hpp mirrors the
+-- result.
+
+\echo Use "ALTER EXTENSION pg_trickle UPDATE TO '0.2.0'" to load this file. \quit
+
+-- This database's pg_trickle: a random id made when the catalog is made
+-- and not dumped. Catalog rows and capture triggers carry the id of the
+-- database that made them; rows a pg_dump/pg_restore brought from
+-- elsewhere carry another one, and are adopted (pgtrickle._adopt_restored).
+-- pg_upgrade and CREATE DATABASE ... TEMPLATE keep it, with the
+-- transaction ids the frontiers and buffers refer to.
+CREATE TABLE pgtrickle.pgt_instance (
+    id   text NOT NULL
+);
+INSERT INTO pgtrickle.pgt_instance VALUES (pg_catalog.gen_random_uuid()::text);
+CREATE UNIQUE INDEX pgt_instance_one_row ON pgtrickle.pgt_instance ((true));
+GRANT SELECT ON pgtrickle.pgt_instance TO PUBLIC;
+
+CREATE FUNCTION pgtrickle._instance()
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT id FROM pgtrickle.pgt_instance $$;
+
+-- Relations are referenced as regclass: pg_dump writes their names and
+-- pg_restore reads them back as the restored relations' OIDs.
+ALTER TABLE pgtrickle.pgt_stream_tables
+    ALTER COLUMN pgt_relid TYPE regclass USING pgt_relid::regclass,
+    -- The analysed defining query (nodeToString, as pg_rewrite keeps a
+    -- view's): it names sources by OID, so the query is deparsed from it
+    -- again after a source, column, function or schema is renamed. NULL
+    -- when only the text is known (then the text is analysed again).
+    ADD COLUMN query_tree text,
+    -- Why the next refresh reinitialises the stream table (analyses the
+    -- query again, rebuilds its maintenance, recomputes it FULL); NULL when
+    -- it need not. Set by DDL that changes what the query computes without
+    -- PostgreSQL refusing it (docs/sql-reference.md, "When sources change").
+    ADD COLUMN reinit_reason text,
+    -- pgt_instance.id of the database that made the row (see there)
+    ADD COLUMN instance text NOT NULL DEFAULT pgtrickle._instance();
+ALTER TABLE pgtrickle.pgt_dependencies
+    ALTER COLUMN source_relid TYPE regclass USING source_relid::regclass;
+ALTER TABLE pgtrickle.pgt_sources
+    ALTER COLUMN source_relid TYPE regclass USING source_relid::regclass,
+    -- pgt_instance.id of the database that made the capture (its triggers
+    -- carry it too: restored ones capture nothing)
+    ADD COLUMN instance text NOT NULL DEFAULT pgtrickle._instance();
+ALTER TABLE pgtrickle.pgt_kept
+    ALTER COLUMN copy_relid TYPE regclass USING copy_relid::regclass;
+
+-- Lifecycle API -------------------------------------------------------------
+
+DROP FUNCTION pgtrickle.alter_stream_table(text, text, text, text, text, text);
+CREATE FUNCTION pgtrickle.alter_stream_table(
+    name text,
+    query text DEFAULT NULL,
+    schedule text DEFAULT NULL,
+    refresh_mode text DEFAULT NULL,
+    status text DEFAULT NULL,
+    notify text DEFAULT '',
+    "cascade" boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_alter_stream_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Checks a stream table's maintenance (capture triggers, change buffers,
+-- frontiers, pending reinitialisation, error state) and puts what it finds
+-- wrong right with one reinitialisation (a FULL rebuild); one row per
+-- finding and what was done, or one 'healthy' row when nothing was done.
+CREATE FUNCTION pgtrickle.repair_stream_table(name text)
+RETURNS TABLE (item text, found text, action text)
+AS 'MODULE_PATHNAME', 'pgt_repair_stream_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The library's version (the catalog's is pg_extension.extversion).
+CREATE FUNCTION pgtrickle.version()
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgt_version'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- Health and monitoring -------------------------------------------------------
+
+-- One row per check; ok = false says what needs attention and how.
+CREATE OR REPLACE FUNCTION pgtrickle.health_check()
+RETURNS TABLE (check_name text, ok boolean, detail text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'scheduler', st = 'running',
+           CASE st
+             WHEN 'running' THEN 'a scheduler worker refreshes this database''s stream tables'
+             WHEN 'not_preloaded' THEN 'scheduling is off: pg_trickle is not in '
+                  'shared_preload_libraries, so stream tables refresh only when '
+                  'pgtrickle.refresh_stream_table() is called (from cron or the application)'
+             WHEN 'disabled' THEN 'scheduling is off: pg_trickle.enabled = off; stream tables '
+                  'refresh only when pgtrickle.refresh_stream_table() is called'
+             ELSE 'no scheduler worker runs for this database yet (it starts within seconds '
+                  'of CREATE EXTENSION; see the server log if it does not)'
+           END
+      FROM (SELECT pgtrickle._scheduler_state() AS st) s
+    UNION ALL
+    SELECT 'version', v.lib = e.extversion,
+           CASE WHEN v.lib = e.extversion THEN 'pg_trickle ' || v.lib
+                ELSE format('the library is %s, this database''s catalog %s: run ALTER EXTENSION '
+                            'pg_trickle UPDATE', v.lib, e.extversion)
+           END
+      FROM (SELECT pgtrickle.version() AS lib) v,
+           pg_catalog.pg_extension e WHERE e.extname = 'pg_trickle'
+    UNION ALL
+    SELECT 'suspended_stream_tables', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'none'
+                ELSE string_agg(format('%I.%I', pgt_schema, pgt_name), ', ' ORDER BY pgt_id)
+                     || ': resume with pgtrickle.alter_stream_table(name, status => ''ACTIVE'')'
+           END
+      FROM pgtrickle.pgt_stream_tables WHERE status = 'SUSPENDED'
+    UNION ALL
+    SELECT 'failing_stream_tables', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'none'
+                ELSE string_agg(format('%I.%I (%s errors in a row)', pgt_schema, pgt_name,
+                                       consecutive_errors), ', ' ORDER BY pgt_id)
+                     || ': see pgtrickle.pgt_refresh_history.error_message'
+           END
+      FROM pgtrickle.pgt_stream_tables WHERE status = 'ERROR'
+    UNION ALL
+    -- A relation a stream table reads that no longer exists (PostgreSQL
+    -- refuses to drop one without CASCADE, which drops the stream table).
+    SELECT 'missing_sources', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'every relation a stream table reads exists'
+                ELSE string_agg(format('%I.%I (relation %s)', s.pgt_schema, s.pgt_name,
+                                       d.source_relid), ', ' ORDER BY s.pgt_id)
+                     || ': drop those stream tables and create them again'
+           END
+      FROM pgtrickle.pgt_dependencies d
+      JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = d.pgt_id
+     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = d.source_relid)
+    UNION ALL
+    -- Rows a pg_restore brought, not adopted yet (pgtrickle._adopt_restored).
+    SELECT 'restored_stream_tables', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'none'
+                ELSE string_agg(format('%I.%I', pgt_schema, pgt_name), ', ' ORDER BY pgt_id)
+                     || ': restored from a dump; adopted once the restore is complete (the '
+                        'scheduler does it) or at the first pg_trickle call, then rebuilt by '
+                        'their next refresh'
+           END
+      FROM pgtrickle.pgt_stream_tables WHERE instance <> pgtrickle._instance()
+    UNION ALL
+    -- DDL changed what these compute: their next refresh reinitialises them.
+    SELECT 'reinit_pending', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'none'
+                ELSE string_agg(format('%I.%I (%s)', pgt_schema, pgt_name, reinit_reason), ', '
+                                ORDER BY pgt_id)
+                     || ': their next refresh recomputes them in full (or run '
+                        'pgtrickle.refresh_stream_table now)'
+           END
+      FROM pgtrickle.pgt_stream_tables WHERE reinit_reason IS NOT NULL
+    UNION ALL
+    -- A capture trigger missing or not ENABLE ALWAYS (ALTER TABLE ...
+    -- DISABLE/ENABLE TRIGGER): changes made meanwhile never reach the
+    -- DIFFERENTIAL stream tables reading that table.
+    SELECT 'change_capture', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'every captured table''s capture triggers fire always'
+                ELSE string_agg(format('%s (trigger %s %s)', c.src, c.tname, c.state), ', '
+                                ORDER BY c.src, c.tname)
+                     || ': changes made while capture was off are missing from the stream '
+                        'tables reading them; their next DIFFERENTIAL refresh repairs it and '
+                        'recomputes (or run pgtrickle.repair_stream_table on them now)'
+           END
+      FROM (SELECT s.source_relid::regclass::text AS src, n.tname,
+                   CASE WHEN t.oid IS NULL THEN 'missing'
+                        ELSE 'enabled ' || CASE t.tgenabled WHEN 'D' THEN 'never'
+                                                            WHEN 'O' THEN 'on origin only'
+                                                            ELSE 'on replica only' END
+                   END AS state
+              FROM pgtrickle.pgt_sources s
+             CROSS JOIN LATERAL (VALUES ('pgt_capture_' || s.source_id),
+                                        ('pgt_capture_' || s.source_id || '_truncate')) n(tname)
+              LEFT JOIN pg_catalog.pg_trigger t
+                ON t.tgrelid = s.source_relid AND t.tgname = n.tname
+             WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class k WHERE k.oid = s.source_relid)
+               AND (t.oid IS NULL OR t.tgenabled <> 'A')) c
+$$;
+
+DROP FUNCTION pgtrickle.pgt_status();
+CREATE FUNCTION pgtrickle.pgt_status()
+RETURNS TABLE (
+    name               text,
+    status             text,
+    refresh_mode       text,
+    requested_mode     text,
+    schedule           text,
+    is_populated       boolean,
+    consecutive_errors integer,
+    last_refresh_at    timestamptz,
+    data_timestamp     timestamptz,
+    staleness          interval,
+    reinit_reason      text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),
+           st.status, st.refresh_mode, st.requested_mode, st.schedule,
+           st.is_populated, st.consecutive_errors, st.last_refresh_at,
+           st.data_timestamp, pg_catalog.now() - st.data_timestamp, st.reinit_reason
+      FROM pgtrickle.pgt_stream_tables st
+      JOIN pg_catalog.pg_class c ON c.oid = st.pgt_relid
+      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     ORDER BY n.nspname, c.relname
+$$;
+
+-- Housekeeping ----------------------------------------------------------------
+
+-- A stream table's storage dropped with plain DROP TABLE (or DROP SCHEMA
+-- ... CASCADE) takes its catalog rows with it.
+CREATE OR REPLACE FUNCTION pgtrickle._on_sql_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    src record;
+    tname text;
+    readers text;
+BEGIN
+    -- A capture trigger dropped while its source lives on and its capture
+    -- is still in use (DROP TRIGGER, DROP COLUMN ... CASCADE of a captured
+    -- column): refused, the stream tables reading it would silently stop
+    -- following the table. pg_trickle removes a capture's catalog row
+    -- before its triggers, and renames a trigger it replaces first.
+    SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
+      INTO readers
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+      JOIN pgtrickle.pgt_sources s
+        ON pg_catalog.split_part(d.object_identity, ' on ', 1)
+           IN ('pgt_capture_' || s.source_id, 'pgt_capture_' || s.source_id || '_truncate')
+       AND pg_catalog.split_part(d.object_identity, ' on ', 2)
+           = s.source_relid::pg_catalog.regclass::pg_catalog.text
+      JOIN pgtrickle.pgt_frontiers f ON f.source_id = s.source_id
+      JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = f.pgt_id
+     WHERE d.object_type = 'trigger'
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
+    IF readers IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot drop the change capture of a table that stream tables read'
+            USING ERRCODE = '2BP01',
+                  DETAIL = 'Stream tables reading it: ' || readers || '.',
+                  HINT = 'Drop those stream tables first (pgtrickle.drop_stream_table), or alter them to refresh_mode => ''FULL''.';
+    END IF;
+    -- A partition of a captured table dropped (its copy of the capture
+    -- trigger goes with it): its rows left without a captured change.
+    PERFORM pgtrickle._mark_for_reinit('pg_catalog.pg_class'::pg_catalog.regclass,
+                                       ARRAY[s.source_relid],
+                                       'partition ' || pg_catalog.split_part(d.object_identity, ' on ', 2)
+                                       || ' of ' || s.source_relid::pg_catalog.regclass::pg_catalog.text
+                                       || ' dropped')
+       FROM pg_catalog.pg_event_trigger_dropped_objects() d
+       JOIN pgtrickle.pgt_sources s
+         ON pg_catalog.split_part(d.object_identity, ' on ', 1) = 'pgt_capture_' || s.source_id
+      WHERE d.object_type = 'trigger'
+        AND pg_catalog.split_part(d.object_identity, ' on ', 2)
+            <> s.source_relid::pg_catalog.regclass::pg_catalog.text
+        AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
+    DELETE FROM pgtrickle.pgt_stream_tables st
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+       AND d.objsubid = 0
+       AND d.objid = st.pgt_relid;
+    -- Kept copies of stream tables that are gone (one name at a time: the
+    -- DROP fires this trigger again, which must find nothing left).
+    FOR tname IN
+        SELECT c.oid::pg_catalog.regclass::pg_catalog.text
+          FROM pg_catalog.pg_class c
+         WHERE c.relnamespace = 'pgtrickle_changes'::pg_catalog.regnamespace
+           AND c.relkind = 'r' AND c.relname LIKE 'pgt\_kept\_%'
+           AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_kept k WHERE k.copy_relid = c.oid)
+    LOOP
+        EXECUTE 'DROP TABLE ' || tname;
+    END LOOP;
+    -- Captures nobody consumes any more, or whose source table is gone.
+    FOR src IN
+        SELECT s.source_id, s.source_relid, s.buffer_name,
+               EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid) AS live
+          FROM pgtrickle.pgt_sources s
+         WHERE NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f WHERE f.source_id = s.source_id)
+            OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid)
+    LOOP
+        -- Existence is checked first (no IF EXISTS): these DROPs fire this
+        -- trigger again, and the nested run must find nothing to say.
+        IF src.live THEN
+            FOREACH tname IN ARRAY ARRAY['pgt_capture_' || src.source_id,
+                                         'pgt_capture_' || src.source_id || '_truncate']
+            LOOP
+                IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                            WHERE t.tgrelid = src.source_relid AND t.tgname = tname) THEN
+                    EXECUTE pg_catalog.format('DROP TRIGGER %I ON %s', tname,
+                                              src.source_relid::pg_catalog.regclass);
+                END IF;
+            END LOOP;
+        END IF;
+        IF pg_catalog.to_regclass(src.buffer_name) IS NOT NULL THEN
+            EXECUTE 'DROP TABLE ' || src.buffer_name;
+        END IF;
+        DELETE FROM pgtrickle.pgt_sources WHERE source_id = src.source_id;
+        PERFORM pgtrickle._drop_partition_captures(src.source_id, src.source_relid);
+    END LOOP;
+    -- The buffers still in use: a dropped stream table's owner keeps no
+    -- SELECT on them unless another of its stream tables reads them.
+    PERFORM pgtrickle._revoke_stale_readers(s.buffer_name::pg_catalog.regclass)
+       FROM pgtrickle.pgt_sources s
+      WHERE pg_catalog.to_regclass(s.buffer_name) IS NOT NULL;
+END
+$$;
+
+-- After ALTER TABLE on a stream table's storage: a new owner gets the
+-- rights (above); a renamed column is refused (0A000, the ALTER rolls
+-- back), since storage columns are the query's output columns. (A new name
+-- or schema is followed: see _on_ddl_end.)
+CREATE OR REPLACE FUNCTION pgtrickle._on_alter_table()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    moved record;
+BEGIN
+    SELECT s.pgt_schema, s.pgt_name, d.object_identity INTO moved
+      FROM pg_catalog.pg_event_trigger_ddl_commands() d
+      JOIN pgtrickle.pgt_stream_tables s ON s.pgt_relid = d.objid
+     WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+       AND d.objsubid <> 0 AND d.object_type = 'table column'
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot rename a column of stream table %.% (now %)',
+                        pg_catalog.quote_ident(moved.pgt_schema),
+                        pg_catalog.quote_ident(moved.pgt_name), moved.object_identity
+              USING ERRCODE = '0A000',
+                    HINT = 'Name the column in the defining query instead '
+                           '(pgtrickle.alter_stream_table with query =>).';
+    END IF;
+    -- A foreign key on a stream table, or referencing one (seed EC-27): a
+    -- refresh deletes and inserts rows in whatever order its delta gives,
+    -- so a key it briefly breaks would fail it.
+    SELECT s.pgt_schema, s.pgt_name, k.conname INTO moved
+      FROM pg_catalog.pg_constraint k
+      JOIN pgtrickle.pgt_stream_tables s ON s.pgt_relid IN (k.conrelid, k.confrelid)
+     WHERE k.contype = 'f'
+       AND (k.conrelid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+                            WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass)
+            OR k.confrelid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+                                WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass))
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'foreign key % cannot involve stream table %.%', moved.conname,
+                        pg_catalog.quote_ident(moved.pgt_schema),
+                        pg_catalog.quote_ident(moved.pgt_name)
+              USING ERRCODE = '0A000',
+                    DETAIL = 'A refresh applies its changes in no particular order; a key it '
+                             'breaks for a moment would fail the refresh.',
+                    HINT = 'Check the relationship in the defining query, or on the source tables.';
+    END IF;
+    PERFORM pgtrickle._sync_owner_rights(s.pgt_id)
+       FROM pgtrickle.pgt_stream_tables s
+      WHERE s.pgt_relid IN (SELECT d.objid FROM pg_catalog.pg_event_trigger_ddl_commands() d
+                             WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass);
+END
+$$;
+
+-- Sources that change under stream tables ---------------------------------
+-- (docs/sql-reference.md, "When sources change")
+
+-- What a DDL command does to stream tables' results (src/pg/catalog/
+-- ddl_effect.cpp): NULLs when nothing, else why and the objects (of class
+-- classid) whose dependent stream tables must be reinitialised.
+CREATE FUNCTION pgtrickle._ddl_effect(cmd pg_catalog.pg_ddl_command,
+    OUT reason text, OUT classid pg_catalog.oid, OUT objids pg_catalog.oid[])
+AS 'MODULE_PATHNAME', 'pgt_ddl_effect'
+LANGUAGE C STRICT VOLATILE;
+REVOKE ALL ON FUNCTION pgtrickle._ddl_effect(pg_catalog.pg_ddl_command) FROM PUBLIC;
+
+-- Marks for reinitialisation (reinit_reason) every stream table whose
+-- results the objects may change, and every stream table reading one of
+-- those, transitively: the ones reading a relation among them (or an
+-- ancestor of one: inheritance and partitions), the ones that are one, the
+-- ones whose storage depends on one (functions, types: pg_depend) or that
+-- read a view whose rule does; for a schema, the ones depending on
+-- anything in it. The first reason is kept until the reinitialisation.
+CREATE FUNCTION pgtrickle._mark_for_reinit(cls pg_catalog.oid, objs pg_catalog.oid[], why text)
+RETURNS void
+LANGUAGE sql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH RECURSIVE obj(oid) AS (
+        SELECT o FROM unnest(objs) o
+        UNION
+        SELECT i.inhparent FROM pg_inherits i JOIN obj ON i.inhrelid = obj.oid
+         WHERE cls = 'pg_class'::regclass
+    ), direct(pgt_id) AS (
+        SELECT d.pgt_id FROM pgtrickle.pgt_dependencies d JOIN obj ON d.source_relid = obj.oid
+         WHERE cls = 'pg_class'::regclass
+        UNION
+        SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s JOIN obj ON s.pgt_relid = obj.oid
+         WHERE cls = 'pg_class'::regclass
+        UNION
+        SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s
+          JOIN pg_depend p ON p.classid = 'pg_class'::regclass AND p.objid = s.pgt_relid
+                          AND p.objsubid = 0
+          JOIN obj ON p.refobjid = obj.oid
+         WHERE p.refclassid = cls
+        UNION
+        SELECT d.pgt_id FROM pgtrickle.pgt_dependencies d
+          JOIN pg_rewrite r ON r.ev_class = d.source_relid
+          JOIN pg_depend p ON p.classid = 'pg_rewrite'::regclass AND p.objid = r.oid
+          JOIN obj ON p.refobjid = obj.oid
+         WHERE p.refclassid = cls
+        UNION
+        SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s
+          JOIN pg_class c ON c.oid = s.pgt_relid
+         WHERE cls = 'pg_namespace'::regclass AND c.relnamespace = ANY (objs)
+        UNION
+        SELECT d.pgt_id FROM pgtrickle.pgt_dependencies d
+          JOIN pg_class c ON c.oid = d.source_relid
+         WHERE cls = 'pg_namespace'::regclass AND c.relnamespace = ANY (objs)
+        UNION
+        SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s
+          JOIN pg_depend p ON p.classid = 'pg_class'::regclass AND p.objid = s.pgt_relid
+                          AND p.objsubid = 0
+          LEFT JOIN pg_proc f ON p.refclassid = 'pg_proc'::regclass AND f.oid = p.refobjid
+          LEFT JOIN pg_type t ON p.refclassid = 'pg_type'::regclass AND t.oid = p.refobjid
+         WHERE cls = 'pg_namespace'::regclass
+           AND (f.pronamespace = ANY (objs) OR t.typnamespace = ANY (objs))
+    ), closure(pgt_id) AS (
+        SELECT pgt_id FROM direct
+        UNION
+        SELECT d.pgt_id FROM closure c
+          JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = c.pgt_id
+          JOIN pgtrickle.pgt_dependencies d ON d.source_relid = s.pgt_relid
+    )
+    UPDATE pgtrickle.pgt_stream_tables s
+       SET reinit_reason = COALESCE(s.reinit_reason, why)
+     WHERE s.pgt_id IN (SELECT pgt_id FROM closure)
+$$;
+REVOKE ALL ON FUNCTION pgtrickle._mark_for_reinit(pg_catalog.oid, pg_catalog.oid[], text)
+    FROM PUBLIC;
+
+-- TRUNCATE of one partition fires that partition's TRUNCATE triggers only
+-- (row triggers are cloned to partitions, statement triggers are not):
+-- every partition of a captured partitioned table gets the capture's
+-- TRUNCATE trigger, and a table no longer a partition loses it.
+-- Idempotent; called when capture is installed and after DDL on tables.
+CREATE FUNCTION pgtrickle._capture_partitions(src_id bigint)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s record;
+    part record;
+    tname name := 'pgt_capture_' || src_id || '_truncate';
+BEGIN
+    -- (A restored capture is left as pg_restore makes it, until adopted.)
+    SELECT so.source_relid, so.buffer_name, so.instance INTO s
+      FROM pgtrickle.pgt_sources so
+     WHERE so.source_id = src_id AND so.instance = pgtrickle._instance();
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    FOR part IN
+        SELECT t.relid FROM pg_partition_tree(s.source_relid) t
+          JOIN pg_class c ON c.oid = t.relid
+         WHERE t.relid <> s.source_relid AND c.relkind IN ('r', 'p')
+    LOOP
+        -- Checked here, not in the loop's query: the ALTER TABLE below runs
+        -- this function again (through _on_ddl_end) for the same source.
+        CONTINUE WHEN EXISTS (SELECT 1 FROM pg_trigger g
+                               WHERE g.tgrelid = part.relid AND g.tgname = tname);
+        EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s FOR EACH STATEMENT '
+                       'EXECUTE FUNCTION pgtrickle._capture_truncate(%L, %L)',
+                       tname, part.relid::regclass, s.buffer_name, s.instance);
+        EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', part.relid::regclass, tname);
+    END LOOP;
+    FOR part IN
+        SELECT g.tgrelid FROM pg_trigger g
+         WHERE g.tgname = tname AND g.tgrelid <> s.source_relid
+           AND g.tgrelid NOT IN (SELECT t.relid FROM pg_partition_tree(s.source_relid) t)
+    LOOP
+        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_trigger g
+                                   WHERE g.tgrelid = part.tgrelid AND g.tgname = tname);
+        EXECUTE format('DROP TRIGGER %I ON %s', tname, part.tgrelid::regclass);
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION pgtrickle._capture_partitions(bigint) FROM PUBLIC;
+
+-- A capture released: the TRUNCATE triggers it put on partitions of table
+-- `src` (the table's own triggers are dropped by the caller).
+CREATE FUNCTION pgtrickle._drop_partition_captures(src_id bigint, src pg_catalog.oid)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    part record;
+    tname name := 'pgt_capture_' || src_id || '_truncate';
+BEGIN
+    FOR part IN
+        SELECT g.tgrelid FROM pg_trigger g WHERE g.tgname = tname AND g.tgrelid <> src
+    LOOP
+        EXECUTE format('DROP TRIGGER %I ON %s', tname, part.tgrelid::regclass);
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION pgtrickle._drop_partition_captures(bigint, pg_catalog.oid) FROM PUBLIC;
+
+-- Backup and restore ------------------------------------------------------
+-- pg_dump keeps the catalog (pg_extension_config_dump), the storage tables
+-- with their rows and triggers, the capture triggers and the buffers; the
+-- restored rows name relations by regclass, so they point at the restored
+-- ones. What cannot be carried over is reset here: frontiers and buffered
+-- changes refer to the old database's transaction ids, analysed queries and
+-- captured column numbers to its OIDs and attribute numbers, and pg_depend
+-- rows are not dumped. Every restored capture (its triggers, which capture
+-- nothing meanwhile, and its buffer) is dropped, every restored kept copy
+-- too, and every restored stream table is marked for reinitialisation
+-- ('restored from a dump'): its next refresh rebuilds it (FULL, in history).
+-- Unless `force`, only once the restore looks complete (every restored
+-- capture and storage has its triggers back): the scheduler calls it every
+-- tick and must not act in the middle of a pg_restore; the API calls it
+-- with force. Returns how many stream tables it adopted.
+CREATE FUNCTION pgtrickle._adopt_restored(force boolean)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    me text := pgtrickle._instance();
+    src record;
+    copy record;
+    tname text;
+    n bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables WHERE instance <> me)
+       AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_sources WHERE instance <> me) THEN
+        RETURN 0;
+    END IF;
+    IF NOT force AND (
+        EXISTS (SELECT 1 FROM pgtrickle.pgt_sources s
+                 WHERE s.instance <> me
+                   AND (SELECT count(*) FROM pg_trigger t
+                         WHERE t.tgrelid = s.source_relid
+                           AND t.tgname IN ('pgt_capture_' || s.source_id,
+                                            'pgt_capture_' || s.source_id || '_truncate')) < 2)
+        OR EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables st
+                    WHERE st.instance <> me
+                      AND NOT EXISTS (SELECT 1 FROM pg_trigger t
+                                       WHERE t.tgrelid = st.pgt_relid AND t.tgname = 'pgt_guard')))
+    THEN
+        RETURN 0;
+    END IF;
+    FOR src IN SELECT s.source_id, s.source_relid, s.buffer_name
+                 FROM pgtrickle.pgt_sources s WHERE s.instance <> me LOOP
+        -- The row first (its frontiers go with it): the drops below then
+        -- find no capture in use.
+        DELETE FROM pgtrickle.pgt_sources WHERE source_id = src.source_id;
+        FOREACH tname IN ARRAY ARRAY['pgt_capture_' || src.source_id,
+                                     'pgt_capture_' || src.source_id || '_truncate'] LOOP
+            IF EXISTS (SELECT 1 FROM pg_trigger t
+                        WHERE t.tgrelid = src.source_relid AND t.tgname = tname) THEN
+                EXECUTE format('DROP TRIGGER %I ON %s', tname, src.source_relid);
+            END IF;
+        END LOOP;
+        PERFORM pgtrickle._drop_partition_captures(src.source_id, src.source_relid);
+        IF to_regclass(src.buffer_name) IS NOT NULL THEN
+            EXECUTE 'DROP TABLE ' || src.buffer_name;
+        END IF;
+    END LOOP;
+    FOR copy IN SELECT k.pgt_id, k.source_pos, k.copy_relid
+                  FROM pgtrickle.pgt_kept k
+                  JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = k.pgt_id
+                 WHERE st.instance <> me LOOP
+        DELETE FROM pgtrickle.pgt_kept
+         WHERE pgt_id = copy.pgt_id AND source_pos = copy.source_pos;
+        IF copy.copy_relid <> 0 THEN
+            EXECUTE 'DROP TABLE IF EXISTS ' || copy.copy_relid::text;
+        END IF;
+    END LOOP;
+    DELETE FROM pgtrickle.pgt_frontiers f
+     USING pgtrickle.pgt_stream_tables st
+     WHERE f.pgt_id = st.pgt_id AND st.instance <> me;
+    UPDATE pgtrickle.pgt_stream_tables
+       SET instance = me, query_tree = NULL, delta_sql = NULL,
+           reinit_reason = COALESCE(reinit_reason, 'restored from a dump')
+     WHERE instance <> me;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+REVOKE ALL ON FUNCTION pgtrickle._adopt_restored(boolean) FROM PUBLIC;
+
+-- After DDL PostgreSQL permits but that changes what stream tables compute
+-- (CREATE OR REPLACE FUNCTION/VIEW, ALTER FUNCTION, an enum value renamed,
+-- ATTACH/DETACH PARTITION, inheritance changes) or the names their stored
+-- text uses (renames, SET SCHEMA): their next refresh reinitialises them.
+-- A stream table renamed or moved keeps its catalog names in step.
+CREATE FUNCTION pgtrickle._on_ddl_end()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e record;
+BEGIN
+    FOR e IN
+        SELECT x.reason, x.classid, x.objids
+          FROM pg_catalog.pg_event_trigger_ddl_commands() d,
+               LATERAL pgtrickle._ddl_effect(d.command) x
+         WHERE x.reason IS NOT NULL
+    LOOP
+        PERFORM pgtrickle._mark_for_reinit(e.classid, e.objids, e.reason);
+    END LOOP;
+    -- Partitions created, attached or detached keep their capture.
+    IF TG_TAG IN ('CREATE TABLE', 'ALTER TABLE') THEN
+        PERFORM pgtrickle._capture_partitions(so.source_id)
+           FROM pgtrickle.pgt_sources so
+           JOIN pg_catalog.pg_class c ON c.oid = so.source_relid
+          WHERE c.relkind = 'p';
+    END IF;
+    UPDATE pgtrickle.pgt_stream_tables s
+       SET pgt_schema = n.nspname, pgt_name = c.relname
+      FROM pg_catalog.pg_class c
+      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = s.pgt_relid AND (s.pgt_schema <> n.nspname OR s.pgt_name <> c.relname);
+END
+$$;
+
+CREATE EVENT TRIGGER pgt_ddl_end ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE FUNCTION', 'ALTER FUNCTION',
+                 'CREATE AGGREGATE', 'ALTER AGGREGATE', 'CREATE VIEW', 'ALTER VIEW',
+                 'ALTER MATERIALIZED VIEW', 'ALTER FOREIGN TABLE', 'ALTER TYPE',
+                 'ALTER DOMAIN', 'ALTER SCHEMA')
+    EXECUTE FUNCTION pgtrickle._on_ddl_end();
+
+-- Stream tables made by 0.1.0 -------------------------------------------------
+-- Their partitions get the capture's TRUNCATE trigger, and each is
+-- reinitialised by its next refresh: analysed again, it records the types
+-- it computes with and keeps its analysed query, and its delta statement
+-- is made again by this version.
+SELECT pgtrickle._capture_partitions(s.source_id)
+  FROM pgtrickle.pgt_sources s
+  JOIN pg_catalog.pg_class c ON c.oid = s.source_relid
+ WHERE c.relkind = 'p';
+UPDATE pgtrickle.pgt_stream_tables SET reinit_reason = 'pg_trickle updated to 0.2.0';
