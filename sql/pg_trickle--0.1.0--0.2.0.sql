@@ -650,3 +650,14 @@ SELECT pgtrickle._capture_partitions(s.source_id)
   JOIN pg_catalog.pg_class c ON c.oid = s.source_relid
  WHERE c.relkind = 'p';
 UPDATE pgtrickle.pgt_stream_tables SET reinit_reason = 'pg_trickle updated to 0.2.0';
+-- Each gets the replica identity 0.2.0 gives at creation (the whole row),
+-- so it can be published as it is.
+DO $$
+DECLARE
+    st record;
+BEGIN
+    FOR st IN SELECT pgt_relid FROM pgtrickle.pgt_stream_tables WHERE pgt_relid <> 0 LOOP
+        EXECUTE format('ALTER TABLE %s REPLICA IDENTITY FULL', st.pgt_relid);
+    END LOOP;
+END
+$$;

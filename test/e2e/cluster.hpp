@@ -15,7 +15,9 @@ public:
     // background scheduler runs only when `scheduler` is set; without
     // `preload`, pg_trickle is not in shared_preload_libraries (it is then
     // loaded on first use, and no scheduler can start).
-    void start(const std::string& workdir, bool scheduler = false, bool preload = true);
+    // `logical`: wal_level = logical (a publisher for logical replication).
+    void start(const std::string& workdir, bool scheduler = false, bool preload = true,
+               bool logical = false);
     // Starts a streaming hot standby of the running `primary` under workdir
     // (pg_basebackup -R: the primary's settings, its own port and socket);
     // throws std::runtime_error. Promote it with SELECT pg_promote().

@@ -1,7 +1,7 @@
 // The catalog tables as installed (sql/pg_trickle--0.1.0.sql and the update
 // scripts after it), mirrored once: names and column order. Invariant: this
-// header and the scripts change together; the e2e test catalog_mirror_matches_install_script checks it.
-// (No PostgreSQL header here, so the e2e harness can include it too.)
+// header and the scripts change together; the e2e test catalog_mirror_matches_install_script checks
+// it. (No PostgreSQL header here, so the e2e harness can include it too.)
 #pragma once
 
 namespace pgt::catalog {

@@ -34,6 +34,12 @@ void add_identity_storage(Spi& spi, const std::string& quoted_table, const Analy
              ")) STORED");
     spi.exec(std::string(unique ? "CREATE UNIQUE INDEX ON " : "CREATE INDEX ON ") + quoted_table +
              " (" + kRowProbeColumn + ")");
+    // A replica identity, so the table can be published as it is (a
+    // refresh's UPDATE and DELETE need one then). The whole row: the unique
+    // probe is a generated column, which PostgreSQL 15 neither replicates nor
+    // accepts as a replica identity a subscriber can use. Its old-row images
+    // are logged only under wal_level = logical.
+    spi.exec("ALTER TABLE " + quoted_table + " REPLICA IDENTITY FULL");
     spi.exec(guard_trigger_sql(quoted_table));
 }
 

@@ -1,0 +1,152 @@
+// Logical replication with two clusters on this machine, both ways:
+// a stream table published as it is (its replica identity is set at
+// creation, so its refreshes keep working under a publication), and a
+// stream table on a subscriber over a replicated table (capture fires
+// under session_replication_role = replica, which the apply worker uses).
+// Invariant: every refresh is checked with the oracle and its action; the
+// subscriber's copy is compared with the publisher's stream table.
+#include <string>
+
+#include "eventually.hpp"
+#include "fixture.hpp"
+#include "oracle.hpp"
+
+namespace pgt::e2e {
+namespace {
+
+class Replication : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        pub_cluster().start(std::string(PGT_E2E_WORKDIR) + "/logical_pub", false, true, true);
+        sub_cluster().start(std::string(PGT_E2E_WORKDIR) + "/logical_sub");
+    }
+    static void TearDownTestSuite() {
+        pub_cluster().stop();
+        sub_cluster().stop();
+        for (Cluster* c : {&pub_cluster(), &sub_cluster()}) {
+            std::string crashes = c->crash_lines();
+            if (!crashes.empty()) {
+                ADD_FAILURE() << "a replication cluster's log shows a crash:\n" << crashes;
+            }
+        }
+    }
+    static Cluster& pub_cluster() {
+        static Cluster c;
+        return c;
+    }
+    static Cluster& sub_cluster() {
+        static Cluster c;
+        return c;
+    }
+    static std::string rows(Conn& c, const std::string& sql) {
+        return c.scalar("SELECT coalesce(string_agg(r::text, ',' ORDER BY r::text), '') FROM (" +
+                        sql + ") r");
+    }
+    static std::string action(Conn& c, const std::string& st) {
+        return c.scalar(
+            "SELECT h.action FROM pgtrickle.pgt_refresh_history h JOIN "
+            "pgtrickle.pgt_stream_tables s USING (pgt_id) WHERE s.pgt_relid = $1::regclass "
+            "ORDER BY h.refresh_id DESC LIMIT 1",
+            {st});
+    }
+};
+
+// Finding 2: publishing a stream table broke its refresh ("cannot delete
+// from table ... because it does not have a replica identity"). Every
+// stream table is REPLICA IDENTITY FULL; the subscriber's copy finds rows
+// by __pgt_row_id where the identity is a key (its own unique index).
+TEST_F(Replication, published_stream_tables_refresh_and_replicate) {
+    Conn admin(pub_cluster().conninfo());
+    admin.exec("DROP DATABASE IF EXISTS pubdb");
+    admin.exec("CREATE DATABASE pubdb");
+    Conn pub(pub_cluster().conninfo("pubdb"));
+    pub.exec(
+        "CREATE EXTENSION pg_trickle;"
+        "CREATE TABLE t (id int PRIMARY KEY, grp int, v int);"
+        "INSERT INTO t SELECT g, g % 4, g FROM generate_series(1, 40) g");
+    pub.exec(
+        "SELECT pgtrickle.create_stream_table('keyed', 'SELECT id, v FROM t WHERE v > 5', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    pub.exec(
+        "SELECT pgtrickle.create_stream_table('keyless', 'SELECT grp, v FROM t', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    EXPECT_EQ(
+        pub.scalar("SELECT string_agg(relname || ':' || relreplident::text, ',' ORDER BY relname) "
+                   "FROM pg_class WHERE relname IN ('keyed', 'keyless')"),
+        "keyed:f,keyless:f");
+    pub.exec("CREATE PUBLICATION st_pub FOR TABLE keyed, keyless");
+
+    Conn sadmin(sub_cluster().conninfo());
+    sadmin.exec("DROP DATABASE IF EXISTS subdb");
+    sadmin.exec("CREATE DATABASE subdb");
+    Conn sub(sub_cluster().conninfo("subdb"));
+    sub.exec(
+        "CREATE TABLE keyed (id int, v int, __pgt_row_id bytea NOT NULL);"
+        "CREATE UNIQUE INDEX keyed_row ON keyed (__pgt_row_id);"
+        "ALTER TABLE keyed REPLICA IDENTITY USING INDEX keyed_row;"
+        "CREATE TABLE keyless (grp int, v int, __pgt_row_id bytea);"
+        "ALTER TABLE keyless REPLICA IDENTITY FULL");
+    sub.exec("CREATE SUBSCRIPTION st_sub CONNECTION 'host=" + pub_cluster().socket_dir() +
+             " port=" + std::to_string(pub_cluster().port()) +
+             " user=postgres dbname=pubdb' PUBLICATION st_pub");
+    auto caught_up = [&] {
+        return rows(sub, "SELECT id, v FROM keyed") == rows(pub, "SELECT id, v FROM keyed") &&
+               rows(sub, "SELECT grp, v FROM keyless") == rows(pub, "SELECT grp, v FROM keyless");
+    };
+    ASSERT_TRUE(eventually(caught_up, "the initial copy"));
+    for (int round = 0; round < 2; round++) {
+        pub.exec("UPDATE t SET v = v + 3 WHERE id % 5 = " + std::to_string(round) +
+                 "; DELETE FROM t WHERE id = " + std::to_string(30 + round) +
+                 "; INSERT INTO t VALUES (" + std::to_string(100 + round) + ", 1, 50)");
+        for (const char* st : {"keyed", "keyless"}) {
+            pub.exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
+            EXPECT_EQ(action(pub, st), "DIFFERENTIAL") << st;
+            EXPECT_MATCHES_QUERY(pub, st);
+        }
+        EXPECT_TRUE(eventually(caught_up, "the subscriber to follow the refreshes"));
+    }
+    sub.exec("DROP SUBSCRIPTION st_sub");
+}
+
+// A stream table on a subscriber over a replicated table follows the
+// changes the apply worker writes (session_replication_role = replica).
+TEST_F(Replication, subscriber_stream_table_follows_replicated_changes) {
+    Conn admin(pub_cluster().conninfo());
+    admin.exec("DROP DATABASE IF EXISTS srcdb");
+    admin.exec("CREATE DATABASE srcdb");
+    Conn pub(pub_cluster().conninfo("srcdb"));
+    pub.exec(
+        "CREATE TABLE orders (id int PRIMARY KEY, region text, amount int);"
+        "INSERT INTO orders SELECT g, 'r' || g % 3, g FROM generate_series(1, 30) g;"
+        "CREATE PUBLICATION orders_pub FOR TABLE orders");
+    Conn sadmin(sub_cluster().conninfo());
+    sadmin.exec("DROP DATABASE IF EXISTS replicadb");
+    sadmin.exec("CREATE DATABASE replicadb");
+    Conn sub(sub_cluster().conninfo("replicadb"));
+    sub.exec(
+        "CREATE EXTENSION pg_trickle;"
+        "CREATE TABLE orders (id int PRIMARY KEY, region text, amount int)");
+    sub.exec("CREATE SUBSCRIPTION orders_sub CONNECTION 'host=" + pub_cluster().socket_dir() +
+             " port=" + std::to_string(pub_cluster().port()) +
+             " user=postgres dbname=srcdb' PUBLICATION orders_pub");
+    ASSERT_TRUE(
+        eventually([&] { return sub.scalar("SELECT count(*) FROM orders") == "30"; }, "the copy"));
+    sub.exec(
+        "SELECT pgtrickle.create_stream_table('by_region', 'SELECT region, count(*) AS n, "
+        "sum(amount) AS total FROM orders GROUP BY region', refresh_mode => 'DIFFERENTIAL')");
+    pub.exec(
+        "UPDATE orders SET amount = amount * 2 WHERE id < 10; DELETE FROM orders WHERE id = 20;"
+        "INSERT INTO orders VALUES (31, 'r9', 5)");
+    ASSERT_TRUE(eventually([&] { return sub.scalar("SELECT count(*) FROM orders") == "30"; },
+                           "the changes to arrive"));
+    ASSERT_TRUE(
+        eventually([&] { return sub.scalar("SELECT amount FROM orders WHERE id = 1") == "2"; },
+                   "the update to arrive"));
+    sub.exec("SELECT pgtrickle.refresh_stream_table('by_region')");
+    EXPECT_EQ(action(sub, "by_region"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(sub, "by_region");
+    sub.exec("DROP SUBSCRIPTION orders_sub");
+}
+
+}  // namespace
+}  // namespace pgt::e2e
