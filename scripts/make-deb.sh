@@ -42,6 +42,7 @@ dpkg -s "$PKG" | grep -q '^Status: install ok installed'
 . "$ROOT/scripts/lib/cluster.sh"
 SMOKE="$(mktemp -d /tmp/pgt_deb_XXXXXX)"
 prepare_dir "$SMOKE"
+cd "$SMOKE"  # the server's user may not enter the checkout (a 0700 parent)
 port=$(free_port)
 cluster_init "$SMOKE/data" "$port" "$SMOKE"
 cluster_start "$SMOKE/data" "$SMOKE/server.log"

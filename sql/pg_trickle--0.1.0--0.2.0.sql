@@ -40,7 +40,11 @@ ALTER TABLE pgtrickle.pgt_stream_tables
     -- PostgreSQL refusing it (docs/sql-reference.md, "When sources change").
     ADD COLUMN reinit_reason text,
     -- pgt_instance.id of the database that made the row (see there)
-    ADD COLUMN instance text NOT NULL DEFAULT pgtrickle._instance();
+    ADD COLUMN instance text NOT NULL DEFAULT pgtrickle._instance(),
+    -- the program format delta_sql was written in (src/core/diff/
+    -- program.hpp, kProgramVersion): one of another format is never run,
+    -- the stream table is reinitialised instead
+    ADD COLUMN delta_version integer;
 ALTER TABLE pgtrickle.pgt_dependencies
     ALTER COLUMN source_relid TYPE regclass USING source_relid::regclass;
 ALTER TABLE pgtrickle.pgt_sources

@@ -38,6 +38,21 @@ protected:
         static Cluster c;
         return c;
     }
+    // A session on a new, empty database `name` of cluster c.
+    static Conn fresh_db(Cluster& c, const std::string& name) {
+        Conn admin(c.conninfo());
+        admin.exec("DROP DATABASE IF EXISTS " + name);
+        admin.exec("CREATE DATABASE " + name);
+        return Conn(c.conninfo(name));
+    }
+    // Subscription `sub` on `on` to publication `pub` of database `db` of
+    // the publisher cluster.
+    static void subscribe(Conn& on, const std::string& sub, const std::string& db,
+                          const std::string& pub) {
+        on.exec("CREATE SUBSCRIPTION " + sub + " CONNECTION 'host=" + pub_cluster().socket_dir() +
+                " port=" + std::to_string(pub_cluster().port()) + " user=postgres dbname=" + db +
+                "' PUBLICATION " + pub);
+    }
     static std::string rows(Conn& c, const std::string& sql) {
         return c.scalar("SELECT coalesce(string_agg(r::text, ',' ORDER BY r::text), '') FROM (" +
                         sql + ") r");
@@ -56,10 +71,7 @@ protected:
 // stream table is REPLICA IDENTITY FULL; the subscriber's copy finds rows
 // by __pgt_row_id where the identity is a key (its own unique index).
 TEST_F(Replication, published_stream_tables_refresh_and_replicate) {
-    Conn admin(pub_cluster().conninfo());
-    admin.exec("DROP DATABASE IF EXISTS pubdb");
-    admin.exec("CREATE DATABASE pubdb");
-    Conn pub(pub_cluster().conninfo("pubdb"));
+    Conn pub = fresh_db(pub_cluster(), "pubdb");
     pub.exec(
         "CREATE EXTENSION pg_trickle;"
         "CREATE TABLE t (id int PRIMARY KEY, grp int, v int);"
@@ -76,19 +88,14 @@ TEST_F(Replication, published_stream_tables_refresh_and_replicate) {
         "keyed:f,keyless:f");
     pub.exec("CREATE PUBLICATION st_pub FOR TABLE keyed, keyless");
 
-    Conn sadmin(sub_cluster().conninfo());
-    sadmin.exec("DROP DATABASE IF EXISTS subdb");
-    sadmin.exec("CREATE DATABASE subdb");
-    Conn sub(sub_cluster().conninfo("subdb"));
+    Conn sub = fresh_db(sub_cluster(), "subdb");
     sub.exec(
         "CREATE TABLE keyed (id int, v int, __pgt_row_id bytea NOT NULL);"
         "CREATE UNIQUE INDEX keyed_row ON keyed (__pgt_row_id);"
         "ALTER TABLE keyed REPLICA IDENTITY USING INDEX keyed_row;"
         "CREATE TABLE keyless (grp int, v int, __pgt_row_id bytea);"
         "ALTER TABLE keyless REPLICA IDENTITY FULL");
-    sub.exec("CREATE SUBSCRIPTION st_sub CONNECTION 'host=" + pub_cluster().socket_dir() +
-             " port=" + std::to_string(pub_cluster().port()) +
-             " user=postgres dbname=pubdb' PUBLICATION st_pub");
+    subscribe(sub, "st_sub", "pubdb", "st_pub");
     auto caught_up = [&] {
         return rows(sub, "SELECT id, v FROM keyed") == rows(pub, "SELECT id, v FROM keyed") &&
                rows(sub, "SELECT grp, v FROM keyless") == rows(pub, "SELECT grp, v FROM keyless");
@@ -111,24 +118,16 @@ TEST_F(Replication, published_stream_tables_refresh_and_replicate) {
 // A stream table on a subscriber over a replicated table follows the
 // changes the apply worker writes (session_replication_role = replica).
 TEST_F(Replication, subscriber_stream_table_follows_replicated_changes) {
-    Conn admin(pub_cluster().conninfo());
-    admin.exec("DROP DATABASE IF EXISTS srcdb");
-    admin.exec("CREATE DATABASE srcdb");
-    Conn pub(pub_cluster().conninfo("srcdb"));
+    Conn pub = fresh_db(pub_cluster(), "srcdb");
     pub.exec(
         "CREATE TABLE orders (id int PRIMARY KEY, region text, amount int);"
         "INSERT INTO orders SELECT g, 'r' || g % 3, g FROM generate_series(1, 30) g;"
         "CREATE PUBLICATION orders_pub FOR TABLE orders");
-    Conn sadmin(sub_cluster().conninfo());
-    sadmin.exec("DROP DATABASE IF EXISTS replicadb");
-    sadmin.exec("CREATE DATABASE replicadb");
-    Conn sub(sub_cluster().conninfo("replicadb"));
+    Conn sub = fresh_db(sub_cluster(), "replicadb");
     sub.exec(
         "CREATE EXTENSION pg_trickle;"
         "CREATE TABLE orders (id int PRIMARY KEY, region text, amount int)");
-    sub.exec("CREATE SUBSCRIPTION orders_sub CONNECTION 'host=" + pub_cluster().socket_dir() +
-             " port=" + std::to_string(pub_cluster().port()) +
-             " user=postgres dbname=srcdb' PUBLICATION orders_pub");
+    subscribe(sub, "orders_sub", "srcdb", "orders_pub");
     ASSERT_TRUE(
         eventually([&] { return sub.scalar("SELECT count(*) FROM orders") == "30"; }, "the copy"));
     sub.exec(

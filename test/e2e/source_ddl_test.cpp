@@ -334,6 +334,19 @@ TEST_F(SourceDdl, repair_stream_table_reports_and_rebuilds) {
     EXPECT_EQ(db->scalar("SELECT found FROM pgtrickle.repair_stream_table('s1')"), "healthy");
 }
 
+// A delta statement written in another program format (a library update
+// that changed it) is never run: the stream table is reinitialised.
+TEST_F(SourceDdl, delta_statement_of_another_format_is_never_run) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT g, g FROM generate_series(1, 10) g");
+    create("s", "SELECT id, v FROM t WHERE v > 2");
+    EXPECT_NE(db->scalar("SELECT delta_version FROM pgtrickle.pgt_stream_tables"), "");
+    db->exec("UPDATE pgtrickle.pgt_stream_tables SET delta_version = delta_version - 1");
+    expect_reinitialised("s", "delta statement made by another pg_trickle version",
+                         "UPDATE t SET v = 0 WHERE id = 5", "DIFFERENTIAL");
+}
+
 // The property: random DDL on the sources (columns added, renamed, widened
 // and dropped when no stream table reads them; a read column, a source and
 // an enum value renamed; the function the queries call replaced; partitions

@@ -42,6 +42,12 @@
 
 namespace pgt::diff {
 
+// The format of the delta programs this version writes (stored with each
+// in pgt_stream_tables.delta_version): a program of another format is never
+// run; the stream table is reinitialised instead. Bump it whenever the
+// encoding, or the SQL a program relies on, changes.
+inline constexpr int kProgramVersion = 1;
+
 inline const std::string kBranchesMarker = "/*__pgt_branches__*/";
 
 struct ImageStep {

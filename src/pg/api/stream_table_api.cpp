@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/dag/graph.hpp"
+#include "core/diff/program.hpp"
 #include "core/error.hpp"
 #include "core/refresh_mode.hpp"
 #include "core/rowid/format.hpp"
@@ -645,6 +646,15 @@ void refresh_stream_table(const Args& a) {
 
 RefreshResult refresh_or_reinitialize(Spi& spi, catalog::StreamTableRow& row,
                                       const std::string& initiated_by) {
+    if (!row.reinit_reason && row.refresh_mode == "DIFFERENTIAL" && row.delta_sql &&
+        row.delta_version != diff::kProgramVersion) {
+        const std::string why = "delta statement made by another pg_trickle version";
+        catalog::exec_as_owner(spi,
+                               "UPDATE pgtrickle.pgt_stream_tables SET reinit_reason = $2 WHERE "
+                               "pgt_id OPERATOR(pg_catalog.=) $1",
+                               {int8_param(row.pgt_id), text_param(why)});
+        row.reinit_reason = why;
+    }
     if (row.reinit_reason) {
         return reinitialize(spi, row, initiated_by);
     }

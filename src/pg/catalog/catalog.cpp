@@ -60,7 +60,7 @@ const char* kSelectColumns =
     "schedule, "
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
     "row_identity_version, row_probe_version, delta_sql, notify_channel, query_tree, "
-    "reinit_reason";
+    "reinit_reason, delta_version";
 
 // A text[] literal with every element quoted ({"a","b\"c"}).
 std::string text_array_literal(const std::vector<std::string>& items) {
@@ -98,6 +98,9 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     row.notify_channel = r[15];
     row.query_tree = r[16];
     row.reinit_reason = r[17];
+    if (r[18]) {
+        row.delta_version = std::stoi(*r[18]);
+    }
     return row;
 }
 
@@ -181,7 +184,7 @@ bool is_stream_table(Spi& spi, Oid relid) {
     return find_by_relid(spi, relid).has_value();
 }
 
-// Parameters shared by insert and update: $2..$19 in this order.
+// Parameters shared by insert and update: $2..$20 in this order.
 std::vector<SpiParam> definition_params(const StreamTableRow& row) {
     return {oid_param(row.relid),
             text_param(row.schema),
@@ -200,38 +203,39 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             text_param(row.delta_sql),
             text_param(row.notify_channel),
             text_param(row.query_tree),
-            text_param(row.reinit_reason)};
+            text_param(row.reinit_reason),
+            row.delta_version ? int8_param(*row.delta_version) : SpiParam{INT4OID, (Datum)0, true}};
 }
 
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
     std::vector<SpiParam> params = definition_params(row);
     params.insert(params.begin(), int8_param(0));  // $1 (pgt_id) unused: the sequence assigns it
-    exec_as_owner(
-        spi,
-        "INSERT INTO " + kSt +
-            " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
-            " schedule, requested_mode, refresh_mode, status, is_populated,"
-            " row_identity_domain, row_identity_columns, row_identity_version,"
-            " row_probe_version, delta_sql, notify_channel, query_tree, reinit_reason) VALUES ($2,"
-            " $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15, $16,"
-            " $17, $18, $19)",
-        params);
+    exec_as_owner(spi,
+                  "INSERT INTO " + kSt +
+                      " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
+                      " schedule, requested_mode, refresh_mode, status, is_populated,"
+                      " row_identity_domain, row_identity_columns, row_identity_version,"
+                      " row_probe_version, delta_sql, notify_channel, query_tree, reinit_reason,"
+                      " delta_version) VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+                      " $13::pg_catalog.text[], $14, $15, $16, $17, $18, $19, $20)",
+                  params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
 
 void update_definition(Spi& spi, const StreamTableRow& row) {
     std::vector<SpiParam> params = definition_params(row);
     params.insert(params.begin(), int8_param(row.pgt_id));
-    exec_as_owner(spi,
-                  "UPDATE " + kSt +
-                      " SET pgt_relid = $2, pgt_schema = $3, pgt_name = $4, defining_query = $5,"
-                      " effective_query = $6, schedule = $7, requested_mode = $8,"
-                      " refresh_mode = $9, status = $10, is_populated = $11,"
-                      " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
-                      " row_identity_version = $14, row_probe_version = $15, delta_sql = $16,"
-                      " notify_channel = $17, query_tree = $18, reinit_reason = $19"
-                      " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-                  params);
+    exec_as_owner(
+        spi,
+        "UPDATE " + kSt +
+            " SET pgt_relid = $2, pgt_schema = $3, pgt_name = $4, defining_query = $5,"
+            " effective_query = $6, schedule = $7, requested_mode = $8,"
+            " refresh_mode = $9, status = $10, is_populated = $11,"
+            " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
+            " row_identity_version = $14, row_probe_version = $15, delta_sql = $16,"
+            " notify_channel = $17, query_tree = $18, reinit_reason = $19, delta_version = $20"
+            " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+        params);
 }
 
 void mark_refreshed(Spi& spi, int64_t pgt_id) {

@@ -38,6 +38,7 @@ struct StreamTableRow {
     std::optional<std::string> notify_channel;    // change notifications on the storage
     std::optional<std::string> query_tree;        // the analysed query (nodeToString)
     std::optional<std::string> reinit_reason;     // the next refresh reinitialises: why
+    std::optional<int> delta_version;             // diff::kProgramVersion delta_sql was made with
 };
 
 struct Dependency {

@@ -41,6 +41,7 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {22, "query_tree", "text"},
     {23, "reinit_reason", "text"},
     {24, "instance", "text"},
+    {25, "delta_version", "integer"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";

@@ -387,6 +387,9 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
             st.delta_sql = diff::apply_sql(scan, identity_target(st));
         }
     }
+    // The format of the program just made (a program is never run by a
+    // library of another format: refresh_or_reinitialize).
+    st.delta_version = st.delta_sql ? std::optional<int>(diff::kProgramVersion) : std::nullopt;
     // The owner's rights (refreshes run as the owner): SELECT on the
     // buffers read, the kept copies (catalog::sync_owner_rights).
     catalog::sync_owner_rights(spi, st.pgt_id);
