@@ -79,6 +79,40 @@ RETURNS TABLE (item text, found text, action text)
 AS 'MODULE_PATHNAME', 'pgt_repair_stream_table'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- create_stream_table unless a stream table of that name exists (then a
+-- NOTICE, and nothing changes: not even a different query replaces it). A
+-- relation of that name that is not a stream table: 42P07, as from
+-- create_stream_table. No SET search_path: the name resolves in the
+-- caller's path, as create_stream_table's does; every call is qualified.
+CREATE FUNCTION pgtrickle.create_stream_table_if_not_exists(
+    name text, query text,
+    schedule text DEFAULT 'calculated',
+    refresh_mode text DEFAULT 'AUTO',
+    initialize boolean DEFAULT true,
+    notify text DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    rel pg_catalog.regclass := pg_catalog.to_regclass(name);
+BEGIN
+    IF rel IS NOT NULL AND EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables s
+                                    WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel) THEN
+        RAISE NOTICE 'stream table "%" already exists, skipping', name;
+        RETURN;
+    END IF;
+    PERFORM pgtrickle.create_stream_table(name, query, schedule, refresh_mode, initialize,
+                                          notify);
+END
+$$;
+
+-- alter_stream_table(name, status => 'ACTIVE'): a suspended or failing
+-- stream table is refreshed again, its error count reset. Owner only.
+CREATE FUNCTION pgtrickle.resume_stream_table(name text)
+RETURNS void
+LANGUAGE sql VOLATILE
+AS $$ SELECT pgtrickle.alter_stream_table(name, status => 'ACTIVE') $$;
+
 -- The library's version (the catalog's is pg_extension.extversion).
 CREATE FUNCTION pgtrickle.version()
 RETURNS text

@@ -189,6 +189,51 @@ TEST_F(StreamTable, alter_schedule_mode_status_and_query) {
         "3");  // the mode change and both query changes recompute
 }
 
+// pg_trickle's create_stream_table_if_not_exists: creates once; again
+// (even with another query) only a NOTICE and nothing changes; a relation
+// of that name that is not a stream table is 42P07.
+TEST_F(StreamTable, create_stream_table_if_not_exists_is_idempotent) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table_if_not_exists('o', 'SELECT id, amount FROM "
+        "orders', refresh_mode => 'DIFFERENTIAL')");
+    EXPECT_MATCHES_QUERY(*db, "o");
+    db->notices.clear();
+    db->exec("SELECT pgtrickle.create_stream_table_if_not_exists('o', 'SELECT id FROM orders')");
+    std::string all;
+    for (const std::string& n : db->notices) {
+        all += n;
+    }
+    EXPECT_NE(all.find("stream table \"o\" already exists, skipping"), std::string::npos) << all;
+    EXPECT_EQ(db->scalar("SELECT defining_query FROM pgtrickle.pgt_stream_tables"),
+              "SELECT id, amount FROM orders");
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.create_stream_table_if_not_exists('orders', "
+                           "'SELECT 1 AS x FROM orders')")
+                  .sqlstate,
+              "42P07");
+    db->exec("INSERT INTO orders VALUES (7, 1, 70)");
+    db->exec("SELECT pgtrickle.refresh_stream_table('o')");
+    EXPECT_EQ(last("o").substr(0, 12), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "o");
+}
+
+// resume_stream_table: a suspended stream table is ACTIVE again, with no
+// errors counted, and refreshes.
+TEST_F(StreamTable, resume_stream_table_reactivates) {
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('o', 'SELECT id, amount FROM orders', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    db->exec("SELECT pgtrickle.alter_stream_table('o', status => 'SUSPENDED')");
+    db->exec("UPDATE pgtrickle.pgt_stream_tables SET consecutive_errors = 3");
+    db->exec("SELECT pgtrickle.resume_stream_table('o')");
+    EXPECT_EQ(db->scalar("SELECT status || '/' || consecutive_errors FROM pgtrickle.pgt_status()"),
+              "ACTIVE/0");
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.resume_stream_table('orders')").sqlstate, "42809");
+    db->exec("UPDATE orders SET amount = amount + 1");
+    db->exec("SELECT pgtrickle.refresh_stream_table('o')");
+    EXPECT_EQ(last("o").substr(0, 12), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "o");
+}
+
 TEST_F(StreamTable, drop_table_directly_removes_catalog_rows) {
     db->exec("SELECT pgtrickle.create_stream_table('o', 'SELECT id FROM orders')");
     db->exec("DROP TABLE o");
