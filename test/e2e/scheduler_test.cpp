@@ -218,17 +218,15 @@ protected:
 
 // --- Schedules ----------------------------------------------------------------
 
-TEST_F(Scheduler, one_second_schedule_reflects_an_insert_within_two_seconds) {
+// A 1 s schedule: the scheduler alone applies an insert (no wall-clock
+// bound is asserted; eventually() gives it 30 s).
+TEST_F(Scheduler, one_second_schedule_reflects_an_insert) {
     db->exec("CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 10)");
     create_st("st", "SELECT id, v FROM src", "1s");
     db->exec("INSERT INTO src VALUES (2, 20)");
-    const auto t0 = Clock::now();
     ASSERT_TRUE(
         eventually([&] { return bool(matches_query(*db, "st")); }, "st to show the inserted row"));
-    const auto elapsed = Clock::now() - t0;
-    EXPECT_LT(elapsed, 2s) << "took "
-                           << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
-                           << " ms";
+    EXPECT_EQ(history_count("st", "h.initiated_by = 'SCHEDULER' AND h.rows_inserted = 1"), 1);
     EXPECT_GE(scheduler_refreshes("st"), 1);
     EXPECT_EQ(history_count("st", "h.initiated_by NOT IN ('CREATE', 'SCHEDULER')"), 0);
 }
