@@ -76,6 +76,12 @@ TEST_F(SourceDdl, enum_value_renamed_reinitialises_readers) {
     expect_reinitialised("by_mood", "renamed to fine", "UPDATE t SET m = 'fine' WHERE id < 5",
                          "DIFFERENTIAL");
     expect_reinitialised("oks", "renamed to fine", "DELETE FROM t WHERE id = 100", "DIFFERENTIAL");
+    // Recording the query's types again kept the storage column's own
+    // dependency on its type.
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_depend WHERE classid = 'pg_class'::regclass "
+                         "AND objid = 'by_mood'::regclass AND objsubid > 0 AND refobjid = "
+                         "'mood'::regtype"),
+              "1");
 }
 
 // Finding 4 (seed EC-16): CREATE OR REPLACE FUNCTION of a function the query

@@ -285,33 +285,26 @@ void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
         deleteDependencyRecordsForClass(RelationRelationId, st_relid, ProcedureRelationId,
                                         DEPENDENCY_NORMAL);
         // Its columns depend on their types too (objsubid > 0): only the
-        // table's own type dependencies, recorded below, are replaced.
-        ObjectAddress self{RelationRelationId, st_relid, 0};
-        List* old_types = NIL;
-        {
-            ScanKeyData key[2];
-            ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ,
-                        ObjectIdGetDatum(RelationRelationId));
-            ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ,
-                        ObjectIdGetDatum(st_relid));
-            Relation dep = table_open(DependRelationId, AccessShareLock);
-            SysScanDesc scan =
-                systable_beginscan(dep, DependDependerIndexId, true, nullptr, 2, key);
-            for (HeapTuple tup; HeapTupleIsValid(tup = systable_getnext(scan));) {
-                auto* d = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tup));
-                if (d->objsubid == 0 && d->refclassid == TypeRelationId &&
-                    d->deptype == DEPENDENCY_NORMAL) {
-                    old_types = lappend_oid(old_types, d->refobjid);
-                }
+        // table's own type dependencies (objsubid 0), recorded below, are
+        // replaced. (deleteDependencyRecordsForSpecific would take the
+        // columns' with them.)
+        ScanKeyData key[2];
+        ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ,
+                    ObjectIdGetDatum(RelationRelationId));
+        ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ,
+                    ObjectIdGetDatum(st_relid));
+        Relation dep = table_open(DependRelationId, RowExclusiveLock);
+        SysScanDesc scan = systable_beginscan(dep, DependDependerIndexId, true, nullptr, 2, key);
+        for (HeapTuple tup; HeapTupleIsValid(tup = systable_getnext(scan));) {
+            auto* d = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tup));
+            if (d->objsubid == 0 && d->refclassid == TypeRelationId &&
+                d->deptype == DEPENDENCY_NORMAL) {
+                CatalogTupleDelete(dep, &tup->t_self);
             }
-            systable_endscan(scan);
-            table_close(dep, AccessShareLock);
         }
-        ListCell* lc;
-        foreach (lc, old_types) {
-            deleteDependencyRecordsForSpecific(RelationRelationId, st_relid, DEPENDENCY_NORMAL,
-                                               TypeRelationId, lfirst_oid(lc));
-        }
+        systable_endscan(scan);
+        table_close(dep, RowExclusiveLock);
+        ObjectAddress self{RelationRelationId, st_relid, 0};
         for (const Dependency& d : deps) {
             ObjectAddress source{RelationRelationId, d.relid, 0};
             recordDependencyOn(&self, &source, DEPENDENCY_NORMAL);
