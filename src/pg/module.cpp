@@ -6,7 +6,7 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/cdc/buffer_access.hpp"
 #include "pg/scheduler/hooks.hpp"
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
 extern "C" {
@@ -56,7 +56,7 @@ void register_launcher_worker() {
 }  // namespace
 
 void _PG_init(void) {
-    pgt::pg::define_scheduler_settings();
+    pgt::pg::define_settings();
     pgt::pg::install_buffer_access_hook();
     if (!process_shared_preload_libraries_in_progress) {
         return;  // EC-36: everything but automatic scheduling works

@@ -15,7 +15,7 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/catalog/catalog_schema.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"

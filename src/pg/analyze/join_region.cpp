@@ -15,12 +15,14 @@
 
 #include "core/diff/apply.hpp"
 #include "core/diff/join_region.hpp"
+#include "core/diff/join_terms.hpp"
 #include "core/ir/scan.hpp"
 #include "pg/analyze/scan_shape.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
-#include "pg/catalog/relation_names.hpp"
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/type_facts.hpp"
+#include "pg/common/relation_names.hpp"
+#include "pg/common/settings.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -157,32 +159,6 @@ bool index_led(Query* q, Expr* e) {
         relation_close(rel, AccessShareLock);
         return led;
     });
-}
-
-// The query is filtered on a key with `x OPERATOR(pg_catalog.=) ANY
-// (ARRAY(SELECT DISTINCT ...))`: the type needs that equality, an array
-// type and a hash or sort support. Returns the type's name when it falls
-// short (the key then narrows the region through the identity only).
-std::optional<std::string> unmatchable_type(Oid type) {
-    bool ok = pg_call([&] {
-        TypeCacheEntry* tc =
-            lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_HASH_PROC | TYPECACHE_CMP_PROC);
-        bool in_catalog = false;
-        if (OidIsValid(tc->eq_opr)) {
-            HeapTuple tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
-            if (HeapTupleIsValid(tup)) {
-                in_catalog =
-                    ((Form_pg_operator)GETSTRUCT(tup))->oprnamespace == PG_CATALOG_NAMESPACE;
-                ReleaseSysCache(tup);
-            }
-        }
-        return in_catalog && OidIsValid(get_array_type(getBaseType(type))) &&
-               (OidIsValid(tc->hash_proc) || OidIsValid(tc->cmp_proc));
-    });
-    if (ok) {
-        return std::nullopt;
-    }
-    return std::string(pg_call([&] { return format_type_be(type); }));
 }
 
 // Vars of table `varno` (this level) replaced by NULLs of their type: the
@@ -386,19 +362,6 @@ std::string subquery_blocker(const SubquerySite& site) {
     }
     return "";
 }
-
-// How one branch treats an outer join.
-enum class Padding {
-    kKeep,       // as written (LEFT/RIGHT/FULL)
-    kInner,      // as an inner join (the nullable table reads images)
-    kPadded,     // as an inner join, keys as the NULL-padded row would have
-    kPreserved,  // ON false: the preserved rows, all padded
-    // FULL JOIN (larg L, rarg R):
-    kLeftAlone,   // LEFT JOIN ON false: every L row, padded (R not read)
-    kRightAlone,  // RIGHT JOIN ON false: every R row, padded (L not read)
-    kLeftGone,    // inner join, keys as R's padded row would have (L NULL)
-    kRightGone,   // inner join, keys as L's padded row would have (R NULL)
-};
 
 // Whether c compares a column expression of the subquery with one of the
 // query (one level up) by a hash- or merge-joinable operator: a
@@ -764,16 +727,17 @@ List* conjuncts_without(List* conjuncts, const std::vector<int>& dropped) {
 }
 
 // The defining query's FROM/WHERE selecting the key expressions, with the
-// tables marked 'o' / 'n' read from their before- / after-images, 'd'
-// from both (signed), and the outer joins treated as `padding` says (one
-// entry per outer join). With signs, each 'd' table's __pgt_sign is
+// tables read as `states` says (diff::TableRead), the outer joins as
+// `padding` says (one entry per outer join) and the WHERE subqueries as
+// `sublinks` says (none: as written). With signs, each kBoth table's sign is
 // selected after the keys, as __pgt_sg1, __pgt_sg2, ... in table order
 // (tables of the FROM, also inside derived tables: see sign_reaches_top).
 std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
-                           const std::vector<RegionTable>& tables, const std::string& states,
+                           const std::vector<RegionTable>& tables,
+                           const std::vector<diff::TableRead>& states,
                            const std::vector<OuterJoin>& outer = {},
-                           const std::vector<Padding>& padding = {},
-                           const std::string& sublinks = "", bool signs = false,
+                           const std::vector<diff::Padding>& padding = {},
+                           const std::vector<diff::SubqueryRead>& sublinks = {}, bool signs = false,
                            const std::vector<ir::KeptCopy>* kept = nullptr) {
     return with_pinned_search_path([&] {
         Query* c = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
@@ -793,12 +757,10 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             for (std::size_t k = 0; k < keys.size(); k++) {
                 Node* e = static_cast<Node*>(copyObjectImpl(keys[k]->expr));
                 for (std::size_t o = 0; o < outer.size(); o++) {
-                    Padding w = padding[o];
-                    if (w == Padding::kPadded || w == Padding::kPreserved ||
-                        w == Padding::kLeftAlone || w == Padding::kRightGone) {
+                    if (diff::pads_nullable(padding[o])) {
                         Index varno = outer[o].nullable;
                         e = null_vars_of(e, &varno);
-                    } else if (w == Padding::kRightAlone || w == Padding::kLeftGone) {
+                    } else if (diff::pads_other(padding[o])) {
                         Index varno = outer[o].other;
                         e = null_vars_of(e, &varno);
                     }
@@ -810,17 +772,16 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             for (std::size_t o = 0; o < outer.size(); o++) {
                 JoinExpr** slot =
                     find_outer_join(reinterpret_cast<Node**>(&c->jointree), outer[o].nullable);
-                if (slot == nullptr || padding[o] == Padding::kKeep) {
+                if (slot == nullptr || padding[o] == diff::Padding::kKeep) {
                     continue;
                 }
-                if (padding[o] == Padding::kPreserved || padding[o] == Padding::kLeftAlone ||
-                    padding[o] == Padding::kRightAlone) {
+                if (diff::join_on_false(padding[o])) {
                     // ON false: every preserved row once, padded (the
                     // nullable table is not read).
                     (*slot)->quals = makeBoolConst(false, false);
                     if (outer[o].full) {
                         (*slot)->jointype =
-                            padding[o] == Padding::kLeftAlone ? JOIN_LEFT : JOIN_RIGHT;
+                            padding[o] == diff::Padding::kLeftAlone ? JOIN_LEFT : JOIN_RIGHT;
                     }
                 } else {
                     (*slot)->jointype = JOIN_INNER;
@@ -836,7 +797,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             c->sortClause = NIL;
             int signed_tables = 0;
             for (std::size_t i = 0; i < tables.size(); i++) {
-                if (states[i] == 'c') {
+                if (states[i] == diff::TableRead::kNow) {
                     // A table as it is now: its kept copy where it has one.
                     if (kept != nullptr && tables[i].sublink < 0 &&
                         !kept->at(tables[i].source).from.empty()) {
@@ -861,14 +822,16 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                     level = rt_fetch(tables[i].path[d], level->rtable)->subquery;
                 }
                 RangeTblEntry* rte = rt_fetch(tables[i].path.back(), level->rtable);
-                std::string name = states[i] == 'o'   ? diff::region_old_images(tables[i].source)
-                                   : states[i] == 'n' ? diff::region_new_images(tables[i].source)
-                                                      : diff::region_delta_images(tables[i].source);
+                std::string name = states[i] == diff::TableRead::kOld
+                                       ? diff::region_old_images(tables[i].source)
+                                   : states[i] == diff::TableRead::kNew
+                                       ? diff::region_new_images(tables[i].source)
+                                       : diff::region_delta_images(tables[i].source);
                 rte->rtekind = RTE_CTE;
                 rte->ctename = pstrdup(name.c_str());
                 rte->ctelevelsup = 0;
                 rte->self_reference = false;
-                if (signs && states[i] == 'd') {
+                if (signs && states[i] == diff::TableRead::kBoth) {
                     select_sign(c, tables[i], rte, "__pgt_sg" + std::to_string(++signed_tables));
                 }
             }
@@ -879,7 +842,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 }
                 List* conj = conjuncts_without(conjuncts, holding);
                 for (std::size_t k = 0; k < sites.size(); k++) {
-                    if (sublinks[k] == 'i') {
+                    if (sublinks[k] == diff::SubqueryRead::kImages) {
                         conj = lappend(conj, images_condition(sites[k]));
                     }
                 }
@@ -887,8 +850,12 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                     conj == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(conj));
             }
             if (g_drive_from_changes && sublinks.empty() && outer.empty() &&
-                std::count_if(states.begin(), states.end(), [](char s) { return s != 'c'; }) == 1) {
-                std::size_t i = states.find_first_not_of('c');
+                std::count_if(states.begin(), states.end(),
+                              [](diff::TableRead s) { return s != diff::TableRead::kNow; }) == 1) {
+                std::size_t i = static_cast<std::size_t>(
+                    std::find_if(states.begin(), states.end(),
+                                 [](diff::TableRead s) { return s != diff::TableRead::kNow; }) -
+                    states.begin());
                 if (tables[i].sublink < 0) {
                     Query* level = c;
                     for (std::size_t d = 0; d + 1 < tables[i].path.size(); d++) {
@@ -1167,17 +1134,16 @@ Expr* folded_argument(const Aggref* a) {
     return reinterpret_cast<Expr*>(c);
 }
 
-// A branch over `sql` reading, per table, what its state says: 'o'
-// before-images, 'n' after-images, 'd' both (signed), 'c' the table now.
-ir::RegionBranch branch_reading(std::string sql, const std::string& states,
+// A branch over `sql` reading, per table, what its state says.
+ir::RegionBranch branch_reading(std::string sql, const std::vector<diff::TableRead>& states,
                                 const std::vector<RegionTable>& tables) {
     ir::RegionBranch b;
     b.sql = std::move(sql);
     for (std::size_t i = 0; i < tables.size(); i++) {
         uint64_t bit = uint64_t{1} << tables[i].source;
-        b.old_sources |= states[i] == 'o' ? bit : 0;
-        b.new_sources |= states[i] == 'n' ? bit : 0;
-        b.delta_sources |= states[i] == 'd' ? bit : 0;
+        b.old_sources |= states[i] == diff::TableRead::kOld ? bit : 0;
+        b.new_sources |= states[i] == diff::TableRead::kNew ? bit : 0;
+        b.delta_sources |= states[i] == diff::TableRead::kBoth ? bit : 0;
     }
     return b;
 }
@@ -1222,8 +1188,6 @@ struct SemiJoin {
     std::vector<std::string> i_filter;  // the same over the images alias "i"
     std::string from;                   // s, quoted ([ONLY] schema.table)
 };
-
-const char* btree_equality(Oid type);
 
 // One conjunct of a semi-join's subquery: a condition on s alone
 // (deparsed over "s" and over the images alias), or a correlation `x = y`
@@ -1470,11 +1434,9 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     // one per set and image kind).
     bool signs = std::all_of(from.begin(), from.end(),
                              [&](std::size_t i) { return sign_reaches_top(q, tables[i]); });
-    std::size_t n = from.size(), branches = 1;
-    for (std::size_t i = 0; i < n + semis.size(); i++) {
-        branches *= signs ? 2 : 3;
-    }
-    if (!outs || branches - 1 > kMaxRegionBranches || (!signs && !semis.empty())) {
+    const std::size_t n = from.size();
+    if (!outs || diff::count_signed_terms(n + semis.size(), signs) > kMaxRegionBranches ||
+        (!signs && !semis.empty())) {
         return false;
     }
     std::vector<TargetEntry*> entries = keys;
@@ -1491,7 +1453,8 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
         }
         aggs.push_back(x);
     }
-    region.row_query = deparse_branch(q, entries, tables, std::string(tables.size(), 'c'));
+    region.row_query = deparse_branch(
+        q, entries, tables, std::vector<diff::TableRead>(tables.size(), diff::TableRead::kNow));
     // Σ over non-empty sets S of relations: (−1)^(|S|+1) ⋈(D_i, i ∈ S; the
     // others now), each D_i = after-images (+1) − before-images (−1); a
     // semi-join's D is its flipped values (semi_join_branch).
@@ -1500,27 +1463,28 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     for (std::size_t k = 0; k < entries.size(); k++) {
         columns += ", b." + diff::region_key(k);
     }
-    for (std::size_t code = 1; signs && code < branches; code++) {
-        std::string states(tables.size(), 'c'), weight;
+    for (const diff::SignedTerm& term :
+         signs ? diff::signed_terms(n, semis.size()) : std::vector<diff::SignedTerm>{}) {
+        std::vector<diff::TableRead> states(tables.size(), diff::TableRead::kNow);
+        std::string weight;
         int in_s = 0;
         for (std::size_t i = 0; i < n; i++) {
-            if ((code >> i) & 1) {
-                states[from[i]] = 'd';
+            if (term.tables[i] != diff::TableRead::kNow) {
+                states[from[i]] = term.tables[i];
                 weight += " OPERATOR(pg_catalog.*) b.__pgt_sg" + std::to_string(++in_s);
             }
         }
         std::vector<const SemiJoin*> in;
         for (std::size_t m = 0; m < semis.size(); m++) {
-            if ((code >> (n + m)) & 1) {
+            if (term.semis[m]) {
                 in.push_back(&semis[m]);
             }
         }
-        const std::size_t size = static_cast<std::size_t>(in_s) + in.size();
-        const std::string sign = std::string(size % 2 == 1 ? "1" : "-1") + "::pg_catalog.int8";
+        const std::string sign = std::to_string(term.sign) + "::pg_catalog.int8";
         if (in.empty()) {
             region.branches.push_back(branch_reading(
                 "SELECT " + sign + weight + " AS __pgt_w" + columns + " FROM (" +
-                    deparse_branch(q, entries, tables, states, {}, {}, "", true, &region.kept) +
+                    deparse_branch(q, entries, tables, states, {}, {}, {}, true, &region.kept) +
                     ") b",
                 states, tables));
             continue;
@@ -1547,10 +1511,10 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
             }
             return c;
         });
-        std::string reads = states;
+        std::vector<diff::TableRead> reads = states;
         for (const SemiJoin* j : in) {
             images.push_back(diff::region_delta_images(tables[j->table].source));
-            reads[j->table] = 'd';
+            reads[j->table] = diff::TableRead::kBoth;
         }
         std::string y_weight = weight;
         for (std::size_t at = y_weight.find(" b."); at != std::string::npos;
@@ -1559,22 +1523,17 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
         }
         region.branches.push_back(branch_reading(
             semi_join_branch(
-                deparse_branch(qe, with_y, tables, states, {}, {}, "", true, &region.kept),
+                deparse_branch(qe, with_y, tables, states, {}, {}, {}, true, &region.kept),
                 sign + y_weight, entries.size(), in, images),
             reads, tables));
     }
-    for (std::size_t code = 1; !signs && code < branches; code++) {
-        std::string states(n, 'c');
-        int in_s = 0, olds = 0;
-        for (std::size_t i = 0, c = code; i < n; i++, c /= 3) {
-            states[i] = "con"[c % 3];
-            in_s += states[i] != 'c' ? 1 : 0;
-            olds += states[i] == 'o' ? 1 : 0;
-        }
-        int sign = ((in_s + 1 + olds) % 2 == 0) ? 1 : -1;
+    for (const diff::SignedTerm& term :
+         signs ? std::vector<diff::SignedTerm>{} : diff::image_terms(n)) {
+        const std::vector<diff::TableRead>& states = term.tables;
+        const int sign = term.sign;
         region.branches.push_back(branch_reading(
             "SELECT " + std::to_string(sign) + "::pg_catalog.int8 AS __pgt_w, b.* FROM (" +
-                deparse_branch(q, entries, tables, states, {}, {}, "", false, &region.kept) + ") b",
+                deparse_branch(q, entries, tables, states, {}, {}, {}, false, &region.kept) + ") b",
             states, tables));
     }
     region.algebraic = true;
@@ -1732,25 +1691,6 @@ bool own_conditions_mutable(const std::vector<Node*>& quals, int varno) {
         }
     }
     return false;
-}
-
-// The equality of type's default btree opclass, printed schema-qualified
-// ("OPERATOR(pg_catalog.=)"); "" when the type has none. Runs under pg_call.
-const char* btree_equality(Oid type) {
-    TypeCacheEntry* tc = lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_BTREE_OPFAMILY);
-    if (!OidIsValid(tc->eq_opr) || !OidIsValid(tc->btree_opf)) {
-        return "";
-    }
-    HeapTuple tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(tc->eq_opr));
-    if (!HeapTupleIsValid(tup)) {
-        return "";
-    }
-    auto* op = reinterpret_cast<Form_pg_operator>(GETSTRUCT(tup));
-    char* printed =
-        psprintf("OPERATOR(%s.%s)", quote_identifier(get_namespace_name(op->oprnamespace)),
-                 NameStr(op->oprname));
-    ReleaseSysCache(tup);
-    return printed;
 }
 
 // Per source: the kept copy it may have (ir::KeptCopy without a table;
@@ -1963,9 +1903,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         region.key_filtered.push_back(true);
         region.key_nullable.push_back(false);
     }
-    // New rows: one table's after-images, the others as they are now. Old
-    // rows: every non-empty set of tables read from their before-images.
-    // (A single table reads both kinds in one branch, 'd'.)
+    // The terms of the delta (diff::region_terms) over the tables, with
+    // their groups (FROM or a subquery) and the outer joins between them.
     std::size_t n = tables.size();
     // Per outer join: which table its nullable side is (FULL: and larg).
     std::vector<std::size_t> nullable_table(outer.size(), n), other_table(outer.size(), n);
@@ -1983,138 +1922,15 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
             }
         }
     }
-    auto ways_of = [&](const std::string& states) {
-        // Per outer join, the ways this branch reads it. A row of the old
-        // (new) state with a changed row is found where each outer join is
-        // read the way that row has it:
-        //   nullable table changed:   inner (a pair with a changed partner)
-        //                             or padded keys (the partner that came
-        //                             or went, padding its preserved row);
-        //   another table changed:    as written (the partner now) or ON
-        //                             false (padded as it may have been
-        //                             then: the partners may have changed);
-        //   nothing else changed:     as written.
-        // A FULL JOIN of L and R: with L changed, inner (pairs), every
-        // changed L row padded, and R's padded keys of the R rows it joins
-        // (their padding may come or go); R the same way; with neither but
-        // another table changed, as written or either side padded alone.
-        // Every combination, since one row can be padded by several joins.
-        std::vector<std::vector<Padding>> ways(outer.size());
-        for (std::size_t o = 0; o < outer.size(); o++) {
-            if (outer[o].full) {
-                bool l = states[other_table[o]] != 'c';
-                bool r = states[nullable_table[o]] != 'c';
-                bool others = false;
-                for (std::size_t i = 0; i < n; i++) {
-                    others = others ||
-                             (i != other_table[o] && i != nullable_table[o] && states[i] != 'c');
-                }
-                if (l || r) {
-                    ways[o] = {Padding::kInner};
-                    if (l) {
-                        ways[o].push_back(Padding::kLeftAlone);
-                        ways[o].push_back(Padding::kLeftGone);
-                    }
-                    if (r) {
-                        ways[o].push_back(Padding::kRightAlone);
-                        ways[o].push_back(Padding::kRightGone);
-                    }
-                } else if (others) {
-                    ways[o] = {Padding::kKeep, Padding::kLeftAlone, Padding::kRightAlone};
-                } else {
-                    ways[o] = {Padding::kKeep};
-                }
-                continue;
-            }
-            bool others_changed = false;
-            for (std::size_t i = 0; i < n; i++) {
-                others_changed = others_changed || (i != nullable_table[o] && states[i] != 'c');
-            }
-            if (states[nullable_table[o]] != 'c') {
-                ways[o] = {Padding::kInner, Padding::kPadded};
-            } else if (others_changed) {
-                ways[o] = {Padding::kKeep, Padding::kPreserved};
-            } else {
-                ways[o] = {Padding::kKeep};
-            }
-        }
-        return ways;
-    };
-    auto add = [&](const std::string& states, const std::string& modes) {
-        auto push = [&](const std::vector<Padding>& padding) {
-            region.branches.push_back(branch_reading(
-                deparse_branch(q, keys, tables, states, outer, padding, modes, false, &region.kept),
-                states, tables));
-        };
-        std::vector<std::vector<Padding>> ways = ways_of(states);
-        std::vector<std::size_t> pick(outer.size(), 0);
-        for (;;) {
-            std::vector<Padding> padding(outer.size());
-            for (std::size_t o = 0; o < outer.size(); o++) {
-                padding[o] = ways[o][pick[o]];
-            }
-            push(padding);
-            std::size_t o = 0;
-            while (o < outer.size() && ++pick[o] == ways[o].size()) {
-                pick[o++] = 0;
-            }
-            if (o == outer.size()) {
-                break;
-            }
-        }
-    };
-    // Per group of tables (the query's FROM, then each WHERE subquery's):
-    // the states over that group's tables, the others as they are now. An
-    // output row of either state whose FROM rows changed is found by the
-    // first group's branches with every subquery condition dropped (true);
-    // a row whose FROM rows did not change but whose subquery result may
-    // have is found by the subquery's branches (its tables' images in it,
-    // the other subquery conditions dropped).
-    std::vector<std::string> all_states, all_modes;
-    for (int group = -1; group < static_cast<int>(sublinks.size()); group++) {
-        std::vector<std::size_t> members;
-        for (std::size_t i = 0; i < n; i++) {
-            if (tables[i].sublink == group) {
-                members.push_back(i);
-            }
-        }
-        std::string modes(sublinks.size(), 't');
-        if (group >= 0) {
-            modes[static_cast<std::size_t>(group)] = 'i';
-        }
-        // One table changed: its images of both kinds at once ('d': a row
-        // of either state with a changed row of it, the others as now);
-        // the conditions only select, so reading both finds a superset.
-        for (std::size_t i : members) {
-            all_states.emplace_back(n, 'c');
-            all_states.back()[i] = 'd';
-            all_modes.push_back(modes);
-        }
-        if (members.size() >= 63) {
-            break;  // (bounded by kMaxRegionTables below)
-        }
-        for (std::size_t mask = 1; mask < (std::size_t{1} << members.size()); mask++) {
-            if ((mask & (mask - 1)) == 0) {
-                continue;  // one table: its 'd' branch above
-            }
-            std::string states(n, 'c');
-            for (std::size_t m = 0; m < members.size(); m++) {
-                if (mask & (std::size_t{1} << m)) {
-                    states[members[m]] = 'o';
-                }
-            }
-            all_states.push_back(states);
-            all_modes.push_back(modes);
-        }
+    std::vector<int> groups;
+    for (const RegionTable& t : tables) {
+        groups.push_back(t.sublink);
     }
-    std::size_t count = 0;
-    for (const std::string& states : all_states) {
-        std::size_t product = 1;
-        for (const auto& w : ways_of(states)) {
-            product *= w.size();
-        }
-        count += product;
+    std::vector<diff::OuterJoinTables> outer_tables;
+    for (std::size_t o = 0; o < outer.size(); o++) {
+        outer_tables.push_back({nullable_table[o], outer[o].full, other_table[o]});
     }
+    const std::size_t count = diff::count_region_terms(groups, sublinks.size(), outer_tables);
     if (count > kMaxRegionBranches) {
         out.differential_blocker = "a join whose delta needs " + std::to_string(count) +
                                    " branches (at most " + std::to_string(kMaxRegionBranches) +
@@ -2142,8 +1958,11 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     // (Subqueries: only semi-joins, whose branches read the FROM's tables
     // as they are now, or their images.)
     region.kept = kept_candidates(q, tables, region, outer.empty() && semi_joins && !gsets);
-    for (std::size_t b = 0; b < all_states.size(); b++) {
-        add(all_states[b], all_modes[b]);
+    for (const diff::RegionTerm& t : diff::region_terms(groups, sublinks.size(), outer_tables)) {
+        region.branches.push_back(
+            branch_reading(deparse_branch(q, keys, tables, t.tables, outer, t.padding, t.subqueries,
+                                          false, &region.kept),
+                           t.tables, tables));
     }
     if (!sublinks.empty() && !gsets) {
         region.query = narrowed_query(q, keys);

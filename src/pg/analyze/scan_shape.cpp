@@ -13,8 +13,9 @@
 #include "pg/analyze/join_region.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/boundary/boundary.hpp"
+#include "pg/common/type_facts.hpp"
 #include "pg/boundary/guc.hpp"
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -240,34 +241,6 @@ void plain_group_columns(Query* q, ScanShape& scan) {
 }
 
 }  // namespace
-
-// Whether equal values of the type always look the same (MIN/MAX keep the
-// stored extreme on a tie only then: 1.0 = 1.00 and 0 = -0 do not). A
-// char(n) value is padded to n, so 'a' and 'a ' (equal) are stored alike;
-// unbounded bpchar keeps the spaces it was given. Runs under pg_call.
-bool ties_look_alike(Oid type, int32 typmod, Oid collation) {
-    switch (type) {
-        case INT2OID:
-        case INT4OID:
-        case INT8OID:
-        case OIDOID:
-        case BOOLOID:
-        case DATEOID:
-        case TIMESTAMPOID:
-        case TIMESTAMPTZOID:
-            return true;
-        case BPCHAROID:
-            if (typmod < 0) {
-                return false;
-            }
-            [[fallthrough]];
-        case TEXTOID:
-        case VARCHAROID:
-            return OidIsValid(collation) && get_collation_isdeterministic(collation);
-        default:
-            return false;
-    }
-}
 
 namespace {
 

@@ -32,10 +32,6 @@ std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid,
                                     bool read_target_list = true,
                                     const char** system_column = nullptr);
 
-// Whether equal values of the type are always stored alike (and so look
-// the same). Runs under pg_call.
-bool ties_look_alike(Oid type, int32 typmod, Oid collation);
-
 // Calls fn(a, b) for every `a = b` between plain columns of two different
 // range-table entries at the top level of the AND in quals (mergejoinable
 // equality: what an index on either column serves). Runs inside pg_call.

@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/catalog/catalog_schema.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -23,16 +23,6 @@ extern "C" {
 }
 
 namespace pgt::pg {
-
-std::string quote_ident(const std::string& ident) {
-    const char* q = pg_call([&] { return quote_identifier(ident.c_str()); });
-    return q;
-}
-
-std::string sql_literal(const std::string& value) {
-    const char* q = pg_call([&] { return quote_literal_cstr(value.c_str()); });
-    return q;
-}
 
 std::string NewRelationName::quoted() const {
     const char* q =

@@ -10,6 +10,7 @@
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
+#include "pg/common/quote.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -24,11 +25,6 @@ struct NewRelationName {
     std::string quoted() const;  // "schema"."relname", quoted as needed
     Oid lookup_oid() const;      // the relation's OID once it exists
 };
-
-std::string quote_ident(const std::string& ident);
-
-// A SQL string literal (quote_literal_cstr).
-std::string sql_literal(const std::string& value);
 
 // A name for a new stream table: schema exists, is not temporary or ours,
 // and no relation has the name yet (42P07).

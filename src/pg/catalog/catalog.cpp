@@ -6,7 +6,7 @@
 
 #include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"

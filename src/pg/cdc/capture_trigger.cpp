@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "pg/api/names.hpp"
+#include "pg/common/quote.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"

@@ -8,12 +8,13 @@
 #include <tuple>
 
 #include "pg/analyze/scan_shape.hpp"
-#include "pg/api/names.hpp"
+#include "pg/common/type_facts.hpp"
+#include "pg/common/quote.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/catalog/catalog_schema.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 #include "pg/security/rights.hpp"
 
 extern "C" {

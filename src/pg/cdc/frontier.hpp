@@ -12,7 +12,7 @@
 
 #include "pg/boundary/spi.hpp"
 #include "pg/cdc/change_buffer.hpp"
-#include "pg/refresh/snapshot.hpp"
+#include "pg/cdc/snapshot.hpp"
 
 namespace pgt::pg {
 

@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"

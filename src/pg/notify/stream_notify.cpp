@@ -6,8 +6,8 @@
 #include "pg/notify/stream_notify.hpp"
 
 #include "core/error.hpp"
-#include "pg/api/names.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/quote.hpp"
+#include "pg/common/relation_names.hpp"
 #include "pg/refresh/storage.hpp"
 
 namespace pgt::pg {

@@ -15,7 +15,7 @@
 #include "core/diff/join_region.hpp"
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
-#include "pg/api/names.hpp"
+#include "pg/common/quote.hpp"
 #include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
@@ -23,10 +23,10 @@
 #include "pg/catalog/catalog_schema.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/guard/storage_guard.hpp"
-#include "pg/refresh/snapshot.hpp"
+#include "pg/cdc/snapshot.hpp"
 #include "pg/refresh/storage.hpp"
 #include "pg/security/rights.hpp"
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
 extern "C" {

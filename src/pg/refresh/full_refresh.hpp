@@ -14,7 +14,7 @@
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 #include "pg/cdc/change_buffer.hpp"
 
 namespace pgt::pg {

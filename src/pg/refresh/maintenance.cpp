@@ -14,14 +14,14 @@
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/scan.hpp"
-#include "pg/api/names.hpp"
+#include "pg/common/quote.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/catalog/catalog.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/storage.hpp"
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 
 extern "C" {
 #include "postgres.h"

@@ -11,11 +11,11 @@
 #include "core/error.hpp"
 #include "core/rowid/format.hpp"
 #include "core/rowid/probe.hpp"
-#include "pg/analyze/identity_types.hpp"
-#include "pg/api/names.hpp"
+#include "pg/rowid/identity_types.hpp"
+#include "pg/common/quote.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/catalog/catalog_schema.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"

@@ -12,7 +12,7 @@
 #include <set>
 #include <vector>
 
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
 extern "C" {

@@ -3,7 +3,7 @@
 // released (SetLatch may signal another process).
 #include "pg/scheduler/shared_state.hpp"
 
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 
 extern "C" {
 #include "postgres.h"

@@ -3,7 +3,7 @@
 // scheduler works, and the user is told so).
 // Invariant: reads shared memory only; never waits or writes.
 #include "pg/boundary/boundary.hpp"
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
 extern "C" {

@@ -28,9 +28,9 @@
 #include "pg/catalog/catalog.hpp"
 #include "pg/catalog/catalog_schema.hpp"
 #include "pg/cdc/frontier.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 #include "pg/refresh/full_refresh.hpp"
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 
 extern "C" {
 #include "postgres.h"

@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "pg/boundary/boundary.hpp"
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
 #include "pg/scheduler/tick.hpp"
 

@@ -1,9 +1,9 @@
 // Privilege checks of stream tables (see rights.hpp).
 #include "pg/security/rights.hpp"
 
-#include "pg/api/names.hpp"
+#include "pg/common/quote.hpp"
 #include "pg/boundary/boundary.hpp"
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 
 extern "C" {
 #include "postgres.h"

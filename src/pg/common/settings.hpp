@@ -1,4 +1,4 @@
-// pg_trickle.* settings of the scheduler, defined once in _PG_init.
+// Every pg_trickle.* setting, defined once in _PG_init.
 // Invariant: values are read through these variables only; defaults and
 // ranges are documented in docs/scheduler.md.
 #pragma once
@@ -19,6 +19,6 @@ extern double g_kept_copy_fraction;      // pg_trickle.kept_copy_fraction
 extern double g_delta_random_page_cost;  // pg_trickle.delta_random_page_cost (-1: as is)
 extern int g_lock_timeout_ms;            // pg_trickle.lock_timeout (0: no bound)
 
-void define_scheduler_settings();
+void define_settings();
 
 }  // namespace pgt::pg

@@ -1,6 +1,6 @@
 // Names of relations for generated SQL (quoted) and for messages.
 // Invariant: SQL always gets quote_qualified_identifier's output.
-#include "pg/catalog/relation_names.hpp"
+#include "pg/common/relation_names.hpp"
 
 #include "pg/boundary/boundary.hpp"
 

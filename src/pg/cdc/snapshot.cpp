@@ -1,7 +1,7 @@
 // Taking and releasing the refresh snapshot.
 // Invariant: RefreshSnapshot::text describes exactly `snapshot` (it is read
 // by a statement executed under that snapshot).
-#include "pg/refresh/snapshot.hpp"
+#include "pg/cdc/snapshot.hpp"
 
 #include "pg/boundary/boundary.hpp"
 

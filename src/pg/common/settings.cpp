@@ -1,7 +1,7 @@
-// Definitions of the scheduler's settings (pg_trickle.*).
+// Definitions of every pg_trickle.* setting (scheduler, analysis, refresh).
 // Invariant: every setting has a documented default and range; settings a
 // running worker re-reads on SIGHUP are PGC_SIGHUP.
-#include "pg/scheduler/settings.hpp"
+#include "pg/common/settings.hpp"
 
 #include <climits>
 
@@ -39,7 +39,7 @@ void diamond_assign(int value, void*) {
 
 }  // namespace
 
-void define_scheduler_settings() {
+void define_settings() {
     DefineCustomBoolVariable("pg_trickle.enabled",
                              "Whether the background scheduler refreshes stream tables.",
                              "Manual refreshes work either way.", &g_scheduler_enabled, true,

@@ -74,7 +74,7 @@ struct IdentityArgMemo {
     TextMemo<rowid::Synthetic> synthetic;
 };
 
-// The argument memo of a call site (SQL surface, pg/api/row_identity_api.cpp).
+// The argument memo of a call site (SQL surface, pg/rowid/row_identity_api.cpp).
 IdentityArgMemo& identity_arg_memo(IdentityCallSite& site);
 
 // The call site's state in fcinfo->flinfo->fn_extra, created on first use

@@ -6,7 +6,7 @@
 // encode_row_id_v2(domain, ROW(a, b, ...)) into _encode_row_id_v2_fields(domain,
 // a, b, ...): same bytes, without building and taking apart a record per row.
 // Invariant: this file only parses arguments (and, at plan time, rewrites
-// calls); identity bytes come from pg/analyze/identity_plan (the core
+// calls); identity bytes come from pg/rowid/identity_plan (the core
 // encoder), probe bytes from the core.
 // Per row, no PostgreSQL call that can raise runs outside pg_call, and the
 // common row runs none at all: text arguments are read in place (pg_call only
@@ -22,8 +22,8 @@
 #include "core/error.hpp"
 #include "core/rowid/format.hpp"
 #include "core/rowid/probe.hpp"
-#include "pg/analyze/identity_plan.hpp"
-#include "pg/analyze/identity_types.hpp"
+#include "pg/rowid/identity_plan.hpp"
+#include "pg/rowid/identity_types.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {

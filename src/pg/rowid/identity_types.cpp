@@ -2,7 +2,7 @@
 // identity column check. Invariant: every catalog access runs under pg_call
 // and copies what it needs out before the next one; one syscache lookup of
 // pg_type per descriptor node.
-#include "pg/analyze/identity_types.hpp"
+#include "pg/rowid/identity_types.hpp"
 
 #include <array>
 #include <deque>

@@ -54,7 +54,7 @@
 // Enum labels are cached per call site: ALTER TYPE ... RENAME VALUE during
 // one query is not seen by that query's call sites (the DDL hook rebuilds
 // dependent stream tables anyway, docs/row-identity-v2.md §6.1).
-#include "pg/analyze/identity_plan.hpp"
+#include "pg/rowid/identity_plan.hpp"
 
 #include <algorithm>
 #include <array>
@@ -73,7 +73,7 @@
 #include "core/error.hpp"
 #include "core/rowid/encoder.hpp"
 #include "core/rowid/types.hpp"
-#include "pg/analyze/identity_types.hpp"
+#include "pg/rowid/identity_types.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
