@@ -44,7 +44,12 @@ ALTER TABLE pgtrickle.pgt_stream_tables
     -- the program format delta_sql was written in (src/core/diff/
     -- program.hpp, kProgramVersion): one of another format is never run,
     -- the stream table is reinitialised instead
-    ADD COLUMN delta_version integer;
+    ADD COLUMN delta_version integer,
+    -- DIFFERENTIAL: the delta strategy its refreshes run (explain_st)
+    ADD COLUMN delta_strategy text,
+    -- the query's operator tree with each node's row identity and rule,
+    -- as explain_st prints it
+    ADD COLUMN operator_tree text;
 ALTER TABLE pgtrickle.pgt_dependencies
     ALTER COLUMN source_relid TYPE regclass USING source_relid::regclass;
 ALTER TABLE pgtrickle.pgt_sources
@@ -697,5 +702,50 @@ BEGIN
     FOR st IN SELECT pgt_relid FROM pgtrickle.pgt_stream_tables WHERE pgt_relid <> 0 LOOP
         EXECUTE format('ALTER TABLE %s REPLICA IDENTITY FULL', st.pgt_relid);
     END LOOP;
+END
+$$;
+
+-- A stored delta program section by section, each statement over several
+-- lines (explain_st's delta_plan).
+CREATE FUNCTION pgtrickle._explain_program(program text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgt_explain_program'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- explain_st also shows the delta strategy, the operator tree (each node
+-- with its row identity and rule) and the delta program formatted.
+CREATE OR REPLACE FUNCTION pgtrickle.explain_st(name text)
+RETURNS TABLE (property text, value text)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    rel pg_catalog.regclass := name::pg_catalog.regclass;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables s
+                    WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel::pg_catalog.oid) THEN
+        RAISE EXCEPTION '"%" is not a stream table', name
+            USING ERRCODE = '42809',
+                  HINT = 'pgtrickle.pgt_status() lists the stream tables.';
+    END IF;
+    RETURN QUERY
+    SELECT x.property, x.value
+      FROM pgtrickle.pgt_stream_tables s,
+           LATERAL (VALUES
+               ('refresh_mode'::pg_catalog.text, s.refresh_mode),
+               ('requested_mode', s.requested_mode),
+               ('row_identity', pg_catalog.concat(s.row_identity_domain, '(',
+                    pg_catalog.array_to_string(s.row_identity_columns, ', '), ')')),
+               ('strategy', s.delta_strategy),
+               ('operator_tree', s.operator_tree),
+               ('defining_query', s.defining_query),
+               ('recompute_query', s.effective_query),
+               ('change_buffers', (SELECT pg_catalog.string_agg(src.buffer_name, ', ')
+                                     FROM pgtrickle.pgt_sources src
+                                     JOIN pgtrickle.pgt_frontiers f
+                                       ON f.source_id OPERATOR(pg_catalog.=) src.source_id
+                                    WHERE f.pgt_id OPERATOR(pg_catalog.=) s.pgt_id)),
+               ('delta_statement', s.delta_sql),
+               ('delta_plan', pgtrickle._explain_program(s.delta_sql))) AS x(property, value)
+     WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel::pg_catalog.oid;
 END
 $$;

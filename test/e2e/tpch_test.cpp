@@ -24,6 +24,32 @@ namespace {
 constexpr int kQueries = 22;
 constexpr int kCycles = 3;
 
+// The delta strategy each query gets (pgtrickle.explain_st), "" for FULL.
+const char* const kStrategies[kQueries] = {
+    "algebraic_group",  // q01
+    "join_region",      // q02
+    "algebraic_join",   // q03
+    "algebraic_join",   // q04
+    "algebraic_join",   // q05
+    "algebraic_group",  // q06
+    "algebraic_join",   // q07
+    "algebraic_join",   // q08
+    "algebraic_join",   // q09
+    "algebraic_join",   // q10
+    "join_region",      // q11
+    "algebraic_join",   // q12
+    "",                 // q13
+    "algebraic_join",   // q14
+    "",                 // q15
+    "join_region",      // q16
+    "join_region",      // q17
+    "join_region",      // q18
+    "algebraic_join",   // q19
+    "",                 // q20
+    "join_region",      // q21
+    "",                 // q22
+};
+
 std::string tpch_dir() {
     return std::string(PGT_SOURCE_DIR) + "/bench/tpch";
 }
@@ -127,6 +153,13 @@ TEST_F(Tpch, all_22_queries_stay_equal_to_their_query_over_three_refresh_cycles)
         EXPECT_MATCHES_QUERY(*db, st);
     }
     double create_s = seconds_since(t_create);
+    // Each query's delta strategy, pinned (explain_st; "" for FULL).
+    for (int i = 1; i <= kQueries; i++) {
+        std::string strategy = db->scalar(
+            "SELECT coalesce(value, '') FROM pgtrickle.explain_st($1) WHERE property = 'strategy'",
+            {st_name(i)});
+        EXPECT_EQ(strategy, kStrategies[i - 1]) << st_name(i);
+    }
     // The one single-table GROUP BY query of the workload.
     EXPECT_EQ(modes[1], "DIFFERENTIAL") << "AUTO said: " << notices[1];
 

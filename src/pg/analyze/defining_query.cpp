@@ -5,6 +5,7 @@
 #include "pg/analyze/defining_query.hpp"
 #include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/output_key.hpp"
+#include "pg/analyze/lower_tree.hpp"
 #include "pg/analyze/scan_shape.hpp"
 
 #include <algorithm>
@@ -388,7 +389,9 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
         report(st.problem, st.problem_relid);
     }
     out.columns = output_columns(q);
-    out.identity = derive_row_identity(q, out.columns);
+    // The row identity is what the operator tree's root proves.
+    out.operators = lower_query_tree(q);
+    out.identity = tree_identity(out.operators);
     derive_scan_shape(q, out);
     if (OidIsValid(st.inherited) && out.differential_blocker.empty()) {
         // Capture is installed on the table read, not on its children.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/ir/scan.hpp"
+#include "core/ir/tree.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -140,6 +141,7 @@ struct AnalyzedQuery {
     std::string tree;                     // the analysed query (nodeToString) `effective` deparses
     bool selects_star = false;            // its select list has * or t.* (seed EC-15)
     RowIdentityShape identity;            // the proven key, or keyless_row of every column
+    ir::Tree operators;                   // the operator tree, identity per node
     std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
     bool blocker_is_limit = false;        // the blocker is pg_trickle.max_grouping_set_branches
     std::string auto_full_reason;         // DIFFERENTIAL would recompute it all: AUTO picks FULL

@@ -1,8 +1,8 @@
-// Which output columns identify a stream-table row: the row identity shape
-// of a defining query (seed 000: SCAN_KEY, GROUP_KEY, SYNTHETIC singleton,
-// or KEYLESS_ROW over every column).
-// Invariant: a key is claimed only when PostgreSQL's own metadata proves
-// the output rows unique on it; anything unproven is KEYLESS_ROW.
+// The unique keys PostgreSQL's metadata proves for a table, and which of
+// them a query level selects; the operator tree's identity rules
+// (core/ir/tree.cpp) build a stream table's row identity from them.
+// Invariant: a key is claimed only when an index proves every row unique
+// on it (immediate, not partial, plain NOT NULL columns or the primary key).
 #pragma once
 
 #include <optional>
@@ -18,13 +18,14 @@ extern "C" {
 
 namespace pgt::pg {
 
-// Derives the identity shape of an analyzed (not rewritten) query whose
-// user-visible output columns are cols.
-RowIdentityShape derive_row_identity(Query* q, const std::vector<OutputColumn>& cols);
-
 // A unique key (primary key first, then NOT NULL unique indexes) of the
 // table at rtindex whose columns are all selected as plain columns: their
 // output positions and attribute numbers, in key order.
+// Every proven unique key of a table as attribute numbers: the primary
+// key first, then immediate, non-partial, plain-column unique indexes on
+// NOT NULL columns.
+std::vector<std::vector<int>> unique_keys(Oid relid);
+
 struct SelectedKey {
     std::vector<int> outputs;
     std::vector<int> attnums;

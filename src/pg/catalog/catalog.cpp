@@ -60,7 +60,7 @@ const char* kSelectColumns =
     "schedule, "
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
     "row_identity_version, row_probe_version, delta_sql, notify_channel, query_tree, "
-    "reinit_reason, delta_version";
+    "reinit_reason, delta_version, delta_strategy, operator_tree";
 
 // A text[] literal with every element quoted ({"a","b\"c"}).
 std::string text_array_literal(const std::vector<std::string>& items) {
@@ -101,6 +101,8 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     if (r[18]) {
         row.delta_version = std::stoi(*r[18]);
     }
+    row.delta_strategy = r[19];
+    row.operator_tree = r[20];
     return row;
 }
 
@@ -184,7 +186,7 @@ bool is_stream_table(Spi& spi, Oid relid) {
     return find_by_relid(spi, relid).has_value();
 }
 
-// Parameters shared by insert and update: $2..$20 in this order.
+// Parameters shared by insert and update: $2..$22 in this order.
 std::vector<SpiParam> definition_params(const StreamTableRow& row) {
     return {oid_param(row.relid),
             text_param(row.schema),
@@ -204,7 +206,9 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             text_param(row.notify_channel),
             text_param(row.query_tree),
             text_param(row.reinit_reason),
-            row.delta_version ? int8_param(*row.delta_version) : SpiParam{INT4OID, (Datum)0, true}};
+            row.delta_version ? int8_param(*row.delta_version) : SpiParam{INT4OID, (Datum)0, true},
+            text_param(row.delta_strategy),
+            text_param(row.operator_tree)};
 }
 
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
@@ -216,8 +220,9 @@ int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
                       " schedule, requested_mode, refresh_mode, status, is_populated,"
                       " row_identity_domain, row_identity_columns, row_identity_version,"
                       " row_probe_version, delta_sql, notify_channel, query_tree, reinit_reason,"
-                      " delta_version) VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-                      " $13::pg_catalog.text[], $14, $15, $16, $17, $18, $19, $20)",
+                      " delta_version, delta_strategy, operator_tree) VALUES ($2, $3, $4, $5, $6,"
+                      " $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15, $16, $17,"
+                      " $18, $19, $20, $21, $22)",
                   params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
@@ -233,7 +238,8 @@ void update_definition(Spi& spi, const StreamTableRow& row) {
             " refresh_mode = $9, status = $10, is_populated = $11,"
             " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
             " row_identity_version = $14, row_probe_version = $15, delta_sql = $16,"
-            " notify_channel = $17, query_tree = $18, reinit_reason = $19, delta_version = $20"
+            " notify_channel = $17, query_tree = $18, reinit_reason = $19, delta_version = $20,"
+            " delta_strategy = $21, operator_tree = $22"
             " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
         params);
 }

@@ -39,6 +39,8 @@ struct StreamTableRow {
     std::optional<std::string> query_tree;        // the analysed query (nodeToString)
     std::optional<std::string> reinit_reason;     // the next refresh reinitialises: why
     std::optional<int> delta_version;             // diff::kProgramVersion delta_sql was made with
+    std::optional<std::string> delta_strategy;    // DIFFERENTIAL: the strategy delta_sql runs
+    std::optional<std::string> operator_tree;     // ir::format_tree of the query, rules chosen
 };
 
 struct Dependency {

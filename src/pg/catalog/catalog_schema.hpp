@@ -42,6 +42,8 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {23, "reinit_reason", "text"},
     {24, "instance", "text"},
     {25, "delta_version", "integer"},
+    {26, "delta_strategy", "text"},
+    {27, "operator_tree", "text"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";

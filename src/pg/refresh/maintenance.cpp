@@ -14,6 +14,7 @@
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/scan.hpp"
+#include "core/ir/tree.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/catalog/catalog.hpp"
@@ -330,6 +331,49 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
     return diff::encode_program(p);
 }
 
+// The delta strategy of a DIFFERENTIAL stream table: which generator makes
+// its program (prepare_maintenance's dispatch, in the same order).
+const char* delta_strategy(const AnalyzedQuery& q) {
+    if (q.region.present) {
+        return q.region.algebraic ? "algebraic_join" : "join_region";
+    }
+    if (q.join.present) {
+        return "join_rescan";
+    }
+    if (!q.scan.grouping_arms.empty()) {
+        return "grouping_sets_rescan";
+    }
+    if (q.scan.grouped && q.scan.algebraic) {
+        return "algebraic_group";
+    }
+    return q.scan.grouped ? "group_rescan" : "scan";
+}
+
+// The operator tree with the rule of each node that has one: the root's
+// strategy (or the recompute of FULL), and each captured table's change
+// buffer, the Δ its scans read.
+std::string annotated_tree(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    ir::Tree t = q.operators;
+    if (t.root < 0) {
+        return "";
+    }
+    t.at(t.root).rule = st.delta_strategy ? *st.delta_strategy : "recompute (FULL)";
+    SpiRows buffers = catalog::query_as_owner(
+        spi,
+        "SELECT src.source_relid::pg_catalog.oid::pg_catalog.text, src.buffer_name FROM "
+        "pgtrickle.pgt_sources src JOIN pgtrickle.pgt_frontiers f ON f.source_id "
+        "OPERATOR(pg_catalog.=) src.source_id WHERE f.pgt_id OPERATOR(pg_catalog.=) $1",
+        {int8_param(st.pgt_id)});
+    for (ir::Node& n : t.nodes) {
+        for (const auto& row : buffers.rows) {
+            if (n.op == ir::Op::kScan && std::to_string(n.relid) == row.at(0).value()) {
+                n.rule = "delta from " + row.at(1).value();
+            }
+        }
+    }
+    return ir::format_tree(t);
+}
+
 }  // namespace
 
 void drop_kept_copies(Spi& spi, int64_t pgt_id) {
@@ -390,6 +434,8 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     // The format of the program just made (a program is never run by a
     // library of another format: refresh_or_reinitialize).
     st.delta_version = st.delta_sql ? std::optional<int>(diff::kProgramVersion) : std::nullopt;
+    st.delta_strategy = st.delta_sql ? std::optional<std::string>(delta_strategy(q)) : std::nullopt;
+    st.operator_tree = annotated_tree(spi, st, q);
     // The owner's rights (refreshes run as the owner): SELECT on the
     // buffers read, the kept copies (catalog::sync_owner_rights).
     catalog::sync_owner_rights(spi, st.pgt_id);

@@ -6,9 +6,14 @@ INSERT INTO items VALUES (1, 'bolt', 10), (2, 'nut', 0), (3, 'gear', 5);
 SELECT pgtrickle.create_stream_table('in_stock',
   'SELECT id, upper(name) AS name, qty FROM items WHERE qty > 0',
   refresh_mode => 'DIFFERENTIAL');
-SELECT property, value FROM pgtrickle.explain_st('in_stock') WHERE property <> 'delta_statement';
+SELECT property, value FROM pgtrickle.explain_st('in_stock')
+ WHERE property NOT IN ('delta_statement', 'delta_plan');
 SELECT length(value) > 0 AS has_delta_statement FROM pgtrickle.explain_st('in_stock')
  WHERE property = 'delta_statement';
+-- the same program, formatted: its one statement, clause by clause
+SELECT value LIKE E'-- apply\nWITH %' AS formatted,
+       pg_catalog.array_length(pg_catalog.string_to_array(value, E'\n'), 1) > 5 AS broken_into_lines
+  FROM pgtrickle.explain_st('in_stock') WHERE property = 'delta_plan';
 SELECT tgname FROM pg_trigger WHERE tgrelid = 'items'::regclass ORDER BY 1;
 -- changes: into the filter, out of it, a key change, a no-op update
 INSERT INTO items VALUES (4, 'washer', 7);

@@ -1,0 +1,116 @@
+// The refresh mode, row identity and delta strategy each query shape gets,
+// pinned: the engine's moves onto the operator tree must keep them (a
+// change here is a change of behaviour to explain, not to re-pin). Each
+// shape is then changed and refreshed, and must equal its query.
+#include <string>
+#include <vector>
+
+#include "fixture.hpp"
+
+namespace pgt::e2e {
+namespace {
+
+struct Shape {
+    const char* name;
+    const char* query;
+    // DIFFERENTIAL: created so (and refreshed so); FULL: what AUTO resolves to.
+    const char* mode;
+    const char* identity;  // explain_st's row_identity
+    const char* strategy;  // explain_st's strategy ("" for none: FULL)
+};
+
+const std::vector<Shape> kShapes = {
+    {"scan", "SELECT id, val FROM t WHERE val > 0", "DIFFERENTIAL", "scan_key(id)", "scan"},
+    {"scan_keyless", "SELECT grp, val FROM t", "DIFFERENTIAL", "keyless_row(grp, val)", "scan"},
+    {"agg", "SELECT grp, sum(val) AS s, count(*) AS n FROM t GROUP BY grp", "DIFFERENTIAL",
+     "group_key(grp)", "algebraic_group"},
+    {"agg_scalar", "SELECT count(*) AS n, sum(val) AS s FROM t", "DIFFERENTIAL", "synthetic()",
+     "algebraic_group"},
+    {"agg_having", "SELECT grp, max(note) AS m FROM t GROUP BY grp HAVING count(*) > 1",
+     "DIFFERENTIAL", "group_key(grp)", "group_rescan"},
+    {"distinct_rows", "SELECT DISTINCT grp FROM t", "DIFFERENTIAL", "group_key(grp)",
+     "group_rescan"},
+    {"rollup_sets", "SELECT grp, note, count(*) AS n FROM t GROUP BY ROLLUP (grp, note)", "FULL",
+     "group_key(grp, note, __pgt_gset)", ""},
+    {"grouping_sets",
+     "SELECT grp, note, count(*) AS n FROM t GROUP BY GROUPING SETS ((grp, note), (grp))",
+     "DIFFERENTIAL", "group_key(grp, note, __pgt_gset)", "grouping_sets_rescan"},
+    {"join_keys", "SELECT t.id, d.grp, d.name FROM t JOIN d ON d.grp = t.grp", "DIFFERENTIAL",
+     "keyless_row(id, grp, name)", "join_rescan"},
+    {"join_plain", "SELECT t.id, d.name, t.val FROM t JOIN d ON d.grp = t.grp", "DIFFERENTIAL",
+     "keyless_row(id, name, val)", "join_region"},
+    {"join_agg", "SELECT d.name, sum(t.val) AS s FROM t JOIN d ON d.grp = t.grp GROUP BY d.name",
+     "DIFFERENTIAL", "group_key(name)", "algebraic_join"},
+    {"left_join", "SELECT t.id, d.name FROM t LEFT JOIN d ON d.grp = t.grp", "DIFFERENTIAL",
+     "keyless_row(id, name)", "join_region"},
+    {"semi_join", "SELECT id, val FROM t WHERE EXISTS (SELECT 1 FROM d WHERE d.grp = t.grp)",
+     "DIFFERENTIAL", "scan_key(id)", "join_region"},
+    {"union_all", "SELECT id FROM t UNION ALL SELECT grp FROM d", "FULL", "keyless_row(id)", ""},
+    {"window_fn", "SELECT id, row_number() OVER (ORDER BY id) AS r FROM t", "FULL", "scan_key(id)",
+     ""},
+};
+
+class Strategy : public DbTest {
+protected:
+    std::string explain(const std::string& st, const std::string& property) {
+        return db->scalar(
+            "SELECT coalesce(value, '') FROM pgtrickle.explain_st($1) WHERE property = $2",
+            {st, property});
+    }
+};
+
+TEST_F(Strategy, every_shape_keeps_its_mode_identity_and_strategy) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, grp int NOT NULL, val numeric, note text);"
+        "CREATE TABLE d (grp int PRIMARY KEY, name text);"
+        "INSERT INTO t SELECT i, i % 7, i * 1.5, 'n' || (i % 3) FROM generate_series(1, 200) i;"
+        "INSERT INTO d SELECT g, 'd' || g FROM generate_series(0, 5) g;"
+        "ANALYZE t; ANALYZE d;");
+    for (const Shape& s : kShapes) {
+        SCOPED_TRACE(s.name);
+        try {
+            db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
+                     {s.name, s.query, *s.strategy ? "DIFFERENTIAL" : "AUTO"});
+        } catch (const SqlError& e) {
+            ADD_FAILURE() << s.name << ": " << e.what();
+            continue;
+        }
+        EXPECT_EQ(modes(s.name), std::string(*s.strategy ? "DIFFERENTIAL/" : "AUTO/") + s.mode);
+        EXPECT_EQ(explain(s.name, "row_identity"), s.identity);
+        EXPECT_EQ(explain(s.name, "strategy"), s.strategy);
+        std::string tree = explain(s.name, "operator_tree");
+        std::string root_rule = *s.strategy ? s.strategy : "recompute (FULL)";
+        EXPECT_NE(tree.find("rule: " + root_rule), std::string::npos) << tree;
+        EXPECT_MATCHES_QUERY(*db, s.name);
+    }
+    db->exec(
+        "UPDATE t SET val = val + 1, grp = (grp + 1) % 7 WHERE id % 5 = 0;"
+        "DELETE FROM t WHERE id % 11 = 0;"
+        "INSERT INTO t SELECT i, i % 6, i, 'n9' FROM generate_series(201, 230) i;"
+        "UPDATE d SET name = name || 'x' WHERE grp = 2;");
+    for (const Shape& s : kShapes) {
+        SCOPED_TRACE(s.name);
+        refresh(s.name);
+        EXPECT_EQ(last_action(s.name), std::string(s.mode));
+        EXPECT_MATCHES_QUERY(*db, s.name);
+    }
+}
+
+TEST_F(Strategy, explain_shows_the_operator_tree_with_identity_and_rule_per_node) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, grp int NOT NULL, val numeric);"
+        "INSERT INTO t VALUES (1, 1, 10), (2, 1, 20);");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('st', "
+        "'SELECT id, val * 2 AS v FROM t WHERE val > 5', refresh_mode => 'DIFFERENTIAL')");
+    std::string buffer = explain("st", "change_buffers");
+    EXPECT_EQ(explain("st", "operator_tree"),
+              "Project  [SCAN_KEY (id)]  rule: scan\n"
+              "  Filter (val > (5)::numeric)  [SCAN_KEY (id)]\n"
+              "    Scan public.t  [SCAN_KEY (id)]  rule: delta from " +
+                  buffer);
+    EXPECT_MATCHES_QUERY(*db, "st");
+}
+
+}  // namespace
+}  // namespace pgt::e2e

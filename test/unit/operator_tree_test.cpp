@@ -1,0 +1,197 @@
+// Unit tests of the operator tree (src/core/ir/tree): the row identity
+// each operator proves from its children, as the stream table then uses
+// it, and the explain text.
+#include "core/ir/tree.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using pgt::ir::Column;
+using pgt::ir::ColumnRef;
+using pgt::ir::Node;
+using pgt::ir::Op;
+using pgt::ir::Tree;
+using pgt::rowid::Domain;
+
+// Builds trees bottom-up the way the analyzer lowers a query level.
+struct Builder {
+    Tree t;
+
+    int scan(int columns, std::vector<std::vector<int>> keys = {}) {
+        Node n;
+        n.op = Op::kScan;
+        n.relation = "public.t";
+        for (int i = 0; i < columns; i++) {
+            n.columns.push_back(Column{"c" + std::to_string(i), 23, "", std::nullopt});
+        }
+        n.unique_keys = std::move(keys);
+        return t.add(std::move(n));
+    }
+    // A node over child whose columns are the child's, unchanged.
+    int pass(Op op, int child) {
+        Node n;
+        n.op = op;
+        n.children = {child};
+        for (std::size_t i = 0; i < t.at(child).columns.size(); i++) {
+            Column c = t.at(child).columns[i];
+            c.ref = ColumnRef{child, static_cast<int>(i)};
+            n.columns.push_back(c);
+        }
+        return t.add(std::move(n));
+    }
+    // A select list: column i is child column picks[i], or an expression (-1).
+    int project(int child, const std::vector<int>& picks, Op op = Op::kProject) {
+        Node n;
+        n.op = op;
+        n.children = {child};
+        for (int p : picks) {
+            Column c{"o", 23, p < 0 ? "1 + 1" : "", std::nullopt};
+            if (p >= 0) {
+                c.ref = ColumnRef{child, p};
+            }
+            n.columns.push_back(c);
+        }
+        return t.add(std::move(n));
+    }
+    int aggregate(int child, int keys, Op op = Op::kAggregate) {
+        Node n;
+        n.op = op;
+        n.children = {child};
+        for (int i = 0; i < keys; i++) {
+            n.columns.push_back(Column{"k" + std::to_string(i), 23, "", std::nullopt});
+        }
+        n.key_count = keys;
+        return t.add(std::move(n));
+    }
+    int join(int left, int right) {
+        Node n;
+        n.op = Op::kJoin;
+        n.children = {left, right};
+        n.columns = t.at(left).columns;
+        for (const Column& c : t.at(right).columns) {
+            n.columns.push_back(c);
+        }
+        return t.add(std::move(n));
+    }
+    pgt::ir::RootIdentity root(int r) {
+        t.root = r;
+        pgt::ir::derive_identities(t);
+        return pgt::ir::root_identity(t);
+    }
+};
+
+TEST(OperatorTree, scan_key_survives_filter_and_projection_of_the_key) {
+    Builder b;
+    int s = b.scan(3, {{0}});
+    int p = b.project(b.pass(Op::kFilter, s), {2, 0});
+    pgt::ir::RootIdentity id = b.root(p);
+    EXPECT_EQ(id.domain, Domain::kScanKey);
+    EXPECT_EQ(id.columns, std::vector<int>{1});
+}
+
+TEST(OperatorTree, a_key_not_selected_leaves_rows_keyless_unless_another_key_is) {
+    Builder b;
+    int s = b.scan(3, {{0}, {1, 2}});
+    EXPECT_EQ(b.root(b.project(s, {1, 2})).columns, (std::vector<int>{0, 1}));
+    EXPECT_EQ(b.t.at(b.t.root).identity.domain, Domain::kScanKey);
+    Builder c;
+    int s2 = c.scan(3, {{0}});
+    pgt::ir::RootIdentity id = c.root(c.project(s2, {1, -1}));
+    EXPECT_EQ(id.domain, Domain::kKeylessRow);
+    EXPECT_EQ(id.columns, (std::vector<int>{0, 1}));  // every column
+}
+
+TEST(OperatorTree, tablesample_and_joins_prove_no_key) {
+    Builder b;
+    int s = b.scan(2, {{0}});
+    b.t.at(s).sampled = true;
+    EXPECT_EQ(b.root(b.project(s, {0})).domain, Domain::kKeylessRow);
+    Builder c;
+    int j = c.join(c.scan(2, {{0}}), c.scan(2, {{0}}));
+    EXPECT_EQ(c.root(c.project(j, {0, 2})).domain, Domain::kKeylessRow);
+}
+
+TEST(OperatorTree, group_by_is_keyed_by_its_selected_keys) {
+    Builder b;
+    int g = b.aggregate(b.scan(3), 2);
+    pgt::ir::RootIdentity id = b.root(b.project(b.pass(Op::kFilter, g), {-1, 1, 0}));
+    EXPECT_EQ(id.domain, Domain::kGroupKey);
+    EXPECT_EQ(id.columns, (std::vector<int>{2, 1}));
+    Builder c;
+    int g2 = c.aggregate(c.scan(3), 2);
+    EXPECT_EQ(c.root(c.project(g2, {0, -1})).domain, Domain::kKeylessRow);
+}
+
+TEST(OperatorTree, an_aggregate_without_keys_is_one_synthetic_row) {
+    Builder b;
+    int g = b.aggregate(b.scan(3), 0);
+    pgt::ir::RootIdentity id = b.root(b.project(g, {-1, -1}));
+    EXPECT_EQ(id.domain, Domain::kSynthetic);
+    EXPECT_TRUE(id.columns.empty());
+}
+
+TEST(OperatorTree, distinct_rows_are_their_own_key_unless_the_input_has_one) {
+    Builder b;
+    int d = b.pass(Op::kDistinct, b.project(b.scan(3), {1, 2}));
+    pgt::ir::RootIdentity id = b.root(d);
+    EXPECT_EQ(id.domain, Domain::kGroupKey);
+    EXPECT_EQ(id.columns, (std::vector<int>{0, 1}));
+    Builder c;
+    int d2 = c.pass(Op::kDistinct, c.project(c.scan(3, {{0}}), {0, 2}));
+    EXPECT_EQ(c.root(d2).domain, Domain::kScanKey);
+    // Over groups whose key is not selected: nothing proves the rows apart.
+    Builder e;
+    int d3 = e.pass(Op::kDistinct, e.project(e.aggregate(e.scan(2), 1), {-1}));
+    EXPECT_EQ(e.root(d3).domain, Domain::kKeylessRow);
+}
+
+TEST(OperatorTree, distinct_on_is_keyed_by_its_selected_expressions) {
+    Builder b;
+    int d = b.pass(Op::kDistinct, b.project(b.scan(3, {{0}}), {0, 1}));
+    b.t.at(d).on = true;
+    b.t.at(d).distinct_on = {1};
+    pgt::ir::RootIdentity id = b.root(d);
+    EXPECT_EQ(id.domain, Domain::kGroupKey);
+    EXPECT_EQ(id.columns, std::vector<int>{1});
+    b.t.at(d).distinct_on = {-1};
+    EXPECT_EQ(b.root(d).domain, Domain::kKeylessRow);
+}
+
+TEST(OperatorTree, keyed_grouping_sets_add_the_hidden_set_column) {
+    Builder b;
+    int g = b.aggregate(b.scan(3), 2, Op::kGroupingSets);
+    b.t.at(g).keyed_sets = true;
+    int p = b.project(g, {0, 1, -1});
+    pgt::ir::RootIdentity id = b.root(p);
+    EXPECT_EQ(id.domain, Domain::kGroupKey);
+    EXPECT_EQ(id.columns, (std::vector<int>{0, 1, 3}));
+    // DISTINCT over the sets would read the hidden column: no key.
+    int d = b.pass(Op::kDistinct, p);
+    EXPECT_EQ(b.root(d).domain, Domain::kKeylessRow);
+}
+
+TEST(OperatorTree, set_returning_select_lists_prove_no_key) {
+    Builder b;
+    int p = b.project(b.scan(2, {{0}}), {0, -1}, Op::kProjectSet);
+    EXPECT_EQ(b.root(b.pass(Op::kDistinct, p)).domain, Domain::kKeylessRow);
+}
+
+TEST(OperatorTree, explain_text_indents_children_under_their_parent) {
+    Builder b;
+    int s = b.scan(2, {{0}});
+    int f = b.pass(Op::kFilter, s);
+    b.t.at(f).condition = "(t.c1 > 0)";
+    int p = b.project(f, {0});
+    b.root(p);
+    b.t.at(p).rule = "scan";
+    EXPECT_EQ(pgt::ir::format_tree(b.t),
+              "Project  [SCAN_KEY (o)]  rule: scan\n"
+              "  Filter (t.c1 > 0)  [SCAN_KEY (c0)]\n"
+              "    Scan public.t  [SCAN_KEY (c0)]");
+}
+
+}  // namespace
