@@ -1,0 +1,616 @@
+// The branches of a join region, deparsed: the defining query's FROM/WHERE
+// with tables read from change images, outer joins padded as a term says.
+// Invariant: a branch is produced by PostgreSQL's deparser from a copy of
+// the analysed query, so quoting, qualification and operators are its own.
+#include "pg/analyze/region_parts.hpp"
+
+#include "pg/analyze/join_region.hpp"
+#include "pg/analyze/grouping_sets.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/diff/apply.hpp"
+#include "core/diff/join_region.hpp"
+#include "core/diff/join_terms.hpp"
+#include "core/ir/scan.hpp"
+#include "pg/analyze/scan_shape.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/boundary/guc.hpp"
+#include "pg/common/type_facts.hpp"
+#include "pg/common/relation_names.hpp"
+#include "pg/common/settings.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/relation.h"
+#include "access/htup_details.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "catalog/pg_namespace.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
+#include "rewrite/rewriteManip.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+}
+
+namespace pgt::pg::region {
+namespace {
+
+// Vars of table `varno` (this level) replaced by NULLs of their type: the
+// key a NULL-padded row would have.
+Node* null_vars_of(Node* node, void* ctx) {
+    if (node == nullptr) {
+        return nullptr;
+    }
+    Index varno = *static_cast<Index*>(ctx);
+    if (IsA(node, Var) && castNode(Var, node)->varlevelsup == 0 &&
+        static_cast<Index>(castNode(Var, node)->varno) == varno) {
+        Var* v = castNode(Var, node);
+        return reinterpret_cast<Node*>(makeNullConst(v->vartype, v->vartypmod, v->varcollid));
+    }
+    return expression_tree_mutator(
+        node, reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(null_vars_of)), ctx);
+}
+
+// The outer join whose nullable side is `nullable`, and the slot holding it.
+JoinExpr** find_outer_join(Node** slot, Index nullable) {
+    Node* n = *slot;
+    if (IsA(n, FromExpr)) {
+        ListCell* lc;
+        foreach (lc, castNode(FromExpr, n)->fromlist) {
+            if (JoinExpr** j = find_outer_join(reinterpret_cast<Node**>(&lfirst(lc)), nullable)) {
+                return j;
+            }
+        }
+    } else if (IsA(n, JoinExpr)) {
+        JoinExpr* j = castNode(JoinExpr, n);
+        Node* side = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL ? j->rarg
+                     : j->jointype == JOIN_RIGHT                          ? j->larg
+                                                                          : nullptr;
+        if (side != nullptr && IsA(side, RangeTblRef) &&
+            static_cast<Index>(castNode(RangeTblRef, side)->rtindex) == nullable) {
+            return reinterpret_cast<JoinExpr**>(slot);
+        }
+        if (JoinExpr** found = find_outer_join(&j->larg, nullable)) {
+            return found;
+        }
+        return find_outer_join(&j->rarg, nullable);
+    }
+    return nullptr;
+}
+
+// Selects the images' __pgt_sign of table t (its range-table entry rte,
+// already reading a signed relation) as column `col` of c: each derived
+// table on the way selects it as its next column. Runs under pg_call.
+void select_sign(Query* c, const RegionTable& t, RangeTblEntry* rte, const std::string& col) {
+    if (t.sublink >= 0) {
+        elog(ERROR, "signed images of a table inside a subquery expression");
+    }
+    // The relation's extra last column, by name.
+    rte->eref->colnames = lappend(rte->eref->colnames, makeString(pstrdup("__pgt_sign")));
+    Expr* sign = reinterpret_cast<Expr*>(makeVar(
+        static_cast<int>(t.path.back()), static_cast<AttrNumber>(list_length(rte->eref->colnames)),
+        INT8OID, -1, InvalidOid, 0));
+    auto select = [&](Query* level) {
+        level->targetList = lappend(
+            level->targetList,
+            makeTargetEntry(sign, static_cast<AttrNumber>(list_length(level->targetList) + 1),
+                            pstrdup(col.c_str()), false));
+    };
+    for (std::size_t d = t.path.size() - 1; d > 0; d--) {
+        Query* outer_level = c;
+        for (std::size_t e = 0; e + 1 < d; e++) {
+            outer_level = rt_fetch(t.path[e], outer_level->rtable)->subquery;
+        }
+        RangeTblEntry* derived = rt_fetch(t.path[d - 1], outer_level->rtable);
+        select(derived->subquery);
+        derived->eref->colnames =
+            lappend(derived->eref->colnames, makeString(pstrdup(col.c_str())));
+        sign = reinterpret_cast<Expr*>(
+            makeVar(static_cast<int>(t.path[d - 1]),
+                    static_cast<AttrNumber>(list_length(derived->subquery->targetList)), INT8OID,
+                    -1, InvalidOid, 0));
+    }
+    select(c);
+}
+
+// Vars of two tables of one query level (and the same tables seen from its
+// subqueries) become columns of a derived table `to` selecting them.
+struct DriveRemap {
+    Index delta = 0;
+    Index partner = 0;
+    Index to = 0;
+    int up = 0;
+    bool failed = false;
+    List* selected = NIL;  // the derived table's select list (Vars of its rtindex 1 / 2)
+};
+
+bool drive_remap_walker(Node* n, void* ctx) {
+    auto* m = static_cast<DriveRemap*>(ctx);
+    if (n == nullptr) {
+        return false;
+    }
+    if (IsA(n, Var)) {
+        Var* v = castNode(Var, n);
+        if (static_cast<int>(v->varlevelsup) != m->up ||
+            (v->varno != static_cast<int>(m->delta) && v->varno != static_cast<int>(m->partner))) {
+            return false;
+        }
+        if (v->varattno <= 0) {  // whole-row or system column: left as it is
+            m->failed = true;
+            return false;
+        }
+        int inner = v->varno == static_cast<int>(m->delta) ? 1 : 2;
+        AttrNumber resno = 0;
+        ListCell* lc;
+        foreach (lc, m->selected) {
+            Var* s = castNode(Var, lfirst_node(TargetEntry, lc)->expr);
+            if (s->varno == inner && s->varattno == v->varattno) {
+                resno = lfirst_node(TargetEntry, lc)->resno;
+            }
+        }
+        if (resno == 0) {
+            Var* s = static_cast<Var*>(copyObjectImpl(v));
+            s->varno = inner;
+            s->varnosyn = static_cast<Index>(inner);
+            s->varattnosyn = v->varattno;
+            s->varlevelsup = 0;
+            resno = static_cast<AttrNumber>(list_length(m->selected) + 1);
+            m->selected =
+                lappend(m->selected,
+                        makeTargetEntry(reinterpret_cast<Expr*>(s), resno,
+                                        psprintf("__pgt_c%d", static_cast<int>(resno)), false));
+        }
+        v->varno = static_cast<int>(m->to);
+        v->varnosyn = m->to;
+        v->varattno = resno;
+        v->varattnosyn = resno;
+        return false;
+    }
+    auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(drive_remap_walker));
+    if (IsA(n, Query)) {
+        m->up++;
+        bool r = query_tree_walker(castNode(Query, n), walker, ctx, 0);
+        m->up--;
+        return r;
+    }
+    return expression_tree_walker(n, walker, ctx);
+}
+
+// A FROM item naming range-table entry rtindex.
+RangeTblRef* table_ref(int rtindex) {
+    RangeTblRef* r = makeNode(RangeTblRef);
+    r->rtindex = rtindex;
+    return r;
+}
+
+// A branch reading one table's images: PostgreSQL may still join the other
+// tables first when it misjudges how many rows their join yields (TPC-H q09:
+// part, partsupp and lineitem joined by two columns, estimated at 147 rows,
+// found 320,412, before the 30,124 changed orders were looked at). When the
+// images' table `delta` joins exactly one other table of its level's FROM
+// (a comma list) and nothing else, both go into a derived table of their
+// own with the conditions over them, which OFFSET 0 keeps the planner from
+// flattening: the join starts from the images, and PostgreSQL still picks
+// how (index probes or a hash). Otherwise the level is left as it is. Runs
+// under pg_call.
+// Whether a level's FROM is a plain comma list of tables the planner may
+// reorder (no set operation, SRF, window, row mark or LATERAL item).
+bool drivable_level(Query* level) {
+    if (level->setOperations != nullptr || level->hasTargetSRFs || level->hasWindowFuncs ||
+        level->rowMarks != NIL) {
+        return false;
+    }
+    ListCell* lc;
+    foreach (lc, level->jointree->fromlist) {
+        if (!IsA(lfirst(lc), RangeTblRef)) {
+            return false;
+        }
+    }
+    foreach (lc, level->rtable) {
+        if (lfirst_node(RangeTblEntry, lc)->lateral) {
+            return false;  // could read the two tables, and would come before them
+        }
+    }
+    return true;
+}
+
+// The one other table of the FROM list that delta's conditions join it to
+// (a table or a kept copy), or 0 when there is none or more than one.
+Index sole_partner(Query* level, Index delta, List* conjuncts) {
+    Index partner = 0;
+    ListCell* lc;
+    foreach (lc, conjuncts) {
+        Node* conj = static_cast<Node*>(lfirst(lc));
+        Relids varnos = pull_varnos(nullptr, conj);
+        if (!bms_is_member(static_cast<int>(delta), varnos)) {
+            continue;
+        }
+        if (contain_volatile_functions(conj) || checkExprHasSubLink(conj)) {
+            return 0;
+        }
+        Relids others = bms_del_member(bms_copy(varnos), static_cast<int>(delta));
+        int other = -1;
+        if (bms_get_singleton_member(others, &other)) {
+            if (partner != 0 && partner != static_cast<Index>(other)) {
+                return 0;  // a second partner: not a leaf of the join graph
+            }
+            partner = static_cast<Index>(other);
+        } else if (!bms_is_empty(others)) {
+            return 0;
+        }
+    }
+    if (partner == 0) {
+        return 0;
+    }
+    const RangeTblEntry* p = rt_fetch(partner, level->rtable);
+    if (p->rtekind != RTE_RELATION &&
+        !(p->rtekind == RTE_CTE && strncmp(p->ctename, kKeptToken, strlen(kKeptToken)) == 0)) {
+        return 0;
+    }
+    foreach (lc, level->jointree->fromlist) {
+        if (static_cast<Index>(lfirst_node(RangeTblRef, lc)->rtindex) == partner) {
+            return partner;
+        }
+    }
+    return 0;
+}
+
+// The derived table (delta, partner) WHERE inner_quals OFFSET 0 selecting
+// `selected`, over copies of the two tables numbered 1 and 2.
+RangeTblEntry* drive_table(Query* level, Index delta, Index partner, Node* inner_quals,
+                           List* selected) {
+    Query* sub = makeNode(Query);
+    sub->commandType = CMD_SELECT;
+    sub->querySource = QSRC_ORIGINAL;
+    sub->canSetTag = true;
+    sub->rtable = list_make2(copyObjectImpl(rt_fetch(delta, level->rtable)),
+                             copyObjectImpl(rt_fetch(partner, level->rtable)));
+    sub->jointree = makeFromExpr(list_make2(table_ref(1), table_ref(2)), inner_quals);
+    sub->targetList = selected;
+    sub->limitOffset = reinterpret_cast<Node*>(makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+                                                         Int64GetDatum(0), false, FLOAT8PASSBYVAL));
+    sub->limitOption = LIMIT_OPTION_COUNT;
+    List* names = NIL;
+    ListCell* lc;
+    foreach (lc, selected) {
+        names = lappend(names, makeString(pstrdup(lfirst_node(TargetEntry, lc)->resname)));
+    }
+    RangeTblEntry* rte = makeNode(RangeTblEntry);
+    rte->rtekind = RTE_SUBQUERY;
+    rte->subquery = sub;
+    rte->alias = makeAlias("__pgt_drive", NIL);
+    rte->eref = makeAlias("__pgt_drive", names);
+    rte->inFromCl = true;
+    return rte;
+}
+
+// The conditions over exactly delta and partner (immutable, no subquery),
+// renumbered for the derived table: delta -> 1, partner -> 2 (through
+// numbers no table has, so the two renames cannot meet); the others stay
+// in `outside`.
+Node* pair_conditions(Query* level, Index delta, Index partner, List* conjuncts, List** outside) {
+    List* inside = NIL;
+    Relids pair =
+        bms_add_member(bms_make_singleton(static_cast<int>(delta)), static_cast<int>(partner));
+    ListCell* lc;
+    foreach (lc, conjuncts) {
+        Node* conj = static_cast<Node*>(lfirst(lc));
+        Relids varnos = pull_varnos(nullptr, conj);
+        bool goes_in = !bms_is_empty(varnos) && bms_is_subset(varnos, pair) &&
+                       !contain_volatile_functions(conj) && !checkExprHasSubLink(conj);
+        if (goes_in) {
+            inside = lappend(inside, copyObjectImpl(conj));
+        } else {
+            *outside = lappend(*outside, conj);
+        }
+    }
+    if (inside == NIL) {
+        return nullptr;
+    }
+    const int far = list_length(level->rtable) + 1000;
+    Node* inner_quals = reinterpret_cast<Node*>(make_ands_explicit(inside));
+    ChangeVarNodes(inner_quals, static_cast<int>(delta), far, 0);
+    ChangeVarNodes(inner_quals, static_cast<int>(partner), far + 1, 0);
+    ChangeVarNodes(inner_quals, far, 1, 0);
+    ChangeVarNodes(inner_quals, far + 1, 2, 0);
+    return inner_quals;
+}
+
+// A branch reading one table's images: PostgreSQL may still join the other
+// tables first when it misjudges how many rows their join yields (TPC-H q09:
+// part, partsupp and lineitem joined by two columns, estimated at 147 rows,
+// found 320,412, before the 30,124 changed orders were looked at). When the
+// images' table `delta` joins exactly one other table of its level's FROM
+// (a comma list) and nothing else, both go into a derived table of their
+// own with the conditions over them, which OFFSET 0 keeps the planner from
+// flattening: the join starts from the images, and PostgreSQL still picks
+// how (index probes or a hash). Otherwise the level is left as it is. Runs
+// under pg_call.
+void drive_from_images(Query* level, Index delta) {
+    if (!drivable_level(level)) {
+        return;
+    }
+    List* conjuncts = make_ands_implicit(reinterpret_cast<Expr*>(level->jointree->quals));
+    Index partner = sole_partner(level, delta, conjuncts);
+    if (partner == 0) {
+        return;
+    }
+    List* outside = NIL;
+    Node* inner_quals = pair_conditions(level, delta, partner, conjuncts, &outside);
+    DriveRemap m;
+    m.delta = delta;
+    m.partner = partner;
+    m.to = static_cast<Index>(list_length(level->rtable) + 1);
+    Node* quals = level->jointree->quals;
+    level->jointree->quals =
+        outside == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(outside));
+    // Remapped first on a copy: a failure leaves level as it is.
+    Query* probe = static_cast<Query*>(copyObjectImpl(level));
+    query_tree_walker(
+        probe, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(drive_remap_walker)), &m,
+        0);
+    if (m.failed || m.selected == NIL) {
+        level->jointree->quals = quals;
+        return;
+    }
+    RangeTblEntry* rte = drive_table(level, delta, partner, inner_quals, m.selected);
+    *level = *probe;
+    level->rtable = lappend(level->rtable, rte);
+    List* from = NIL;
+    ListCell* lc;
+    foreach (lc, level->jointree->fromlist) {
+        Index r = static_cast<Index>(lfirst_node(RangeTblRef, lc)->rtindex);
+        if (r != delta && r != partner) {
+            from = lappend(from, lfirst(lc));
+        }
+    }
+    level->jointree->fromlist = lappend(from, table_ref(static_cast<int>(m.to)));
+}
+
+}  // namespace
+
+// The conjuncts (a top-level AND's list) but those at the positions in
+// `dropped`. Runs under pg_call.
+List* conjuncts_without(List* conjuncts, const std::vector<int>& dropped) {
+    List* out = NIL;
+    int at = 0;
+    ListCell* lc;
+    foreach (lc, conjuncts) {
+        if (std::find(dropped.begin(), dropped.end(), at) == dropped.end()) {
+            out = lappend(out, lfirst(lc));
+        }
+        at++;
+    }
+    return out;
+}
+
+namespace {
+
+// The key expressions as the branch's select list (__pgt_k1, ...), each
+// with the columns NULL that the branch's padding of an outer join leaves
+// NULL. Runs under pg_call.
+List* key_targets(const std::vector<TargetEntry*>& keys, const std::vector<OuterJoin>& outer,
+                  const std::vector<diff::Padding>& padding) {
+    List* tl = NIL;
+    for (std::size_t k = 0; k < keys.size(); k++) {
+        Node* e = static_cast<Node*>(copyObjectImpl(keys[k]->expr));
+        for (std::size_t o = 0; o < outer.size(); o++) {
+            if (diff::pads_nullable(padding[o])) {
+                Index varno = outer[o].nullable;
+                e = null_vars_of(e, &varno);
+            } else if (diff::pads_other(padding[o])) {
+                Index varno = outer[o].other;
+                e = null_vars_of(e, &varno);
+            }
+        }
+        tl = lappend(tl, makeTargetEntry(reinterpret_cast<Expr*>(e), static_cast<AttrNumber>(k + 1),
+                                         pstrdup(diff::region_key(k).c_str()), false));
+    }
+    return tl;
+}
+
+// Each outer join of c read as its padding says. Runs under pg_call.
+void pad_outer_joins(Query* c, const std::vector<OuterJoin>& outer,
+                     const std::vector<diff::Padding>& padding) {
+    for (std::size_t o = 0; o < outer.size(); o++) {
+        JoinExpr** slot =
+            find_outer_join(reinterpret_cast<Node**>(&c->jointree), outer[o].nullable);
+        if (slot == nullptr || padding[o] == diff::Padding::kKeep) {
+            continue;
+        }
+        if (diff::join_on_false(padding[o])) {
+            // ON false: every preserved row once, padded (the nullable
+            // table is not read).
+            (*slot)->quals = makeBoolConst(false, false);
+            if (outer[o].full) {
+                (*slot)->jointype =
+                    padding[o] == diff::Padding::kLeftAlone ? JOIN_LEFT : JOIN_RIGHT;
+            }
+        } else {
+            (*slot)->jointype = JOIN_INNER;
+        }
+    }
+}
+
+// The query level of c that holds table t (inside its subquery and the
+// derived tables on its path).
+Query* level_of(Query* c, const RegionTable& t, const std::vector<SubquerySite>& sites) {
+    Query* level =
+        t.sublink < 0
+            ? c
+            : castNode(Query, sites.at(static_cast<std::size_t>(t.sublink)).link->subselect);
+    for (std::size_t d = 0; d + 1 < t.path.size(); d++) {
+        level = rt_fetch(t.path[d], level->rtable)->subquery;
+    }
+    return level;
+}
+
+void read_as(RangeTblEntry* rte, const char* name) {
+    rte->rtekind = RTE_CTE;
+    rte->ctename = pstrdup(name);
+    rte->ctelevelsup = 0;
+    rte->self_reference = false;
+}
+
+// Each table read as its state says: now (its kept copy's token where it
+// may have one), or from its images, with their sign selected when
+// `signs`. Runs under pg_call.
+void read_tables(Query* c, const std::vector<RegionTable>& tables,
+                 const std::vector<diff::TableRead>& states, const std::vector<SubquerySite>& sites,
+                 bool signs, const std::vector<ir::KeptCopy>* kept) {
+    int signed_tables = 0;
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        const RegionTable& t = tables[i];
+        if (states[i] == diff::TableRead::kNow) {
+            if (kept != nullptr && t.sublink < 0 && !kept->at(t.source).from.empty()) {
+                std::string token = std::string(kKeptToken) + std::to_string(t.source);
+                read_as(rt_fetch(t.path.back(), level_of(c, t, sites)->rtable), token.c_str());
+            }
+            continue;
+        }
+        RangeTblEntry* rte = rt_fetch(t.path.back(), level_of(c, t, sites)->rtable);
+        std::string name = states[i] == diff::TableRead::kOld ? diff::region_old_images(t.source)
+                           : states[i] == diff::TableRead::kNew
+                               ? diff::region_new_images(t.source)
+                               : diff::region_delta_images(t.source);
+        read_as(rte, name.c_str());
+        if (signs && states[i] == diff::TableRead::kBoth) {
+            select_sign(c, t, rte, "__pgt_sg" + std::to_string(++signed_tables));
+        }
+    }
+}
+
+// WHERE without the conjuncts that hold a subquery, plus the images
+// condition of each subquery the branch reads images of. Runs under pg_call.
+void subquery_conditions(Query* c, List* conjuncts, const std::vector<SubquerySite>& sites,
+                         const std::vector<diff::SubqueryRead>& sublinks) {
+    std::vector<int> holding;
+    for (const SubquerySite& site : sites) {
+        holding.push_back(site.conjunct);
+    }
+    List* conj = conjuncts_without(conjuncts, holding);
+    for (std::size_t k = 0; k < sites.size(); k++) {
+        if (sublinks[k] == diff::SubqueryRead::kImages) {
+            conj = lappend(conj, images_condition(sites[k]));
+        }
+    }
+    c->jointree->quals = conj == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(conj));
+}
+
+// A branch of inner joins reading one table's images: the join is driven
+// from them (pg_trickle.drive_joins_from_changes). Runs under pg_call.
+void drive_single_change(Query* c, const std::vector<RegionTable>& tables,
+                         const std::vector<diff::TableRead>& states) {
+    auto changed = [](diff::TableRead s) { return s != diff::TableRead::kNow; };
+    if (std::count_if(states.begin(), states.end(), changed) != 1) {
+        return;
+    }
+    std::size_t i = static_cast<std::size_t>(std::find_if(states.begin(), states.end(), changed) -
+                                             states.begin());
+    if (tables[i].sublink < 0) {
+        drive_from_images(level_of(c, tables[i], {}), tables[i].path.back());
+    }
+}
+
+}  // namespace
+
+// The defining query's FROM/WHERE selecting the key expressions, with the
+// tables read as `states` says (diff::TableRead), the outer joins as
+// `padding` says (one entry per outer join) and the WHERE subqueries as
+// `sublinks` says (none: as written). With signs, each kBoth table's sign is
+// selected after the keys, as __pgt_sg1, __pgt_sg2, ... in table order
+// (tables of the FROM, also inside derived tables: see sign_reaches_top).
+std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
+                           const std::vector<RegionTable>& tables,
+                           const std::vector<diff::TableRead>& states,
+                           const std::vector<OuterJoin>& outer,
+                           const std::vector<diff::Padding>& padding,
+                           const std::vector<diff::SubqueryRead>& sublinks, bool signs,
+                           const std::vector<ir::KeptCopy>* kept) {
+    return with_pinned_search_path([&] {
+        Query* c = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
+        // Subqueries: each kTrue (a WHERE conjunct holding one is dropped: a
+        // superset) or kImages (its tables marked below read images, and its
+        // images_condition is added to WHERE).
+        std::vector<SubquerySite> sites;
+        if (!sublinks.empty()) {
+            sites = subquery_sites(c);  // before the select list and HAVING go
+        }
+        return std::string(pg_call([&] {
+            List* conjuncts = NIL;
+            if (!sublinks.empty() && c->jointree->quals != nullptr) {
+                conjuncts = make_ands_implicit(reinterpret_cast<Expr*>(c->jointree->quals));
+            }
+            List* tl = key_targets(keys, outer, padding);
+            pad_outer_joins(c, outer, padding);
+            c->targetList = tl;
+            c->groupClause = NIL;
+            c->groupingSets = NIL;
+            c->havingQual = nullptr;
+            c->hasAggs = false;
+            c->distinctClause = NIL;
+            c->hasDistinctOn = false;
+            c->sortClause = NIL;
+            read_tables(c, tables, states, sites, signs, kept);
+            if (!sublinks.empty()) {
+                subquery_conditions(c, conjuncts, sites, sublinks);
+            }
+            if (g_drive_from_changes && sublinks.empty() && outer.empty()) {
+                drive_single_change(c, tables, states);
+            }
+            return pg_get_querydef(c, false);
+        }));
+    });
+}
+
+// A branch over `sql` reading, per table, what its state says.
+ir::RegionBranch branch_reading(std::string sql, const std::vector<diff::TableRead>& states,
+                                const std::vector<RegionTable>& tables) {
+    ir::RegionBranch b;
+    b.sql = std::move(sql);
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        uint64_t bit = uint64_t{1} << tables[i].source;
+        b.old_sources |= states[i] == diff::TableRead::kOld ? bit : 0;
+        b.new_sources |= states[i] == diff::TableRead::kNew ? bit : 0;
+        b.delta_sources |= states[i] == diff::TableRead::kBoth ? bit : 0;
+    }
+    return b;
+}
+
+// Whether a column added to the select list of each derived table on the
+// way to t (a table of the FROM) is that derived table's next column: no
+// derived table there has junk entries, whose numbers come first.
+bool sign_reaches_top(Query* q, const RegionTable& t) {
+    if (t.sublink >= 0) {
+        return false;
+    }
+    Query* level = q;
+    for (std::size_t d = 0; d + 1 < t.path.size(); d++) {
+        level = rt_fetch(t.path[d], level->rtable)->subquery;
+        ListCell* lc;
+        foreach (lc, level->targetList) {
+            if (lfirst_node(TargetEntry, lc)->resjunk) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace pgt::pg::region
