@@ -712,11 +712,21 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'pgt_explain_program'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
--- explain_st also shows the delta strategy, the operator tree (each node
--- with its row identity and rule) and the delta program formatted.
-CREATE OR REPLACE FUNCTION pgtrickle.explain_st(name text)
+-- The statements of a stream table's next refresh run under EXPLAIN
+-- (ANALYZE, BUFFERS) inside a subtransaction that is rolled back
+-- (explain_st(name, true)). Owner only: it runs the refresh as the owner.
+CREATE FUNCTION pgtrickle._explain_refresh(name text)
 RETURNS TABLE (property text, value text)
-LANGUAGE plpgsql STABLE
+AS 'MODULE_PATHNAME', 'pgt_explain_refresh'
+LANGUAGE C STRICT;
+
+-- explain_st also shows the delta strategy, the operator tree (each node
+-- with its row identity and rule) and the delta program formatted; with
+-- analyze, the plans of the next refresh's statements as they ran.
+DROP FUNCTION pgtrickle.explain_st(text);
+CREATE FUNCTION pgtrickle.explain_st(name text, "analyze" boolean DEFAULT false)
+RETURNS TABLE (property text, value text)
+LANGUAGE plpgsql
 AS $$
 DECLARE
     rel pg_catalog.regclass := name::pg_catalog.regclass;
@@ -747,5 +757,8 @@ BEGIN
                ('delta_statement', s.delta_sql),
                ('delta_plan', pgtrickle._explain_program(s.delta_sql))) AS x(property, value)
      WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel::pg_catalog.oid;
+    IF $2 THEN  -- (analyze: a reserved word, not usable as a name here)
+        RETURN QUERY SELECT e.property, e.value FROM pgtrickle._explain_refresh(name) e;
+    END IF;
 END
 $$;

@@ -112,5 +112,53 @@ TEST_F(Strategy, explain_shows_the_operator_tree_with_identity_and_rule_per_node
     EXPECT_MATCHES_QUERY(*db, "st");
 }
 
+// explain_st(name, true): the next refresh's statements run under EXPLAIN
+// ANALYZE in a subtransaction that is rolled back.
+TEST_F(Strategy, explain_analyze_runs_the_next_refresh_and_applies_nothing) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, grp int NOT NULL, val numeric);"
+        "CREATE TABLE d (grp int PRIMARY KEY, name text);"
+        "INSERT INTO t SELECT i, i % 3, i FROM generate_series(1, 50) i;"
+        "INSERT INTO d VALUES (0, 'a'), (1, 'b'), (2, 'c');");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('st', 'SELECT t.id, d.name, t.val FROM t JOIN d ON "
+        "d.grp = t.grp', refresh_mode => 'DIFFERENTIAL')");
+    const std::string analyzed =
+        "SELECT property, value FROM pgtrickle.explain_st('st', true) WHERE property LIKE "
+        "'analyze:%' ORDER BY property";
+    Result idle = db->exec(analyzed);
+    ASSERT_EQ(idle.size(), 1u);
+    EXPECT_EQ(idle.at(0, 1), "NO_DATA");
+    db->exec("UPDATE t SET val = val + 1 WHERE id <= 3; UPDATE d SET name = 'z' WHERE grp = 2");
+    const std::string history = db->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history");
+    Result plans = db->exec(analyzed);
+    bool apply = false, images = false;
+    for (size_t i = 0; i < plans.size(); i++) {
+        const std::string what = plans.at(i, 0), plan = plans.at(i, 1);
+        if (what == "analyze: refresh") {
+            EXPECT_EQ(plan, "DIFFERENTIAL");
+            continue;
+        }
+        EXPECT_NE(plan.find("actual time="), std::string::npos) << what << ":\n" << plan;
+        apply = apply || what == "analyze: apply";
+        images = images || what.rfind("analyze: change images of source", 0) == 0;
+    }
+    EXPECT_TRUE(apply);
+    EXPECT_TRUE(images);
+    // Nothing of it stays: the stream table still has the old rows, no
+    // history was kept, and the next refresh applies the change.
+    EXPECT_FALSE(matches_query(*db, "st"));
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history"), history);
+    refresh("st");
+    EXPECT_EQ(last_action("st"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "st");
+    // It runs the refresh as the owner: only the owner may.
+    db->exec("CREATE ROLE pgt_explain_other; GRANT SELECT ON st TO pgt_explain_other");
+    db->exec("SET ROLE pgt_explain_other");
+    EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.explain_st('st', true)").sqlstate, "42501");
+    EXPECT_EQ(db->scalar("SELECT count(*) > 0 FROM pgtrickle.explain_st('st')"), "t");
+    db->exec("RESET ROLE");
+}
+
 }  // namespace
 }  // namespace pgt::e2e

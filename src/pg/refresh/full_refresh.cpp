@@ -50,6 +50,29 @@ struct Window {
     Frontier frontier;
 };
 
+// Set while explain_refresh runs: each delta statement is run under
+// EXPLAIN (ANALYZE, BUFFERS) and its plan kept here.
+std::vector<ExplainedStatement>* t_explained = nullptr;
+
+// Runs a statement of the refresh (or, explaining, runs it under EXPLAIN
+// ANALYZE and answers an apply's result of zero rows).
+SpiRows run_statement(Spi& spi, const RefreshSnapshot& rs, const std::string& what,
+                      const std::string& sql, const std::vector<SpiParam>& params = {},
+                      bool replan = false) {
+    if (t_explained == nullptr) {
+        return spi.query_at(rs.snapshot, sql, params, replan);
+    }
+    SpiRows plan = spi.query_at(rs.snapshot, "EXPLAIN (ANALYZE, BUFFERS) " + sql, params, replan);
+    std::string text;
+    for (const auto& row : plan.rows) {
+        text += (text.empty() ? "" : "\n") + row.at(0).value_or("");
+    }
+    t_explained->push_back({what, sql, text});
+    SpiRows none;
+    none.rows.push_back({"0", "0", "0"});
+    return none;
+}
+
 // A refresh's statements run with at least pg_trickle.refresh_work_mem
 // (inside a pinned scope, which restores the session's value): a change
 // window sorted or hashed on disk cost a refresh twice its in-memory time.
@@ -107,7 +130,7 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         pin_refresh_memory();
-        SpiRows counts = spi.query_at(rs.snapshot, sql);
+        SpiRows counts = run_statement(spi, rs, "FULL recompute", sql);
         r.rows_inserted =
             std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
         r.rows_deleted = std::stoll(*counts.rows.at(0).at(1));
@@ -199,7 +222,8 @@ std::optional<SpiRows> with_fallback(Spi& spi, const RefreshSnapshot& rs, const 
                                      const std::vector<SpiParam>& params, bool replan,
                                      F&& fallback) {
     try {
-        return in_subtransaction([&] { return spi.query_at(rs.snapshot, main, params, replan); });
+        return in_subtransaction(
+            [&] { return run_statement(spi, rs, "apply", main, params, replan); });
     } catch (const pgt::Error& e) {
         if (!raised_on_a_value(e.sqlstate())) {
             throw;
@@ -300,6 +324,11 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         auto register_steps = [&](const std::vector<diff::ImageStep>& steps) {
             uint64_t has_old = 0, has_new = 0;
             for (const diff::ImageStep& step : steps) {
+                if (t_explained != nullptr) {
+                    (void)run_statement(
+                        spi, rs, "change images of source " + std::to_string(step.source), step.sql,
+                        window_params(rs, windows.at(step.window).frontier));
+                }
                 auto [olds, news] = spi.register_images(
                     rs.snapshot, step.sql, window_params(rs, windows.at(step.window).frontier),
                     kept(reads_old, step.source, diff::region_old_images(step.source)),
@@ -325,14 +354,16 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
                 if (netted.empty()) {
                     return std::nullopt;
                 }
-                return spi.query_at(rs.snapshot, netted, params, replan);
+                return run_statement(spi, rs, "fallback apply (netted images)", netted, params,
+                                     replan);
             });
         } else if (!program.fallback.empty()) {
             counts = with_fallback(spi, rs, main, params, replan, [&] {
-                return std::optional(spi.query_at(rs.snapshot, program.fallback, params, replan));
+                return std::optional(run_statement(spi, rs, "fallback apply (netted images)",
+                                                   program.fallback, params, replan));
             });
         } else {
-            counts = spi.query_at(rs.snapshot, main, params, replan);
+            counts = run_statement(spi, rs, "apply", main, params, replan);
         }
         spi.unregister_relations();
         forget.done = true;
@@ -514,6 +545,40 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
     const Oid owner = relation_owner(st.relid);
     return as_role_restricted(
         owner, [&] { return differential_refresh(spi, st, owner, initiated_by, reason); });
+}
+
+ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st) {
+    // Undoes everything the refresh did (history, frontiers, storage,
+    // buffers) but the plans, which are copied out first.
+    struct Undo {};
+    ExplainedRefresh out;
+    std::vector<ExplainedStatement> plans;
+    try {
+        in_subtransaction([&]() -> int {
+            t_explained = &plans;
+            try {
+                RefreshResult r = refresh(spi, st, "MANUAL", "");
+                out.action = r.action;
+                SpiRows why = catalog::query_as_owner(
+                    spi,
+                    "SELECT h.reason FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id "
+                    "OPERATOR(pg_catalog.=) $1 ORDER BY h.refresh_id DESC LIMIT 1",
+                    {int8_param(st.pgt_id)});
+                if (!why.rows.empty()) {
+                    out.reason = why.rows[0].at(0);
+                }
+            } catch (...) {
+                t_explained = nullptr;
+                throw;
+            }
+            t_explained = nullptr;
+            throw Undo{};
+        });
+    } catch (const Undo&) {
+        // rolled back, as intended
+    }
+    out.statements = std::move(plans);
+    return out;
 }
 
 }  // namespace pgt::pg

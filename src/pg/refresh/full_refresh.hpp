@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
@@ -50,6 +51,26 @@ std::vector<std::pair<Oid, std::vector<int>>> capture_needs(const AnalyzedQuery&
 // Sets up (or tears down) change capture for st's mode and query: frontiers,
 // captures and st.delta_sql. Call before the FULL refresh that populates.
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
+
+// One delta statement of a refresh as EXPLAIN (ANALYZE, BUFFERS) ran it.
+struct ExplainedStatement {
+    std::string what;  // "change images of source 0", "apply", "FULL recompute", ...
+    std::string sql;
+    std::string plan;
+};
+
+struct ExplainedRefresh {
+    std::string action;                 // what the refresh did: FULL, DIFFERENTIAL, NO_DATA
+    std::optional<std::string> reason;  // why, when history says (a FULL fallback)
+    std::vector<ExplainedStatement> statements;
+};
+
+// Runs st's next refresh as refresh() would, inside a subtransaction that
+// is then rolled back: nothing is applied, no frontier moves, no history
+// is kept. Its delta statements (change images, apply, fallbacks, a FULL
+// recompute) run under EXPLAIN (ANALYZE, BUFFERS); image steps run twice
+// (explained, then for real, as the statements after them read them).
+ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st);
 
 // Drops the stream table's kept copies and their catalog rows.
 void drop_kept_copies(Spi& spi, int64_t pgt_id);
