@@ -712,6 +712,15 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'pgt_explain_program'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- What creating a stream table of the query would decide, as a dry run:
+-- its refresh mode (and why), row identity, delta strategy, operator tree
+-- and the indexes its refreshes want; the same checks and errors as
+-- create_stream_table, and nothing created.
+CREATE FUNCTION pgtrickle.validate_query(query text, refresh_mode text DEFAULT 'AUTO')
+RETURNS TABLE (property text, value text)
+AS 'MODULE_PATHNAME', 'pgt_validate_query'
+LANGUAGE C;
+
 -- The statements of a stream table's next refresh run under EXPLAIN
 -- (ANALYZE, BUFFERS) inside a subtransaction that is rolled back
 -- (explain_st(name, true)). Owner only: it runs the refresh as the owner.

@@ -42,8 +42,9 @@ namespace {
 ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker,
                                   std::string_view auto_full_reason, bool blocker_is_limit) {
     std::string up = upper_trimmed_mode(text);
+    using M = RefreshMode;
     if (up == "FULL") {
-        return {up, "FULL", ""};
+        return {M::kFull, M::kFull, ""};
     }
     if (up == "DIFFERENTIAL") {
         if (blocker_is_limit) {
@@ -56,18 +57,18 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
         if (!differential_blocker.empty()) {
             not_differential(differential_blocker);
         }
-        return {up, "DIFFERENTIAL", ""};
+        return {M::kDifferential, M::kDifferential, ""};
     }
     if (up == "AUTO") {
         if (differential_blocker.empty() && auto_full_reason.empty()) {
-            return {up, "DIFFERENTIAL", ""};
+            return {M::kAuto, M::kDifferential, ""};
         }
         if (differential_blocker.empty()) {
-            return {up, "FULL",
+            return {M::kAuto, M::kFull,
                     "refresh_mode AUTO resolved to FULL: DIFFERENTIAL would recompute " +
                         std::string(auto_full_reason) + " on every change"};
         }
-        return {up, "FULL",
+        return {M::kAuto, M::kFull,
                 "refresh_mode AUTO resolved to FULL: DIFFERENTIAL cannot maintain " +
                     std::string(differential_blocker)};
     }
@@ -79,6 +80,30 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
     throw Error(sqlstate::kInvalidParameterValue,
                 "invalid refresh_mode \"" + std::string(text) + "\"", "",
                 "Valid values are 'AUTO', 'FULL', 'DIFFERENTIAL' and 'IMMEDIATE'.");
+}
+
+const char* mode_name(RefreshMode mode) noexcept {
+    switch (mode) {
+        case RefreshMode::kAuto:
+            return "AUTO";
+        case RefreshMode::kFull:
+            return "FULL";
+        case RefreshMode::kDifferential:
+            return "DIFFERENTIAL";
+        case RefreshMode::kImmediate:
+            return "IMMEDIATE";
+    }
+    return "";
+}
+
+std::optional<RefreshMode> mode_named(std::string_view spelling) noexcept {
+    for (RefreshMode m : {RefreshMode::kAuto, RefreshMode::kFull, RefreshMode::kDifferential,
+                          RefreshMode::kImmediate}) {
+        if (spelling == mode_name(m)) {
+            return m;
+        }
+    }
+    return std::nullopt;
 }
 
 std::string parse_status(std::string_view text) {

@@ -6,15 +6,25 @@
 #include "core/core.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace pgt {
 
+enum class RefreshMode : char { kAuto, kFull, kDifferential, kImmediate };
+
+// As users and the catalog spell it: "AUTO", "FULL", "DIFFERENTIAL",
+// "IMMEDIATE".
+const char* mode_name(RefreshMode mode) noexcept;
+
+// The mode a catalog value spells (exactly), or nullopt.
+std::optional<RefreshMode> mode_named(std::string_view spelling) noexcept;
+
 struct ResolvedMode {
-    std::string requested;  // AUTO | FULL | DIFFERENTIAL | IMMEDIATE
-    std::string effective;  // what refreshes will do
-    std::string notice;     // non-empty: tell the user why (AUTO's choice)
+    RefreshMode requested = RefreshMode::kAuto;
+    RefreshMode effective = RefreshMode::kFull;  // what refreshes will do
+    std::string notice;                          // non-empty: tell the user why (AUTO's choice)
 };
 
 // Case-insensitive. differential_blocker names what keeps DIFFERENTIAL from

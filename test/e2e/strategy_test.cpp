@@ -68,9 +68,22 @@ TEST_F(Strategy, every_shape_keeps_its_mode_identity_and_strategy) {
         "ANALYZE t; ANALYZE d;");
     for (const Shape& s : kShapes) {
         SCOPED_TRACE(s.name);
+        // The dry run says what creating it then does, and creates nothing.
+        const std::string requested = *s.strategy ? "DIFFERENTIAL" : "AUTO";
+        const std::string before = state();
+        auto validated = [&](const char* property) {
+            return db->scalar(
+                "SELECT coalesce(value, '') FROM pgtrickle.validate_query($1, $2) WHERE property "
+                "= $3",
+                {s.query, requested, property});
+        };
+        EXPECT_EQ(validated("refresh_mode"), s.mode);
+        EXPECT_EQ(validated("row_identity"), s.identity);
+        EXPECT_EQ(validated("strategy"), s.strategy);
+        EXPECT_EQ(state(), before);
         try {
             db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
-                     {s.name, s.query, *s.strategy ? "DIFFERENTIAL" : "AUTO"});
+                     {s.name, s.query, requested});
         } catch (const SqlError& e) {
             ADD_FAILURE() << s.name << ": " << e.what();
             continue;
@@ -110,6 +123,38 @@ TEST_F(Strategy, explain_shows_the_operator_tree_with_identity_and_rule_per_node
               "    Scan public.t  [SCAN_KEY (id)]  rule: delta from " +
                   buffer);
     EXPECT_MATCHES_QUERY(*db, "st");
+}
+
+TEST_F(Strategy, validate_query_says_why_and_refuses_as_create_would) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, grp int NOT NULL, val numeric);"
+        "CREATE TABLE d (grp int PRIMARY KEY, name text);");
+    const std::string before = state();
+    Result r = db->exec(
+        "SELECT property, coalesce(value, '') FROM pgtrickle.validate_query('SELECT t.id, "
+        "d.name FROM t JOIN d ON d.grp = t.grp') ORDER BY property");
+    std::string all;
+    for (size_t i = 0; i < r.size(); i++) {
+        all += r.at(i, 0) + "=" + r.at(i, 1) + "\n";
+    }
+    EXPECT_NE(all.find("refresh_mode=DIFFERENTIAL\n"), std::string::npos) << all;
+    EXPECT_NE(all.find("strategy=join_region\n"), std::string::npos) << all;
+    EXPECT_NE(all.find("index=CREATE INDEX ON public.t (grp);"), std::string::npos) << all;
+    EXPECT_NE(all.find("rule: delta from its change buffer"), std::string::npos) << all;
+    // AUTO says why it recomputes; DIFFERENTIAL is refused as by create.
+    EXPECT_NE(db->scalar("SELECT value FROM pgtrickle.validate_query('SELECT id FROM t UNION "
+                         "SELECT grp FROM d') WHERE property = 'reason'")
+                  .find("UNION"),
+              std::string::npos);
+    EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.validate_query('SELECT id FROM t UNION "
+                           "SELECT grp FROM d', 'DIFFERENTIAL')")
+                  .sqlstate,
+              "0A000");
+    EXPECT_EQ(
+        db->error_of("SELECT * FROM pgtrickle.validate_query('SELECT FROM nowhere')").sqlstate,
+        "42P01");
+    EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.validate_query('SELEC 1')").sqlstate, "42601");
+    EXPECT_EQ(state(), before);
 }
 
 // explain_st(name, true): the next refresh's statements run under EXPLAIN

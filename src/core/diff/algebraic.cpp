@@ -476,8 +476,9 @@ namespace {
 
 void check_shape(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
     const bool scalar = a.group.group_outputs.empty();
-    if (scalar ? t.domain != "synthetic"
-               : (t.domain != "group_key" || t.columns.size() != a.group.group_outputs.size()) ||
+    if (scalar ? t.domain != rowid::Domain::kSynthetic
+               : (t.domain != rowid::Domain::kGroupKey ||
+                  t.columns.size() != a.group.group_outputs.size()) ||
                      !a.group.having.empty()) {
         throw Error(sqlstate::kInternalError,
                     "algebraic aggregates need a group_key identity over the grouping keys (or a "

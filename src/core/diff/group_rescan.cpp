@@ -111,7 +111,7 @@ std::string rescan_keyed_ctes(const ir::GroupRescan& g, const ir::IdentityTarget
 }
 
 std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget& target) {
-    if (target.domain != "group_key" || g.group_outputs.empty() ||
+    if (target.domain != rowid::Domain::kGroupKey || g.group_outputs.empty() ||
         target.columns.size() != g.group_outputs.size()) {
         throw Error(sqlstate::kInternalError,
                     "group rescan needs a group_key identity over the grouping keys");

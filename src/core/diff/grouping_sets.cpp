@@ -55,8 +55,8 @@ std::string arm_select(const ir::GroupingSetsRescan& g, std::size_t a,
 std::string grouping_sets_rescan_sql(const ir::GroupingSetsRescan& g,
                                      const ir::IdentityTarget& target) {
     const std::size_t n = g.keys.size();
-    if (target.domain != "group_key" || n == 0 || n > 31 || target.columns.size() != n + 1 ||
-        g.arms.empty()) {
+    if (target.domain != rowid::Domain::kGroupKey || n == 0 || n > 31 ||
+        target.columns.size() != n + 1 || g.arms.empty()) {
         throw Error(sqlstate::kInternalError,
                     "grouping sets need a group_key identity over the keys and the set column");
     }

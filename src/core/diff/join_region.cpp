@@ -174,7 +174,7 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
     if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||
         j.key_nullable.size() != target.columns.size() ||
         j.key_filtered.size() != target.columns.size() ||
-        (target.columns.empty() && target.domain != "synthetic")) {
+        (target.columns.empty() && target.domain != rowid::Domain::kSynthetic)) {
         throw Error(sqlstate::kInternalError,
                     "join region needs sources, branches and one nullability per key column");
     }

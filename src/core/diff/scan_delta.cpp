@@ -212,17 +212,17 @@ std::string paired_images(const ir::ScanFilterProject& scan) {
            " AND " + unchanged_update(scan) + " AND ((" + k.keep_old + ") OR (" + k.keep_new + "))";
 }
 
-std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields) {
-    if (domain == "synthetic") {
+std::string row_id_expression(rowid::Domain domain, const std::vector<std::string>& fields) {
+    if (domain == rowid::Domain::kSynthetic) {
         return "pgtrickle.encode_row_id_v2('synthetic'::pg_catalog.text, "
                "'scalar_aggregate_singleton'::pg_catalog.text, ROW())";
     }
-    // Domains come from a fixed registry; refuse anything that would need quoting.
-    if (domain.empty() ||
-        domain.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) {
-        throw Error(sqlstate::kInternalError, "unknown row identity domain \"" + domain + "\"");
+    // Spellings come from the registry (plain lower-case words).
+    const char* spelled = rowid::domain_spelling(domain);
+    if (spelled == nullptr) {
+        throw Error(sqlstate::kInternalError, "unknown row identity domain");
     }
-    return "pgtrickle.encode_row_id_v2('" + domain + "'::pg_catalog.text, ROW(" +
+    return "pgtrickle.encode_row_id_v2('" + std::string(spelled) + "'::pg_catalog.text, ROW(" +
            join(fields, ", ") + "))";
 }
 

@@ -38,7 +38,7 @@ std::string window_predicate(const std::string& b, int base = 0);
 // The SQL expression of a row's identity: domain (scan_key, group_key,
 // keyless_row; synthetic = the scalar-aggregate singleton) over the given
 // field expressions. The one place generated SQL computes __pgt_row_id.
-std::string row_id_expression(const std::string& domain, const std::vector<std::string>& fields);
+std::string row_id_expression(rowid::Domain domain, const std::vector<std::string>& fields);
 
 // "WITH ev AS (...), net AS (...), src AS (...)": the window's source images netted
 // (columns __pgt_seq, __pgt_sign = weight, then every source column by

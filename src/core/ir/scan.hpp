@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/rowid/format.hpp"
+
 namespace pgt::ir {
 
 // The alias source-row expressions are deparsed against (one table: the
@@ -210,8 +212,8 @@ struct AlgebraicJoin {
 };
 
 struct IdentityTarget {
-    std::string table;                 // quoted, schema-qualified storage table
-    std::string domain;                // scan_key | group_key | synthetic | keyless_row
+    std::string table;  // quoted, schema-qualified storage table
+    rowid::Domain domain = rowid::Domain::kKeylessRow;
     std::vector<std::string> columns;  // quoted output columns the identity encodes
     bool keyed;                        // at most one row per identity (else counted)
 };

@@ -39,6 +39,36 @@ constexpr std::array<std::pair<Synthetic, const char*>, 2> kSyntheticNames{{
 const char* domain_name(Domain domain) noexcept {
     return lookup(kDomainNames, domain);
 }
+const char* domain_spelling(Domain domain) noexcept {
+    switch (domain) {
+        case Domain::kScanKey:
+            return "scan_key";
+        case Domain::kKeylessRow:
+            return "keyless_row";
+        case Domain::kGroupKey:
+            return "group_key";
+        case Domain::kJoinKey:
+            return "join_key";
+        case Domain::kSetKey:
+            return "set_key";
+        case Domain::kWindowKey:
+            return "window_key";
+        case Domain::kSynthetic:
+            return "synthetic";
+    }
+    return nullptr;
+}
+
+std::optional<Domain> domain_spelled(std::string_view spelling) noexcept {
+    for (Domain d : {Domain::kScanKey, Domain::kKeylessRow, Domain::kGroupKey, Domain::kJoinKey,
+                     Domain::kSetKey, Domain::kWindowKey, Domain::kSynthetic}) {
+        if (spelling == domain_spelling(d)) {
+            return d;
+        }
+    }
+    return std::nullopt;
+}
+
 const char* synthetic_name(Synthetic kind) noexcept {
     return lookup(kSyntheticNames, kind);
 }

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace pgt::rowid {
 
@@ -130,6 +132,11 @@ struct Limits {
 // type_tag_name is defined with the type registry (types.cpp).
 // nullptr for an unregistered value.
 const char* domain_name(Domain domain) noexcept;
+// The SQL spelling of a domain ("scan_key", ...: encode_row_id_v2's first
+// argument, pgt_stream_tables.row_identity_domain); nullptr for an
+// unregistered value. domain_spelled is its inverse (exact spelling).
+const char* domain_spelling(Domain domain) noexcept;
+std::optional<Domain> domain_spelled(std::string_view spelling) noexcept;
 const char* synthetic_name(Synthetic kind) noexcept;
 const char* type_tag_name(TypeTag tag) noexcept;
 

@@ -365,7 +365,7 @@ OutputColumn column_at(const AnalyzedQuery& q, int i) {
 
 bool has_grouping_set_column(const AnalyzedQuery& q) {
     const std::vector<int>& k = q.identity.key_columns;
-    return q.identity.domain == "group_key" && !k.empty() &&
+    return q.identity.domain == rowid::Domain::kGroupKey && !k.empty() &&
            k.back() == static_cast<int>(q.columns.size());
 }
 

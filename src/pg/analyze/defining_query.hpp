@@ -41,7 +41,7 @@ struct ReadRight {
 
 // How rows of the stream table are identified (docs/row-identity-v2.md).
 struct RowIdentityShape {
-    std::string domain;            // scan_key | group_key | synthetic | keyless_row
+    rowid::Domain domain = rowid::Domain::kKeylessRow;
     std::vector<int> key_columns;  // indexes into AnalyzedQuery::columns
 };
 

@@ -420,12 +420,14 @@ bool collect_region_tables(Query* q, const std::vector<SubquerySite>& sublinks,
 // Whether the query's identity lets a region be replaced by key, and its
 // functions allow DIFFERENTIAL. False with a blocker set.
 bool identity_allows_region(Query* q, AnalyzedQuery& out) {
-    if (q->groupClause != NIL && out.identity.domain != "group_key") {
+    if (q->groupClause != NIL && out.identity.domain != rowid::Domain::kGroupKey) {
         out.differential_blocker = "a GROUP BY expression that is not in the select list";
         return false;
     }
-    if (out.identity.domain != "group_key" && out.identity.domain != "keyless_row" &&
-        out.identity.domain != "synthetic" && out.identity.domain != "scan_key") {
+    if (out.identity.domain != rowid::Domain::kGroupKey &&
+        out.identity.domain != rowid::Domain::kKeylessRow &&
+        out.identity.domain != rowid::Domain::kSynthetic &&
+        out.identity.domain != rowid::Domain::kScanKey) {
         out.differential_blocker = "a join whose rows have no identity key";
         return false;
     }
@@ -551,7 +553,7 @@ void finish_region(Query* q, const std::vector<TargetEntry*>& keys,
                                semi_joins, region);
     }
     out.region = region;
-    if (out.identity.domain == "synthetic" && !region.algebraic) {
+    if (out.identity.domain == rowid::Domain::kSynthetic && !region.algebraic) {
         out.auto_full_reason = "the whole aggregate without GROUP BY";
     }
     for (const OuterJoin& oj : outer) {

@@ -548,11 +548,7 @@ int lower_level(Lowering& L, Query* q, bool deparse) {
 
 RowIdentityShape tree_identity(const ir::Tree& t) {
     ir::RootIdentity id = ir::root_identity(t);
-    std::string domain = rowid::domain_name(id.domain);
-    for (char& ch : domain) {
-        ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
-    }
-    return RowIdentityShape{domain, id.columns};
+    return RowIdentityShape{id.domain, id.columns};
 }
 
 ir::Tree lower_query_tree(Query* q) {

@@ -423,8 +423,9 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     out.scan.predicate = pred ? pred : "";
     // GROUP BY, or SELECT DISTINCT read as GROUP BY every output column
     // (unless a source key in the output makes the DISTINCT a no-op).
-    out.scan.grouped = q->groupClause != NIL || out.scan.algebraic ||
-                       (q->distinctClause != NIL && out.identity.domain == "group_key");
+    out.scan.grouped =
+        q->groupClause != NIL || out.scan.algebraic ||
+        (q->distinctClause != NIL && out.identity.domain == rowid::Domain::kGroupKey);
     out.scan.having = having ? having : "";
     plain_group_columns(q, out.scan);
 }
@@ -833,13 +834,13 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     }
     // Joins, derived tables, DISTINCT ON and aggregates without GROUP BY
     // (one row, recomputed when a change reaches it) are join regions.
-    if (q->hasDistinctOn && out.identity.domain != "group_key") {
+    if (q->hasDistinctOn && out.identity.domain != rowid::Domain::kGroupKey) {
         out.differential_blocker = "DISTINCT ON an expression that is not in the select list";
         return;
     }
     if (list_length(q->rtable) != 1 || q->hasDistinctOn || q->hasSubLinks ||
         static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind == RTE_SUBQUERY ||
-        (out.identity.domain == "synthetic" && !scalar_algebraic(q))) {
+        (out.identity.domain == rowid::Domain::kSynthetic && !scalar_algebraic(q))) {
         (void)derive_region_shape(q, out);
         return;
     }
@@ -851,7 +852,7 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     if (!check_functions(q, out)) {
         return;
     }
-    if (q->groupClause != NIL && out.identity.domain != "group_key") {
+    if (q->groupClause != NIL && out.identity.domain != rowid::Domain::kGroupKey) {
         out.differential_blocker = "a GROUP BY expression that is not in the select list";
         return;
     }

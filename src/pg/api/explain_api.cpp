@@ -1,27 +1,37 @@
 // What explain_st shows beyond the catalog: pgtrickle._explain_program(text),
 // a stored delta program section by section with each statement over
 // several lines, and pgtrickle._explain_refresh(name), the plans of the
-// next refresh's statements as they ran (explain_st(name, true)).
+// next refresh's statements as they ran (explain_st(name, true)); and
+// pgtrickle.validate_query(query, refresh_mode), what creating a stream
+// table of the query would decide, as a dry run.
 // Invariant: _explain_program reads only its argument (IMMUTABLE);
-// _explain_refresh leaves nothing behind (its refresh is rolled back).
+// _explain_refresh leaves nothing behind (its refresh is rolled back);
+// validate_query creates nothing and fails as create_stream_table would.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/sql/format.hpp"
+#include "core/ir/tree.hpp"
+#include "core/refresh_mode.hpp"
+#include "pg/api/advice.hpp"
 #include "pg/api/args.hpp"
 #include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/common/relation_names.hpp"
+#include "pg/common/quote.hpp"
 #include "pg/refresh/full_refresh.hpp"
+#include "pg/rowid/identity_types.hpp"
+#include "pg/security/rights.hpp"
 
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -29,12 +39,14 @@ PG_FUNCTION_INFO_V1(pgt_explain_program);
 Datum pgt_explain_program(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(pgt_explain_refresh);
 Datum pgt_explain_refresh(PG_FUNCTION_ARGS);
+PG_FUNCTION_INFO_V1(pgt_validate_query);
+Datum pgt_validate_query(PG_FUNCTION_ARGS);
 }
 
 namespace pgt::pg {
 namespace {
 
-using Rows = std::vector<std::pair<std::string, std::string>>;
+using Rows = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
 // The (property, value) rows of the next refresh, explained: what it did
 // and why, then each statement's plan.
@@ -60,23 +72,110 @@ Rows explain_next_refresh(const std::string& name) {
     return out;
 }
 
+std::string identity_text(const AnalyzedQuery& q) {
+    std::string cols;
+    for (int i : q.identity.key_columns) {
+        cols += (cols.empty() ? "" : ", ") + column_at(q, i).name;
+    }
+    return std::string(rowid::domain_spelling(q.identity.domain)) + "(" + cols + ")";
+}
+
+// The operator tree with the rules the stream table would get: the
+// strategy (or the recompute) at the root, each captured table's scan
+// reading its change buffer.
+std::string tree_with_rules(const AnalyzedQuery& q, const std::optional<std::string>& strategy) {
+    ir::Tree t = q.operators;
+    if (t.root < 0) {
+        return "";
+    }
+    t.at(t.root).rule = strategy ? *strategy : "recompute (FULL)";
+    if (!strategy) {
+        return ir::format_tree(t);
+    }
+    for (const auto& need : capture_needs(q)) {
+        for (ir::Node& n : t.nodes) {
+            if (n.op == ir::Op::kScan && n.relid == need.first) {
+                n.rule = "delta from its change buffer";
+            }
+        }
+    }
+    return ir::format_tree(t);
+}
+
+// What create_stream_table(name, query, refresh_mode => mode_text) would
+// decide, with the same checks (and errors) before anything is created.
+Rows validate(const std::string& query, const std::string& mode_text) {
+    AnalyzedQuery q = analyze_defining_query(query);
+    check_read_rights(q.reads, GetUserId());
+    std::vector<OutputColumn> id_cols;
+    for (int i : q.identity.key_columns) {
+        id_cols.push_back(column_at(q, i));
+    }
+    check_identity_columns(id_cols);
+    Spi spi = Spi::connect();
+    catalog::open_catalog(spi);
+    ResolvedMode mode = resolve_mode_quietly(spi, mode_text, q, GetUserId());
+    std::vector<IndexAdvice> advice = index_advice(spi, q, mode.effective);
+    spi.close();
+    const bool differential = mode.effective == RefreshMode::kDifferential;
+    std::optional<std::string> strategy;
+    if (differential) {
+        strategy = delta_strategy(q);
+    }
+    Rows out;
+    out.emplace_back("refresh_mode", mode_name(mode.effective));
+    out.emplace_back("requested_mode", mode_name(mode.requested));
+    out.emplace_back("reason", mode.notice.empty() ? std::nullopt : std::optional(mode.notice));
+    out.emplace_back("differential_blocker", q.differential_blocker.empty()
+                                                 ? std::nullopt
+                                                 : std::optional(q.differential_blocker));
+    out.emplace_back("row_identity", identity_text(q));
+    out.emplace_back("strategy", strategy);
+    out.emplace_back("operator_tree", tree_with_rules(q, strategy));
+    const std::string stable = stable_function_warning(q, mode.effective);
+    if (!stable.empty()) {
+        out.emplace_back("warning", stable);
+    }
+    if (q.selects_star) {
+        out.emplace_back("warning", std::string("the query selects *: expanded once, at creation"));
+    }
+    for (const IndexAdvice& a : advice) {
+        out.emplace_back("index", a.create + " -- " + a.message);
+    }
+    out.emplace_back("recompute_query", q.effective);
+    return out;
+}
+
+void return_rows(FunctionCallInfo fcinfo, const Rows& rows) {
+    pg_call([&] {
+        InitMaterializedSRF(fcinfo, 0);
+        auto* rsi = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+        for (const auto& [property, value] : rows) {
+            Datum values[2] = {CStringGetTextDatum(property.c_str()),
+                               value ? CStringGetTextDatum(value->c_str()) : (Datum)0};
+            bool nulls[2] = {false, !value.has_value()};
+            tuplestore_putvalues(rsi->setResult, rsi->setDesc, values, nulls);
+        }
+    });
+}
+
 }  // namespace
 }  // namespace pgt::pg
 
 Datum pgt_explain_refresh(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&]() -> Datum {
         std::string name = pgt::pg::Args(fcinfo).required_text(0, "name");
-        pgt::pg::Rows rows = pgt::pg::explain_next_refresh(name);
-        pgt::pg::pg_call([&] {
-            InitMaterializedSRF(fcinfo, 0);
-            auto* rsi = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-            for (const auto& [property, value] : rows) {
-                Datum values[2] = {CStringGetTextDatum(property.c_str()),
-                                   CStringGetTextDatum(value.c_str())};
-                bool nulls[2] = {false, false};
-                tuplestore_putvalues(rsi->setResult, rsi->setDesc, values, nulls);
-            }
-        });
+        pgt::pg::return_rows(fcinfo, pgt::pg::explain_next_refresh(name));
+        return (Datum)0;
+    });
+}
+
+Datum pgt_validate_query(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        pgt::pg::Args a(fcinfo);
+        std::string query = a.required_text(0, "query");
+        std::string mode = a.text_or(1, "AUTO");
+        pgt::pg::return_rows(fcinfo, pgt::pg::validate(query, mode));
         return (Datum)0;
     });
 }

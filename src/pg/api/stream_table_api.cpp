@@ -17,6 +17,7 @@
 #include "core/sched/schedule.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/rowid/identity_types.hpp"
+#include "pg/api/advice.hpp"
 #include "pg/api/args.hpp"
 #include "pg/api/lifecycle.hpp"
 #include "pg/api/names.hpp"
@@ -145,11 +146,14 @@ void warn_about_star(const AnalyzedQuery& q) {
             "columns in the query to make that visible.");
 }
 
+}  // namespace
+
 // The mode q will be maintained in for `owner` (0A000 when DIFFERENTIAL
 // was asked for and cannot maintain q; 42501 when its capture needs a
 // right the caller lacks); says why when AUTO chose FULL, and warns about
 // STABLE functions under DIFFERENTIAL.
-ResolvedMode resolve_mode(Spi& spi, const std::string& text, const AnalyzedQuery& q, Oid owner) {
+ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const AnalyzedQuery& q,
+                                  Oid owner) {
     std::string blocker = q.differential_blocker;
     if (blocker.empty()) {
         const std::string rls = row_security_blocker(q.reads, owner);
@@ -172,13 +176,27 @@ ResolvedMode resolve_mode(Spi& spi, const std::string& text, const AnalyzedQuery
                       ", on which the role has no right to create a capture trigger";
         }
     }
-    ResolvedMode mode = resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit);
+    return resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit);
+}
+
+// The WARNING a DIFFERENTIAL query calling a STABLE function gets ("" none).
+std::string stable_function_warning(const AnalyzedQuery& q, RefreshMode mode) {
+    if (mode != RefreshMode::kDifferential || q.scan.stable_functions.empty()) {
+        return "";
+    }
+    return "stream table query calls STABLE function " + q.scan.stable_functions.front() + "()";
+}
+
+const char* const kStableDetail =
+    "DIFFERENTIAL refresh evaluates it at refresh time for changed rows only; rows that did not "
+    "change keep the value computed earlier.";
+
+ResolvedMode resolve_mode(Spi& spi, const std::string& text, const AnalyzedQuery& q, Oid owner) {
+    ResolvedMode mode = resolve_mode_quietly(spi, text, q, owner);
     notice(mode.notice);
-    if (mode.effective == "DIFFERENTIAL" && !q.scan.stable_functions.empty()) {
-        warning(
-            "stream table query calls STABLE function " + q.scan.stable_functions.front() + "()",
-            "DIFFERENTIAL refresh evaluates it at refresh time for changed rows only; "
-            "rows that did not change keep the value computed earlier.");
+    const std::string stable = stable_function_warning(q, mode.effective);
+    if (!stable.empty()) {
+        warning(stable, kStableDetail);
     }
     return mode;
 }
@@ -191,10 +209,11 @@ std::string attribute_name(Oid relid, int attnum) {
 
 // A DIFFERENTIAL refresh reads `relid` through the columns `attnums`. Unless
 // an index serves that lookup — its leading columns are exactly these
-// (`whole_prefix`) or its first column is one of them — says so in a NOTICE
-// with the index to create (never created on a user's table silently).
-void advise_index(Spi& spi, Oid relid, const std::vector<int>& attnums, bool whole_prefix,
-                  const std::string& what, const std::string& before, const std::string& after) {
+// (`whole_prefix`) or its first column is one of them — the index to
+// create (never created on a user's table silently).
+std::optional<IndexAdvice> advise_index(Spi& spi, Oid relid, const std::vector<int>& attnums,
+                                        bool whole_prefix, const std::string& what,
+                                        const std::string& before, const std::string& after) {
     std::vector<int> sorted = attnums;
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
@@ -221,23 +240,29 @@ void advise_index(Spi& spi, Oid relid, const std::vector<int>& attnums, bool who
                           leading + ")",
                       {oid_param(relid), text_param(arr + "}"),
                        int8_param(static_cast<int64_t>(sorted.size()))}) == "t";
-    if (!served) {
-        std::string table = quoted_relation_name(relid);
-        notice_with_hint("no index on " + table + " serves the " + what + " (" + names + ")",
-                         "Each DIFFERENTIAL refresh " + before + table + after +
-                             " through these columns; without an index that reads the whole "
-                             "table.",
-                         "CREATE INDEX ON " + table + " (" + names + ");");
+    if (served) {
+        return std::nullopt;
     }
+    std::string table = quoted_relation_name(relid);
+    return IndexAdvice{"no index on " + table + " serves the " + what + " (" + names + ")",
+                       "Each DIFFERENTIAL refresh " + before + table + after +
+                           " through these columns; without an index that reads the whole table.",
+                       "CREATE INDEX ON " + table + " (" + names + ");"};
 }
 
 // GROUP BY reads the touched groups through their keys; a join reads each
 // table through its equality columns (the other table's changed keys lead
 // there).
-void advise_indexes(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
-    if (mode != "DIFFERENTIAL") {
-        return;
+std::vector<IndexAdvice> index_advice(Spi& spi, const AnalyzedQuery& q, RefreshMode mode) {
+    std::vector<IndexAdvice> out;
+    if (mode != RefreshMode::kDifferential) {
+        return out;
     }
+    auto add = [&](std::optional<IndexAdvice> a) {
+        if (a) {
+            out.push_back(std::move(*a));
+        }
+    };
     // Algebraic aggregates read a group's rows only when its MIN or MAX
     // goes (or a numeric sum turns NaN or infinite: rare).
     bool reads_groups = !q.scan.algebraic;
@@ -245,23 +270,35 @@ void advise_indexes(Spi& spi, const AnalyzedQuery& q, const std::string& mode) {
         reads_groups = reads_groups || x.kind == ir::AggKind::kMin || x.kind == ir::AggKind::kMax;
     }
     if (q.scan.grouped && !q.scan.group_attnums.empty() && reads_groups) {
-        advise_index(spi, q.scan.source_relid, q.scan.group_attnums, true, "grouping columns",
-                     q.scan.algebraic
-                         ? "recomputes a group whose MIN or MAX was deleted by reading "
-                         : "recomputes the groups it touches by reading ",
-                     "");
+        add(advise_index(spi, q.scan.source_relid, q.scan.group_attnums, true, "grouping columns",
+                         q.scan.algebraic
+                             ? "recomputes a group whose MIN or MAX was deleted by reading "
+                             : "recomputes the groups it touches by reading ",
+                         ""));
     }
     for (std::size_t i = 0; q.region.present && i < q.region.relids.size(); i++) {
         if (!q.region.equi_attnums[i].empty()) {
-            advise_index(spi, q.region.relids[i], q.region.equi_attnums[i], false, "join columns",
-                         "looks up the rows of ", " that join a changed row of another table");
+            add(advise_index(spi, q.region.relids[i], q.region.equi_attnums[i], false,
+                             "join columns", "looks up the rows of ",
+                             " that join a changed row of another table"));
         }
     }
     for (int side = 0; q.join.present && side < 2; side++) {
         if (!q.join.equi_attnums[side].empty()) {
-            advise_index(spi, q.join.relids[side], q.join.equi_attnums[side], false, "join columns",
-                         "looks up the rows of ", " that join a changed row of the other table");
+            add(advise_index(spi, q.join.relids[side], q.join.equi_attnums[side], false,
+                             "join columns", "looks up the rows of ",
+                             " that join a changed row of the other table"));
         }
+    }
+    return out;
+}
+
+namespace {
+
+// Says each index a DIFFERENTIAL refresh of q wants in a NOTICE.
+void advise_indexes(Spi& spi, const AnalyzedQuery& q, RefreshMode mode) {
+    for (const IndexAdvice& a : index_advice(spi, q, mode)) {
+        notice_with_hint(a.message, a.detail, a.create);
     }
 }
 
@@ -458,8 +495,8 @@ void redefine(Spi& spi, catalog::StreamTableRow& row, const std::optional<std::s
     std::vector<int64_t> readers;
     AnalyzedQuery q =
         query ? replace_query(spi, row, *query, stored, cascade, readers) : reanalyze(spi, row);
-    ResolvedMode mode =
-        resolve_mode(spi, mode_text.value_or(row.requested_mode), q, relation_owner(row.relid));
+    ResolvedMode mode = resolve_mode(spi, mode_text.value_or(mode_name(row.requested_mode)), q,
+                                     relation_owner(row.relid));
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
     row.reinit_reason.reset();  // what a reinitialisation would do is done here
@@ -540,7 +577,7 @@ RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row,
         }
         const std::string why = *row.reinit_reason + ": reinitialised";
         AnalyzedQuery q = reanalyze(spi, row);
-        ResolvedMode mode = resolve_mode(spi, row.requested_mode, q, owner);
+        ResolvedMode mode = resolve_mode(spi, mode_name(row.requested_mode), q, owner);
         row.refresh_mode = mode.effective;
         row.reinit_reason.reset();
         prepare_maintenance(spi, row, q);
@@ -568,7 +605,7 @@ std::vector<Finding> repair(Spi& spi, catalog::StreamTableRow& row) {
              "capture of " + table + " installed again; every stream table reading it recomputes"});
         discard_capture(spi, p.source.source_id, "change capture of " + table + " repaired");
     }
-    if (row.refresh_mode == "DIFFERENTIAL" && found.empty() &&
+    if (row.refresh_mode == RefreshMode::kDifferential && found.empty() &&
         (captured_sources_of(spi, row.pgt_id).empty() || !row.delta_sql)) {
         found.push_back({"maintenance", "no frontier or delta statement",
                          "frontiers and delta statement built again"});
@@ -646,7 +683,7 @@ void refresh_stream_table(const Args& a) {
 
 RefreshResult refresh_or_reinitialize(Spi& spi, catalog::StreamTableRow& row,
                                       const std::string& initiated_by) {
-    if (!row.reinit_reason && row.refresh_mode == "DIFFERENTIAL" && row.delta_sql &&
+    if (!row.reinit_reason && row.refresh_mode == RefreshMode::kDifferential && row.delta_sql &&
         row.delta_version != diff::kProgramVersion) {
         const std::string why = "delta statement made by another pg_trickle version";
         catalog::exec_as_owner(spi,

@@ -87,11 +87,20 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     row.defining_query = *r[4];
     row.effective_query = *r[5];
     row.schedule = *r[6];
-    row.requested_mode = *r[7];
-    row.refresh_mode = *r[8];
+    std::optional<RefreshMode> requested = mode_named(*r[7]), effective = mode_named(*r[8]);
+    if (!requested || !effective) {
+        throw pgt::Error(sqlstate::kInternalError, "unknown refresh mode in the catalog");
+    }
+    row.requested_mode = *requested;
+    row.refresh_mode = *effective;
     row.status = *r[9];
     row.is_populated = *r[10] == "t";
-    row.identity_domain = *r[11];
+    std::optional<rowid::Domain> domain = rowid::domain_spelled(*r[11]);
+    if (!domain) {
+        throw pgt::Error(sqlstate::kInternalError,
+                         "unknown row identity domain \"" + *r[11] + "\" in the catalog");
+    }
+    row.identity_domain = *domain;
     row.row_identity_version = std::stoi(*r[12]);
     row.row_probe_version = std::stoi(*r[13]);
     row.delta_sql = r[14];
@@ -194,11 +203,11 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             text_param(row.defining_query),
             text_param(row.effective_query),
             text_param(row.schedule),
-            text_param(row.requested_mode),
-            text_param(row.refresh_mode),
+            text_param(std::string(mode_name(row.requested_mode))),
+            text_param(std::string(mode_name(row.refresh_mode))),
             text_param(row.status),
             bool_param(row.is_populated),
-            text_param(row.identity_domain),
+            text_param(std::string(rowid::domain_spelling(row.identity_domain))),
             text_param(text_array_literal(row.identity_columns)),
             int8_param(row.row_identity_version),
             int8_param(row.row_probe_version),

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/refresh_mode.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog_schema.hpp"
@@ -26,21 +27,21 @@ struct StreamTableRow {
     std::string defining_query;
     std::string effective_query;
     std::string schedule;
-    std::string requested_mode;
-    std::string refresh_mode;
+    RefreshMode requested_mode = RefreshMode::kAuto;
+    RefreshMode refresh_mode = RefreshMode::kFull;  // what refreshes do
     std::string status;
     bool is_populated = false;
-    std::string identity_domain = "keyless_row";  // scan_key | group_key | synthetic | keyless_row
-    std::vector<std::string> identity_columns;    // output columns the identity encodes
-    int row_identity_version = 0;                 // format of the stored __pgt_row_id
-    int row_probe_version = 0;                    // format of the stored __pgt_row_probe
-    std::optional<std::string> delta_sql;         // DIFFERENTIAL: the apply statement
-    std::optional<std::string> notify_channel;    // change notifications on the storage
-    std::optional<std::string> query_tree;        // the analysed query (nodeToString)
-    std::optional<std::string> reinit_reason;     // the next refresh reinitialises: why
-    std::optional<int> delta_version;             // diff::kProgramVersion delta_sql was made with
-    std::optional<std::string> delta_strategy;    // DIFFERENTIAL: the strategy delta_sql runs
-    std::optional<std::string> operator_tree;     // ir::format_tree of the query, rules chosen
+    rowid::Domain identity_domain = rowid::Domain::kKeylessRow;
+    std::vector<std::string> identity_columns;  // output columns the identity encodes
+    int row_identity_version = 0;               // format of the stored __pgt_row_id
+    int row_probe_version = 0;                  // format of the stored __pgt_row_probe
+    std::optional<std::string> delta_sql;       // DIFFERENTIAL: the apply statement
+    std::optional<std::string> notify_channel;  // change notifications on the storage
+    std::optional<std::string> query_tree;      // the analysed query (nodeToString)
+    std::optional<std::string> reinit_reason;   // the next refresh reinitialises: why
+    std::optional<int> delta_version;           // diff::kProgramVersion delta_sql was made with
+    std::optional<std::string> delta_strategy;  // DIFFERENTIAL: the strategy delta_sql runs
+    std::optional<std::string> operator_tree;   // ir::format_tree of the query, rules chosen
 };
 
 struct Dependency {

@@ -17,7 +17,8 @@ namespace {
 constexpr const char* kTrigger = "pgt_notify";
 
 std::string key_arguments(const catalog::StreamTableRow& row) {
-    bool keyed = row.identity_domain == "scan_key" || row.identity_domain == "group_key";
+    bool keyed = row.identity_domain == rowid::Domain::kScanKey ||
+                 row.identity_domain == rowid::Domain::kGroupKey;
     if (!keyed || row.identity_columns.empty()) {
         return ", " + sql_literal(kRowIdColumn);
     }

@@ -112,7 +112,7 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     }
     // With auxiliary columns (algebraic aggregates), they are filled too.
     std::string query = st.effective_query;
-    if (st.refresh_mode == "DIFFERENTIAL" && st.delta_sql) {
+    if (st.refresh_mode == RefreshMode::kDifferential && st.delta_sql) {
         diff::DeltaProgram p = diff::decode_program(*st.delta_sql);
         if (!p.full_query.empty()) {
             query = p.full_query;
@@ -431,7 +431,7 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
     std::vector<ReadRight> reads = catalog::owner_reads(spi, st.pgt_id);
     check_read_rights(reads, owner);
     const std::string rls = row_security_blocker(reads, owner);
-    if (!rls.empty() && st.requested_mode == "AUTO") {
+    if (!rls.empty() && st.requested_mode == RefreshMode::kAuto) {
         return full_refresh(spi, st, initiated_by,
                             "DIFFERENTIAL cannot maintain a query over " + rls + ": recomputed");
     }
@@ -462,7 +462,7 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                       " was truncated: recomputed";
                 return recompute(spi, st, rs);
             };
-            if (st.requested_mode == "AUTO") {
+            if (st.requested_mode == RefreshMode::kAuto) {
                 // Counting stops one past the limit: enough to decide.
                 AutoInputs in = auto_inputs(spi, st, windows);
                 int64_t limit = auto_change_limit(in);
@@ -537,7 +537,7 @@ RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
 
 RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::string& initiated_by,
                       const std::string& reason) {
-    if (st.refresh_mode != "DIFFERENTIAL" || !st.is_populated) {
+    if (st.refresh_mode != RefreshMode::kDifferential || !st.is_populated) {
         return full_refresh(spi, st, initiated_by, reason);
     }
     // Whoever asked (the scheduler, the owner, a superuser), the refresh

@@ -72,6 +72,10 @@ struct ExplainedRefresh {
 // (explained, then for real, as the statements after them read them).
 ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st);
 
+// The delta strategy a DIFFERENTIAL stream table of q gets: which generator
+// makes its program (prepare_maintenance's dispatch, in the same order).
+const char* delta_strategy(const AnalyzedQuery& q);
+
 // Drops the stream table's kept copies and their catalog rows.
 void drop_kept_copies(Spi& spi, int64_t pgt_id);
 

@@ -331,24 +331,6 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
     return diff::encode_program(p);
 }
 
-// The delta strategy of a DIFFERENTIAL stream table: which generator makes
-// its program (prepare_maintenance's dispatch, in the same order).
-const char* delta_strategy(const AnalyzedQuery& q) {
-    if (q.region.present) {
-        return q.region.algebraic ? "algebraic_join" : "join_region";
-    }
-    if (q.join.present) {
-        return "join_rescan";
-    }
-    if (!q.scan.grouping_arms.empty()) {
-        return "grouping_sets_rescan";
-    }
-    if (q.scan.grouped && q.scan.algebraic) {
-        return "algebraic_group";
-    }
-    return q.scan.grouped ? "group_rescan" : "scan";
-}
-
 // The operator tree with the rule of each node that has one: the root's
 // strategy (or the recompute of FULL), and each captured table's change
 // buffer, the Δ its scans read.
@@ -375,6 +357,22 @@ std::string annotated_tree(Spi& spi, const catalog::StreamTableRow& st, const An
 }
 
 }  // namespace
+
+const char* delta_strategy(const AnalyzedQuery& q) {
+    if (q.region.present) {
+        return q.region.algebraic ? "algebraic_join" : "join_region";
+    }
+    if (q.join.present) {
+        return "join_rescan";
+    }
+    if (!q.scan.grouping_arms.empty()) {
+        return "grouping_sets_rescan";
+    }
+    if (q.scan.grouped && q.scan.algebraic) {
+        return "algebraic_group";
+    }
+    return q.scan.grouped ? "group_rescan" : "scan";
+}
 
 void drop_kept_copies(Spi& spi, int64_t pgt_id) {
     for (const std::string& table : catalog::kept_copy_tables(spi, pgt_id)) {
@@ -405,15 +403,15 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     st.delta_sql.reset();
     bool algebraic = q.region.present ? q.region.algebraic
                                       : !q.join.present && q.scan.grouped && q.scan.algebraic;
-    if (st.refresh_mode != "DIFFERENTIAL" || !algebraic) {
+    if (st.refresh_mode != RefreshMode::kDifferential || !algebraic) {
         sync_aux_columns(spi, st.relid, {});
     }
-    if (st.refresh_mode == "DIFFERENTIAL" && q.region.present) {
+    if (st.refresh_mode == RefreshMode::kDifferential && q.region.present) {
         st.delta_sql = region_delta(spi, st, q);
-    } else if (st.refresh_mode == "DIFFERENTIAL" && q.join.present) {
+    } else if (st.refresh_mode == RefreshMode::kDifferential && q.join.present) {
         index_join_keys(spi, st, q);
         st.delta_sql = join_delta(spi, st, q);
-    } else if (st.refresh_mode == "DIFFERENTIAL") {
+    } else if (st.refresh_mode == RefreshMode::kDifferential) {
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
         ir::ScanFilterProject scan = scan_ir(spi, q, src);

@@ -27,7 +27,7 @@ extern "C" {
 namespace pgt::pg {
 
 void add_identity_storage(Spi& spi, const std::string& quoted_table, const AnalyzedQuery& q) {
-    bool unique = q.identity.domain != "keyless_row" && identity_probe_is_exact(q);
+    bool unique = q.identity.domain != rowid::Domain::kKeylessRow && identity_probe_is_exact(q);
     spi.exec("ALTER TABLE " + quoted_table + " ADD COLUMN " + kRowIdColumn +
              " pg_catalog.bytea NOT NULL, ADD COLUMN " + kRowProbeColumn +
              " pg_catalog.bytea GENERATED ALWAYS AS (pgtrickle.row_probe_v1(" + kRowIdColumn +
@@ -58,7 +58,7 @@ ir::IdentityTarget identity_target(const catalog::StreamTableRow& st) {
     for (const std::string& c : st.identity_columns) {
         t.columns.push_back(quote_ident(c));
     }
-    t.keyed = st.identity_domain != "keyless_row";
+    t.keyed = st.identity_domain != rowid::Domain::kKeylessRow;
     return t;
 }
 

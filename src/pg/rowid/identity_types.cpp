@@ -316,7 +316,7 @@ rowid::IdentityBound identity_bound_of(rowid::Domain domain,
 }
 
 bool identity_probe_is_exact(const AnalyzedQuery& q) {
-    const std::optional<rowid::Domain> domain = identity_domain_named(q.identity.domain);
+    const std::optional<rowid::Domain> domain = q.identity.domain;
     if (!domain) {
         return false;
     }

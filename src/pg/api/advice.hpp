@@ -1,0 +1,40 @@
+// What creating a stream table would decide and advise, without saying it:
+// the refresh mode, the WARNING about STABLE functions, the indexes a
+// DIFFERENTIAL refresh wants. create/alter say them as NOTICEs and
+// WARNINGs; validate_query returns them as rows.
+// Invariant: these only read the catalogs; they create nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/refresh_mode.hpp"
+#include "pg/analyze/defining_query.hpp"
+#include "pg/boundary/spi.hpp"
+
+extern "C" {
+#include "postgres.h"
+}
+
+namespace pgt::pg {
+
+// An index a DIFFERENTIAL refresh wants: the message, why, and the
+// statement that creates it.
+struct IndexAdvice {
+    std::string message, detail, create;
+};
+
+// The mode q would be maintained in for `owner`, as create_stream_table
+// resolves it (0A000 when DIFFERENTIAL was asked for and cannot maintain
+// q; 42501 when its capture needs a right the caller lacks); mode.notice
+// says why AUTO chose FULL.
+ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const AnalyzedQuery& q,
+                                  Oid owner);
+
+// The WARNING a DIFFERENTIAL query calling a STABLE function gets ("" none).
+std::string stable_function_warning(const AnalyzedQuery& q, RefreshMode mode);
+
+// The indexes a refresh of q in `mode` wants and its sources lack.
+std::vector<IndexAdvice> index_advice(Spi& spi, const AnalyzedQuery& q, RefreshMode mode);
+
+}  // namespace pgt::pg
