@@ -126,6 +126,77 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- Health and monitoring -------------------------------------------------------
 
+-- The catalog id of the stream table a name resolves to (in the caller's
+-- search_path, as the other functions' names do): 42P01 when there is no
+-- such relation, 42809 when it is not a stream table.
+CREATE FUNCTION pgtrickle._stream_table_id(name text)
+RETURNS bigint
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    rel pg_catalog.regclass := name::pg_catalog.regclass;
+    id bigint;
+BEGIN
+    SELECT s.pgt_id INTO id FROM pgtrickle.pgt_stream_tables s
+     WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel;
+    IF id IS NULL THEN
+        RAISE EXCEPTION '"%" is not a stream table', name
+            USING ERRCODE = '42809',
+                  HINT = 'pgtrickle.pgt_status() lists the stream tables.';
+    END IF;
+    RETURN id;
+END
+$$;
+
+-- A stream table's refreshes, the latest first (at most max_rows).
+CREATE FUNCTION pgtrickle.get_refresh_history(name text, max_rows integer DEFAULT 20)
+RETURNS TABLE (refresh_id bigint, start_time timestamptz, end_time timestamptz,
+               action text, status text, initiated_by text, rows_inserted bigint,
+               rows_deleted bigint, duration_ms double precision, reason text,
+               error_message text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT h.refresh_id, h.start_time, h.end_time, h.action, h.status, h.initiated_by,
+           h.rows_inserted, h.rows_deleted,
+           1000 OPERATOR(pg_catalog.*) pg_catalog.date_part('epoch',
+               h.end_time OPERATOR(pg_catalog.-) h.start_time),
+           h.reason, h.error_message
+      FROM pgtrickle.pgt_refresh_history h
+     WHERE h.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
+     ORDER BY h.refresh_id DESC
+     LIMIT GREATEST(max_rows, 0)
+$$;
+
+-- The relations a stream table reads: each source, its kind, whether its
+-- changes are captured for it (a DIFFERENTIAL stream table's tables), and
+-- the columns it reads (NULL when read only through a view).
+CREATE FUNCTION pgtrickle.list_sources(name text)
+RETURNS TABLE (source_table text, source_oid bigint, source_type text, cdc_mode text,
+               columns_used text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT d.source_relid::pg_catalog.regclass::pg_catalog.text,
+           d.source_relid::pg_catalog.oid::bigint,
+           d.source_type,
+           CASE WHEN EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f
+                               JOIN pgtrickle.pgt_sources src
+                                 ON src.source_id OPERATOR(pg_catalog.=) f.source_id
+                              WHERE f.pgt_id OPERATOR(pg_catalog.=) d.pgt_id
+                                AND src.source_relid OPERATOR(pg_catalog.=)
+                                    d.source_relid::pg_catalog.oid)
+                THEN 'trigger' ELSE 'none' END,
+           (SELECT pg_catalog.string_agg(CASE WHEN c.a OPERATOR(pg_catalog.=) 0 THEN '*'
+                                              ELSE pg_catalog.quote_ident(a.attname) END,
+                                         ', ' ORDER BY c.a)
+              FROM pg_catalog.unnest(d.columns_read) c(a)
+              LEFT JOIN pg_catalog.pg_attribute a
+                ON a.attrelid OPERATOR(pg_catalog.=) d.source_relid::pg_catalog.oid
+               AND a.attnum OPERATOR(pg_catalog.=) c.a)
+      FROM pgtrickle.pgt_dependencies d
+     WHERE d.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
+     ORDER BY 1
+$$;
+
 -- One row per check; ok = false says what needs attention and how.
 CREATE OR REPLACE FUNCTION pgtrickle.health_check()
 RETURNS TABLE (check_name text, ok boolean, detail text)
@@ -733,7 +804,7 @@ LANGUAGE C STRICT;
 -- with its row identity and rule) and the delta program formatted; with
 -- analyze, the plans of the next refresh's statements as they ran.
 DROP FUNCTION pgtrickle.explain_st(text);
-CREATE FUNCTION pgtrickle.explain_st(name text, "analyze" boolean DEFAULT false)
+CREATE FUNCTION pgtrickle.explain_st(name text, with_analyze boolean DEFAULT false)
 RETURNS TABLE (property text, value text)
 LANGUAGE plpgsql
 AS $$
@@ -766,7 +837,7 @@ BEGIN
                ('delta_statement', s.delta_sql),
                ('delta_plan', pgtrickle._explain_program(s.delta_sql))) AS x(property, value)
      WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel::pg_catalog.oid;
-    IF $2 THEN  -- (analyze: a reserved word, not usable as a name here)
+    IF with_analyze THEN
         RETURN QUERY SELECT e.property, e.value FROM pgtrickle._explain_refresh(name) e;
     END IF;
 END

@@ -157,7 +157,7 @@ TEST_F(Strategy, validate_query_says_why_and_refuses_as_create_would) {
     EXPECT_EQ(state(), before);
 }
 
-// explain_st(name, true): the next refresh's statements run under EXPLAIN
+// explain_st(name, with_analyze => true): the next refresh's statements run under EXPLAIN
 // ANALYZE in a subtransaction that is rolled back.
 TEST_F(Strategy, explain_analyze_runs_the_next_refresh_and_applies_nothing) {
     db->exec(
@@ -169,7 +169,8 @@ TEST_F(Strategy, explain_analyze_runs_the_next_refresh_and_applies_nothing) {
         "SELECT pgtrickle.create_stream_table('st', 'SELECT t.id, d.name, t.val FROM t JOIN d ON "
         "d.grp = t.grp', refresh_mode => 'DIFFERENTIAL')");
     const std::string analyzed =
-        "SELECT property, value FROM pgtrickle.explain_st('st', true) WHERE property LIKE "
+        "SELECT property, value FROM pgtrickle.explain_st('st', with_analyze => true) WHERE "
+        "property LIKE "
         "'analyze:%' ORDER BY property";
     Result idle = db->exec(analyzed);
     ASSERT_EQ(idle.size(), 1u);

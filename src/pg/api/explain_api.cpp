@@ -1,7 +1,7 @@
 // What explain_st shows beyond the catalog: pgtrickle._explain_program(text),
 // a stored delta program section by section with each statement over
 // several lines, and pgtrickle._explain_refresh(name), the plans of the
-// next refresh's statements as they ran (explain_st(name, true)); and
+// next refresh's statements as they ran (explain_st(name, with_analyze => true)); and
 // pgtrickle.validate_query(query, refresh_mode), what creating a stream
 // table of the query would decide, as a dry run.
 // Invariant: _explain_program reads only its argument (IMMUTABLE);
