@@ -44,6 +44,9 @@ namespace {
 
 constexpr long kRescanMs = 10000;       // look at failed/dropping slots this often
 constexpr long kRestartDelayMs = 2000;  // after a worker failed
+// After a worker left for DROP DATABASE: the drop waits for it up to 10 s
+// (hooks.cpp), then up to 5 s for other backends itself.
+constexpr long kDropGraceMs = 30000;
 
 struct Worker {
     BackgroundWorkerHandle* handle = nullptr;
@@ -131,7 +134,21 @@ void reap_workers() {
                 g_no_extension.insert(dboid);
             }
             free_slot(dboid);
+            if (st == SlotState::kDropping) {
+                // DROP DATABASE is waiting for the database to have no
+                // backend: no worker is started for it (not even by the
+                // rescan) until the drop has had time to finish; one that
+                // failed gets its worker back then.
+                w.handle = nullptr;
+                w.retry_at = now + kDropGraceMs * 1000;
+                ++it;
+                continue;
+            }
             it = g_workers.erase(it);
+            continue;
+        }
+        if (w.handle == nullptr && now >= w.retry_at && !database_exists(dboid)) {
+            it = g_workers.erase(it);  // dropped while no worker ran
             continue;
         }
         if (w.handle != nullptr && !database_exists(dboid)) {  // dropped meanwhile
