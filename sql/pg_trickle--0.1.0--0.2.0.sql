@@ -111,6 +111,59 @@ BEGIN
 END
 $$;
 
+-- create_stream_table when no stream table of that name exists; otherwise
+-- the stream table is made to match: nothing happens when its query (as
+-- stored: analysed, schema-qualified), schedule, requested mode and
+-- notification channel are already these, and what differs is changed in
+-- place by alter_stream_table (as its owner would; never a drop, so
+-- readers, grants and dependent stream tables stay). initialize applies
+-- to a creation only.
+CREATE FUNCTION pgtrickle.create_or_replace_stream_table(
+    name text, query text,
+    schedule text DEFAULT 'calculated',
+    refresh_mode text DEFAULT 'AUTO',
+    initialize boolean DEFAULT true,
+    notify text DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    rel pg_catalog.regclass := pg_catalog.to_regclass(name);
+    st record;
+    stored_query text;
+    new_query boolean;
+    new_schedule boolean;
+    new_mode boolean;
+    new_notify boolean;
+BEGIN
+    SELECT s.effective_query, s.schedule, s.requested_mode, s.notify_channel INTO st
+      FROM pgtrickle.pgt_stream_tables s
+     WHERE rel IS NOT NULL AND s.pgt_relid OPERATOR(pg_catalog.=) rel;
+    IF NOT FOUND THEN
+        PERFORM pgtrickle.create_stream_table(name, query, schedule, refresh_mode, initialize,
+                                              notify);
+        RETURN;
+    END IF;
+    -- The query as creating it would store it (and its errors, if any).
+    SELECT v.value INTO stored_query FROM pgtrickle.validate_query(query, refresh_mode) v
+     WHERE v.property OPERATOR(pg_catalog.=) 'recompute_query';
+    new_query := stored_query IS DISTINCT FROM st.effective_query;
+    new_schedule := schedule IS DISTINCT FROM st.schedule;
+    new_mode := pg_catalog.upper(pg_catalog.btrim(refresh_mode)) IS DISTINCT FROM st.requested_mode;
+    new_notify := notify IS DISTINCT FROM st.notify_channel;
+    IF NOT (new_query OR new_schedule OR new_mode OR new_notify) THEN
+        RAISE NOTICE 'stream table "%" is unchanged', name;
+        RETURN;
+    END IF;
+    PERFORM pgtrickle.alter_stream_table(
+        name,
+        query => CASE WHEN new_query THEN query END,
+        schedule => CASE WHEN new_schedule THEN schedule END,
+        refresh_mode => CASE WHEN new_mode THEN refresh_mode END,
+        notify => CASE WHEN new_notify THEN notify ELSE '' END);
+END
+$$;
+
 -- alter_stream_table(name, status => 'ACTIVE'): a suspended or failing
 -- stream table is refreshed again, its error count reset. Owner only.
 CREATE FUNCTION pgtrickle.resume_stream_table(name text)

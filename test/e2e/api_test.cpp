@@ -1,0 +1,76 @@
+// The everyday lifecycle API beyond create/alter/drop: create_or_replace_
+// stream_table as dbt calls it on every run (create, no-op, or change in
+// place, never a drop).
+#include <string>
+
+#include "fixture.hpp"
+
+namespace pgt::e2e {
+namespace {
+
+class CreateOrReplace : public DbTest {
+protected:
+    std::string history_rows() {
+        return db->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history");
+    }
+    std::string relid(const std::string& st) {
+        return db->scalar("SELECT $1::regclass::oid::text", {st});
+    }
+};
+
+TEST_F(CreateOrReplace, creates_then_does_nothing_then_changes_in_place) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, grp int, v int);"
+        "INSERT INTO t SELECT i, i % 3, i FROM generate_series(1, 30) i;");
+    const std::string call =
+        "SELECT pgtrickle.create_or_replace_stream_table('st', $1, refresh_mode => "
+        "'DIFFERENTIAL')";
+    db->exec(call, {"SELECT id, v FROM t WHERE v > 5"});
+    EXPECT_EQ(modes("st"), "DIFFERENTIAL/DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "st");
+    const std::string oid = relid("st"), rows = history_rows();
+    // The same definition (spelled differently): nothing happens.
+    db->notices.clear();
+    db->exec(call, {"select id, v from t where v > 5"});
+    ASSERT_EQ(db->notices.size(), 1u);
+    EXPECT_NE(db->notices[0].find("is unchanged"), std::string::npos) << db->notices[0];
+    EXPECT_EQ(history_rows(), rows);
+    // Another filter, the same columns: changed in place and recomputed.
+    db->exec("CREATE VIEW reader AS SELECT id FROM st");
+    db->exec(call, {"SELECT id, v FROM t WHERE v > 20"});
+    EXPECT_EQ(relid("st"), oid);
+    EXPECT_EQ(last_action("st"), "FULL");
+    EXPECT_MATCHES_QUERY(*db, "st");
+    EXPECT_EQ(count("SELECT * FROM reader"), 10);
+    // A new schedule alone changes only the schedule.
+    const std::string after = history_rows();
+    db->exec(
+        "SELECT pgtrickle.create_or_replace_stream_table('st', 'SELECT id, v FROM t WHERE v > "
+        "20', schedule => '5m', refresh_mode => 'DIFFERENTIAL')");
+    EXPECT_EQ(db->scalar("SELECT schedule FROM pgtrickle.pgt_stream_tables"), "5m");
+    EXPECT_EQ(history_rows(), after);
+    // Changes keep being applied DIFFERENTIAL.
+    db->exec("UPDATE t SET v = v + 100 WHERE id <= 4");
+    refresh("st");
+    EXPECT_EQ(last_action("st"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "st");
+}
+
+TEST_F(CreateOrReplace, refuses_what_create_refuses_and_changes_nothing) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "SELECT pgtrickle.create_or_replace_stream_table('st', 'SELECT id, v FROM t')");
+    const std::string before = state();
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.create_or_replace_stream_table('st', 'SELECT id, v "
+                           "FROM t UNION SELECT 1, 2', refresh_mode => 'DIFFERENTIAL')")
+                  .sqlstate,
+              "0A000");
+    EXPECT_EQ(
+        db->error_of("SELECT pgtrickle.create_or_replace_stream_table('t', 'SELECT 1')").sqlstate,
+        "42P07");
+    EXPECT_EQ(state(), before);
+    EXPECT_MATCHES_QUERY(*db, "st");
+}
+
+}  // namespace
+}  // namespace pgt::e2e
