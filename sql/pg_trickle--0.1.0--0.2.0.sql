@@ -114,10 +114,10 @@ $$;
 -- create_stream_table when no stream table of that name exists; otherwise
 -- the stream table is made to match: nothing happens when its query (as
 -- stored: analysed, schema-qualified), schedule, requested mode and
--- notification channel are already these, and what differs is changed in
--- place by alter_stream_table (as its owner would; never a drop, so
--- readers, grants and dependent stream tables stay). initialize applies
--- to a creation only.
+-- notification channel are already these, and what differs is given to
+-- alter_stream_table, with its rules (same output columns: the table is
+-- kept; other columns: it is rebuilt, refused while views or other stream
+-- tables read it). initialize applies to a creation only.
 CREATE FUNCTION pgtrickle.create_or_replace_stream_table(
     name text, query text,
     schedule text DEFAULT 'calculated',
@@ -862,14 +862,8 @@ RETURNS TABLE (property text, value text)
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    rel pg_catalog.regclass := name::pg_catalog.regclass;
+    id bigint := pgtrickle._stream_table_id(name);
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables s
-                    WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel::pg_catalog.oid) THEN
-        RAISE EXCEPTION '"%" is not a stream table', name
-            USING ERRCODE = '42809',
-                  HINT = 'pgtrickle.pgt_status() lists the stream tables.';
-    END IF;
     RETURN QUERY
     SELECT x.property, x.value
       FROM pgtrickle.pgt_stream_tables s,
@@ -889,7 +883,7 @@ BEGIN
                                     WHERE f.pgt_id OPERATOR(pg_catalog.=) s.pgt_id)),
                ('delta_statement', s.delta_sql),
                ('delta_plan', pgtrickle._explain_program(s.delta_sql))) AS x(property, value)
-     WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel::pg_catalog.oid;
+     WHERE s.pgt_id OPERATOR(pg_catalog.=) id;
     IF with_analyze THEN
         RETURN QUERY SELECT e.property, e.value FROM pgtrickle._explain_refresh(name) e;
     END IF;

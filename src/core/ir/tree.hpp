@@ -80,21 +80,18 @@ struct Node {
     // function; kCteScan: the WITH query's name.
     std::string relation;
     uint32_t relid = 0;  // kScan
-    char relkind = 0;    // kScan: pg_class.relkind
     // kScan: every proven unique key (primary key first, then NOT NULL
     // unique indexes), as column positions.
     std::vector<std::vector<int>> unique_keys;
-    bool sampled = false;       // kScan: TABLESAMPLE
-    std::string condition;      // kFilter: predicate; kJoin: ON ("" for a cross join)
-    bool has_subquery = false;  // kFilter/kProject: a subquery in an expression
+    bool sampled = false;   // kScan: TABLESAMPLE
+    std::string condition;  // kFilter: predicate; kJoin: ON ("" for a cross join)
     JoinKind join = JoinKind::kInner;
     SetOpKind set_op = SetOpKind::kUnion;
     bool all = false;  // kSetOp: ALL
     // kAggregate/kGroupingSets: columns [0, key_count) are the grouping
     // keys, the aggregates follow.
     int key_count = 0;
-    std::vector<uint32_t> sets;  // kGroupingSets: GROUPING() of each set
-    bool keyed_sets = false;     // kGroupingSets: every row unique by (keys, set)
+    bool keyed_sets = false;  // kGroupingSets: every row unique by (keys, set)
     // kDistinct with DISTINCT ON: the output positions of its expressions
     // (-1 for one not selected); empty for plain DISTINCT.
     std::vector<int> distinct_on;

@@ -4,6 +4,7 @@
 #include "core/rowid/format.hpp"
 
 #include <array>
+#include <string>
 #include <utility>
 
 namespace pgt::rowid {
@@ -29,6 +30,17 @@ constexpr std::array<std::pair<Domain, const char*>, 7> kDomainNames{{
     {Domain::kSynthetic, "SYNTHETIC"},
 }};
 
+// As SQL spells them (encode_row_id_v2's first argument, the catalog).
+constexpr std::array<std::pair<Domain, const char*>, 7> kDomainSpellings{{
+    {Domain::kScanKey, "scan_key"},
+    {Domain::kKeylessRow, "keyless_row"},
+    {Domain::kGroupKey, "group_key"},
+    {Domain::kJoinKey, "join_key"},
+    {Domain::kSetKey, "set_key"},
+    {Domain::kWindowKey, "window_key"},
+    {Domain::kSynthetic, "synthetic"},
+}};
+
 constexpr std::array<std::pair<Synthetic, const char*>, 2> kSyntheticNames{{
     {Synthetic::kScalarAggregateSingleton, "scalar_aggregate_singleton"},
     {Synthetic::kLateralInnerDummy, "lateral_inner_dummy"},
@@ -40,33 +52,24 @@ const char* domain_name(Domain domain) noexcept {
     return lookup(kDomainNames, domain);
 }
 const char* domain_spelling(Domain domain) noexcept {
-    switch (domain) {
-        case Domain::kScanKey:
-            return "scan_key";
-        case Domain::kKeylessRow:
-            return "keyless_row";
-        case Domain::kGroupKey:
-            return "group_key";
-        case Domain::kJoinKey:
-            return "join_key";
-        case Domain::kSetKey:
-            return "set_key";
-        case Domain::kWindowKey:
-            return "window_key";
-        case Domain::kSynthetic:
-            return "synthetic";
-    }
-    return nullptr;
+    return lookup(kDomainSpellings, domain);
 }
 
 std::optional<Domain> domain_spelled(std::string_view spelling) noexcept {
-    for (Domain d : {Domain::kScanKey, Domain::kKeylessRow, Domain::kGroupKey, Domain::kJoinKey,
-                     Domain::kSetKey, Domain::kWindowKey, Domain::kSynthetic}) {
-        if (spelling == domain_spelling(d)) {
-            return d;
+    for (const auto& [value, name] : kDomainSpellings) {
+        if (spelling == name) {
+            return value;
         }
     }
     return std::nullopt;
+}
+
+std::string domain_spellings() {
+    std::string out;
+    for (const auto& [value, name] : kDomainSpellings) {
+        out += (out.empty() ? "" : ", ") + std::string(name);
+    }
+    return out;
 }
 
 const char* synthetic_name(Synthetic kind) noexcept {

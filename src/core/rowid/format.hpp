@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace pgt::rowid {
@@ -137,6 +138,8 @@ const char* domain_name(Domain domain) noexcept;
 // unregistered value. domain_spelled is its inverse (exact spelling).
 const char* domain_spelling(Domain domain) noexcept;
 std::optional<Domain> domain_spelled(std::string_view spelling) noexcept;
+// Every spelling, in registry order ("scan_key, keyless_row, ...").
+std::string domain_spellings();
 const char* synthetic_name(Synthetic kind) noexcept;
 const char* type_tag_name(TypeTag tag) noexcept;
 

@@ -25,7 +25,6 @@ extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/tlist.h"
-#include "rewrite/rewriteManip.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -203,7 +202,6 @@ int lower_scan(Lowering& L, RangeTblEntry* rte) {
     int n = add_node(L, ir::Op::kScan, {}, rte_columns(rte));
     ir::Node& s = L.tree.at(n);
     s.relid = rte->relid;
-    s.relkind = rte->relkind;
     s.relation = quoted_relation_name(rte->relid);
     s.sampled = rte->tablesample != nullptr;
     for (const std::vector<int>& key : unique_keys(rte->relid)) {
@@ -316,8 +314,12 @@ int lower_from_item(Lowering& L, Query* q, Node* item, const Texts& texts, FromM
     foreach (lc, castNode(FromExpr, item)->fromlist) {
         FromMap imap;
         int next = lower_from_item(L, q, static_cast<Node*>(lfirst(lc)), texts, imap, deparse);
-        n = n < 0 ? (map = imap, next)
-                  : lower_join(L, ir::JoinKind::kInner, n, next, "", map, imap);
+        if (n < 0) {
+            map = imap;
+            n = next;
+        } else {
+            n = lower_join(L, ir::JoinKind::kInner, n, next, "", map, imap);
+        }
     }
     return n;
 }
@@ -331,15 +333,10 @@ int lower_from(Lowering& L, Query* q, const Texts& texts, FromMap& map, bool dep
     return lower_from_item(L, q, reinterpret_cast<Node*>(q->jointree), texts, map, deparse);
 }
 
-int add_filter(Lowering& L, int child, std::string condition, bool has_subquery) {
+int add_filter(Lowering& L, int child, std::string condition) {
     int n = add_node(L, ir::Op::kFilter, {child}, passed_columns(L.tree, child));
     L.tree.at(n).condition = std::move(condition);
-    L.tree.at(n).has_subquery = has_subquery;
     return n;
-}
-
-bool has_sublink(Node* n) {
-    return n != nullptr && pg_call([&] { return checkExprHasSubLink(n); });
 }
 
 // GROUP BY keys (and grouping sets): key j is the j-th group clause's
@@ -365,7 +362,6 @@ int lower_grouping(Lowering& L, Query* q, int child, const Texts& texts, const F
     g.key_count = static_cast<int>(keys.size());
     if (sets) {
         GroupingSets gs = grouping_sets_of(q, kMaxGroupingSets);
-        g.sets = gs.values;
         g.keyed_sets = gs.verdict == GroupingSetsVerdict::kKeyed;
         g.detail = std::to_string(gs.values.size()) + " sets";
     }
@@ -392,7 +388,6 @@ std::optional<int> group_key_of(Query* q, const TargetEntry* te) {
 int lower_project(Lowering& L, Query* q, int child, const Texts& texts, const FromMap& from,
                   bool grouped) {
     std::vector<ir::Column> cols;
-    bool sublinks = false;
     ListCell* lc;
     foreach (lc, q->targetList) {
         TargetEntry* te = lfirst_node(TargetEntry, lc);
@@ -408,11 +403,9 @@ int lower_project(Lowering& L, Query* q, int child, const Texts& texts, const Fr
         if (p) {
             c.ref = ir::ColumnRef{child, *p};
         }
-        sublinks = sublinks || has_sublink(e);
         cols.push_back(std::move(c));
     }
     int n = add_node(L, q->hasTargetSRFs ? ir::Op::kProjectSet : ir::Op::kProject, {child}, cols);
-    L.tree.at(n).has_subquery = sublinks;
     return n;
 }
 
@@ -506,14 +499,14 @@ int lower_select(Lowering& L, Query* q, bool deparse) {
     FromMap from;
     int n = lower_from(L, q, texts, from, deparse);
     if (q->jointree->quals != nullptr) {
-        n = add_filter(L, n, text_of(texts, q->jointree->quals), has_sublink(q->jointree->quals));
+        n = add_filter(L, n, text_of(texts, q->jointree->quals));
     }
     const bool grouped = q->groupClause != NIL || q->groupingSets != NIL || q->hasAggs;
     if (grouped) {
         n = lower_grouping(L, q, n, texts, from);
     }
     if (q->havingQual != nullptr) {
-        n = add_filter(L, n, text_of(texts, q->havingQual), has_sublink(q->havingQual));
+        n = add_filter(L, n, text_of(texts, q->havingQual));
     }
     if (q->hasWindowFuncs) {
         n = add_node(L, ir::Op::kWindow, {n}, passed_columns(L.tree, n));

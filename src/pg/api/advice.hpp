@@ -1,8 +1,8 @@
-// What creating a stream table would decide and advise, without saying it:
-// the refresh mode, the WARNING about STABLE functions, the indexes a
-// DIFFERENTIAL refresh wants. create/alter say them as NOTICEs and
-// WARNINGs; validate_query returns them as rows.
-// Invariant: these only read the catalogs; they create nothing.
+// What creating a stream table would check, decide and advise, without
+// saying it: the checks of the query, the refresh mode, the WARNINGs about
+// SELECT * and STABLE functions, the indexes a DIFFERENTIAL refresh wants. create/alter say them as
+// NOTICEs and WARNINGs; validate_query returns them as rows. Invariant: these only read the
+// catalogs; they create nothing.
 #pragma once
 
 #include <string>
@@ -23,6 +23,17 @@ namespace pgt::pg {
 struct IndexAdvice {
     std::string message, detail, create;
 };
+
+// The output columns q's row identity encodes.
+std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q);
+
+// What creating or redefining a stream table of q for `owner` checks of
+// the query itself: the owner may read what it reads (42501), and its
+// identity columns can be encoded (0A000/54000).
+void check_maintainable(const AnalyzedQuery& q, Oid owner);
+
+// The WARNING a query selecting * gets (seed EC-15; "" none).
+std::string star_warning(const AnalyzedQuery& q);
 
 // The mode q would be maintained in for `owner`, as create_stream_table
 // resolves it (0A000 when DIFFERENTIAL was asked for and cannot maintain

@@ -7,6 +7,7 @@
 // Invariant: _explain_program reads only its argument (IMMUTABLE);
 // _explain_refresh leaves nothing behind (its refresh is rolled back);
 // validate_query creates nothing and fails as create_stream_table would.
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,8 +25,6 @@
 #include "pg/common/relation_names.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/refresh/full_refresh.hpp"
-#include "pg/rowid/identity_types.hpp"
-#include "pg/security/rights.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -65,7 +64,8 @@ Rows explain_next_refresh(const std::string& name) {
     ExplainedRefresh e = explain_refresh(spi, row);
     spi.close();
     Rows out;
-    out.emplace_back("analyze: refresh", e.action + (e.reason ? " (" + *e.reason + ")" : ""));
+    out.emplace_back("analyze: refresh",
+                     e.action + (e.reason.empty() ? "" : " (" + e.reason + ")"));
     for (const ExplainedStatement& s : e.statements) {
         out.emplace_back("analyze: " + s.what, s.plan);
     }
@@ -74,44 +74,17 @@ Rows explain_next_refresh(const std::string& name) {
 
 std::string identity_text(const AnalyzedQuery& q) {
     std::string cols;
-    for (int i : q.identity.key_columns) {
-        cols += (cols.empty() ? "" : ", ") + column_at(q, i).name;
+    for (const OutputColumn& c : identity_columns_of(q)) {
+        cols += (cols.empty() ? "" : ", ") + c.name;
     }
     return std::string(rowid::domain_spelling(q.identity.domain)) + "(" + cols + ")";
-}
-
-// The operator tree with the rules the stream table would get: the
-// strategy (or the recompute) at the root, each captured table's scan
-// reading its change buffer.
-std::string tree_with_rules(const AnalyzedQuery& q, const std::optional<std::string>& strategy) {
-    ir::Tree t = q.operators;
-    if (t.root < 0) {
-        return "";
-    }
-    t.at(t.root).rule = strategy ? *strategy : "recompute (FULL)";
-    if (!strategy) {
-        return ir::format_tree(t);
-    }
-    for (const auto& need : capture_needs(q)) {
-        for (ir::Node& n : t.nodes) {
-            if (n.op == ir::Op::kScan && n.relid == need.first) {
-                n.rule = "delta from its change buffer";
-            }
-        }
-    }
-    return ir::format_tree(t);
 }
 
 // What create_stream_table(name, query, refresh_mode => mode_text) would
 // decide, with the same checks (and errors) before anything is created.
 Rows validate(const std::string& query, const std::string& mode_text) {
     AnalyzedQuery q = analyze_defining_query(query);
-    check_read_rights(q.reads, GetUserId());
-    std::vector<OutputColumn> id_cols;
-    for (int i : q.identity.key_columns) {
-        id_cols.push_back(column_at(q, i));
-    }
-    check_identity_columns(id_cols);
+    check_maintainable(q, GetUserId());
     Spi spi = Spi::connect();
     catalog::open_catalog(spi);
     ResolvedMode mode = resolve_mode_quietly(spi, mode_text, q, GetUserId());
@@ -131,13 +104,19 @@ Rows validate(const std::string& query, const std::string& mode_text) {
                                                  : std::optional(q.differential_blocker));
     out.emplace_back("row_identity", identity_text(q));
     out.emplace_back("strategy", strategy);
-    out.emplace_back("operator_tree", tree_with_rules(q, strategy));
+    // The buffers are not there yet: each captured scan reads "its" one.
+    std::map<Oid, std::string> deltas;
+    for (const auto& need : strategy ? capture_needs(q) : CaptureNeeds{}) {
+        deltas[need.first] = "its change buffer";
+    }
+    out.emplace_back("operator_tree", operator_tree_text(q, strategy, deltas));
     const std::string stable = stable_function_warning(q, mode.effective);
     if (!stable.empty()) {
         out.emplace_back("warning", stable);
     }
-    if (q.selects_star) {
-        out.emplace_back("warning", std::string("the query selects *: expanded once, at creation"));
+    const std::string star = star_warning(q);
+    if (!star.empty()) {
+        out.emplace_back("warning", star);
     }
     for (const IndexAdvice& a : advice) {
         out.emplace_back("index", a.create + " -- " + a.message);

@@ -111,15 +111,6 @@ Oid create_storage(Spi& spi, const NewRelationName& target, const AnalyzedQuery&
     return target.lookup_oid();
 }
 
-// The output columns q's row identity encodes.
-std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
-    std::vector<OutputColumn> cols;
-    for (int i : q.identity.key_columns) {
-        cols.push_back(column_at(q, i));
-    }
-    return cols;
-}
-
 // The first source whose capture DIFFERENTIAL maintenance of q would
 // install or widen without the calling role's right to (rights.hpp,
 // may_capture); InvalidOid when there is none.
@@ -132,21 +123,31 @@ Oid capture_blocked_on(Spi& spi, const AnalyzedQuery& q) {
     return InvalidOid;
 }
 
-// Seed EC-15: a * in the select list is expanded once, here.
-void warn_about_star(const AnalyzedQuery& q) {
+}  // namespace
+
+std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
+    std::vector<OutputColumn> cols;
+    for (int i : q.identity.key_columns) {
+        cols.push_back(column_at(q, i));
+    }
+    return cols;
+}
+
+void check_maintainable(const AnalyzedQuery& q, Oid owner) {
+    check_read_rights(q.reads, owner);
+    check_identity_columns(identity_columns_of(q));
+}
+
+std::string star_warning(const AnalyzedQuery& q) {
     if (!q.selects_star) {
-        return;
+        return "";
     }
     std::string cols;
     for (const OutputColumn& c : q.columns) {
         cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
     }
-    warning("stream table query selects *, expanded to (" + cols + ")",
-            "Columns added to its sources later do not appear in the stream table; name the "
-            "columns in the query to make that visible.");
+    return "stream table query selects *, expanded to (" + cols + ")";
 }
-
-}  // namespace
 
 // The mode q will be maintained in for `owner` (0A000 when DIFFERENTIAL
 // was asked for and cannot maintain q; 42501 when its capture needs a
@@ -186,6 +187,10 @@ std::string stable_function_warning(const AnalyzedQuery& q, RefreshMode mode) {
     }
     return "stream table query calls STABLE function " + q.scan.stable_functions.front() + "()";
 }
+
+const char* const kStarDetail =
+    "Columns added to its sources later do not appear in the stream table; name the columns in "
+    "the query to make that visible.";
 
 const char* const kStableDetail =
     "DIFFERENTIAL refresh evaluates it at refresh time for changed rows only; rows that did not "
@@ -295,6 +300,14 @@ std::vector<IndexAdvice> index_advice(Spi& spi, const AnalyzedQuery& q, RefreshM
 
 namespace {
 
+// Seed EC-15: a * in the select list is expanded once, here.
+void warn_about_star(const AnalyzedQuery& q) {
+    const std::string star = star_warning(q);
+    if (!star.empty()) {
+        warning(star, kStarDetail);
+    }
+}
+
 // Says each index a DIFFERENTIAL refresh of q wants in a NOTICE.
 void advise_indexes(Spi& spi, const AnalyzedQuery& q, RefreshMode mode) {
     for (const IndexAdvice& a : index_advice(spi, q, mode)) {
@@ -328,8 +341,7 @@ void create_stream_table(const Args& a) {
     AnalyzedQuery q = analyze_defining_query(query);
     // The caller will own it: it must be able to read what it reads,
     // whatever `initialize` says (refreshes run with the owner's rights).
-    check_read_rights(q.reads, GetUserId());
-    check_identity_columns(identity_columns_of(q));
+    check_maintainable(q, GetUserId());
     warn_about_star(q);
 
     Spi spi = Spi::connect();
@@ -403,8 +415,7 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
     AnalyzedQuery q =
         stored ? with_pinned_search_path([&] { return analyze_defining_query(query, true); })
                : analyze_defining_query(query);
-    check_read_rights(q.reads, relation_owner(row.relid));
-    check_identity_columns(identity_columns_of(q));
+    check_maintainable(q, relation_owner(row.relid));
     warn_about_star(q);
     for (const SourceRelation& s : q.sources) {
         if (s.relid == row.relid) {

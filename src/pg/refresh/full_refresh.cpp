@@ -67,7 +67,7 @@ SpiRows run_statement(Spi& spi, const RefreshSnapshot& rs, const std::string& wh
     for (const auto& row : plan.rows) {
         text += (text.empty() ? "" : "\n") + row.at(0).value_or("");
     }
-    t_explained->push_back({what, sql, text});
+    t_explained->push_back({what, text});
     SpiRows none;
     none.rows.push_back({"0", "0", "0"});
     return none;
@@ -403,6 +403,7 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
         windows.push_back({src, lock_frontier(spi, st.pgt_id, src.source_id)});
     }
     RefreshResult r = body(rs, windows, reason);
+    r.reason = reason;
     finish(spi, st, rs, windows);
     rs.close();
     catalog::record_history(
@@ -559,14 +560,7 @@ ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st) {
             try {
                 RefreshResult r = refresh(spi, st, "MANUAL", "");
                 out.action = r.action;
-                SpiRows why = catalog::query_as_owner(
-                    spi,
-                    "SELECT h.reason FROM pgtrickle.pgt_refresh_history h WHERE h.pgt_id "
-                    "OPERATOR(pg_catalog.=) $1 ORDER BY h.refresh_id DESC LIMIT 1",
-                    {int8_param(st.pgt_id)});
-                if (!why.rows.empty()) {
-                    out.reason = why.rows[0].at(0);
-                }
+                out.reason = r.reason;
             } catch (...) {
                 t_explained = nullptr;
                 throw;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +28,7 @@ struct RefreshResult {
     int64_t rows_deleted = 0;
     std::optional<int64_t> source_changes;  // counted for AUTO stream tables
     std::optional<double> kept_refill_ms;   // time spent refilling kept copies
+    std::string reason;                     // as history records it ("" none)
 };
 
 // Takes the per-stream-table refresh lock (transaction-scoped advisory
@@ -46,7 +48,8 @@ RefreshResult full_refresh(Spi& spi, const catalog::StreamTableRow& st,
 
 // The sources DIFFERENTIAL maintenance of q captures, each with the
 // columns it captures (prepare_maintenance installs exactly these).
-std::vector<std::pair<Oid, std::vector<int>>> capture_needs(const AnalyzedQuery& q);
+using CaptureNeeds = std::vector<std::pair<Oid, std::vector<int>>>;
+CaptureNeeds capture_needs(const AnalyzedQuery& q);
 
 // Sets up (or tears down) change capture for st's mode and query: frontiers,
 // captures and st.delta_sql. Call before the FULL refresh that populates.
@@ -55,13 +58,12 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
 // One delta statement of a refresh as EXPLAIN (ANALYZE, BUFFERS) ran it.
 struct ExplainedStatement {
     std::string what;  // "change images of source 0", "apply", "FULL recompute", ...
-    std::string sql;
     std::string plan;
 };
 
 struct ExplainedRefresh {
-    std::string action;                 // what the refresh did: FULL, DIFFERENTIAL, NO_DATA
-    std::optional<std::string> reason;  // why, when history says (a FULL fallback)
+    std::string action;  // what the refresh did: FULL, DIFFERENTIAL, NO_DATA
+    std::string reason;  // why, as history records it ("" none)
     std::vector<ExplainedStatement> statements;
 };
 
@@ -71,6 +73,12 @@ struct ExplainedRefresh {
 // recompute) run under EXPLAIN (ANALYZE, BUFFERS); image steps run twice
 // (explained, then for real, as the statements after them read them).
 ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st);
+
+// q's operator tree as explain_st prints it, with the rules of its nodes:
+// the strategy at the root (none: the recompute of FULL), and on the scan
+// of each table in `deltas` the change buffer its Δ is read from.
+std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<std::string>& strategy,
+                               const std::map<Oid, std::string>& deltas);
 
 // The delta strategy a DIFFERENTIAL stream table of q gets: which generator
 // makes its program (prepare_maintenance's dispatch, in the same order).

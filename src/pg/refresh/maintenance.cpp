@@ -3,6 +3,7 @@
 // Invariant: a stream table has frontiers and a delta statement exactly when
 // its refresh mode is DIFFERENTIAL.
 #include <algorithm>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -331,32 +332,23 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
     return diff::encode_program(p);
 }
 
-// The operator tree with the rule of each node that has one: the root's
-// strategy (or the recompute of FULL), and each captured table's change
-// buffer, the Δ its scans read.
-std::string annotated_tree(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+}  // namespace
+
+std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<std::string>& strategy,
+                               const std::map<Oid, std::string>& deltas) {
     ir::Tree t = q.operators;
     if (t.root < 0) {
         return "";
     }
-    t.at(t.root).rule = st.delta_strategy ? *st.delta_strategy : "recompute (FULL)";
-    SpiRows buffers = catalog::query_as_owner(
-        spi,
-        "SELECT src.source_relid::pg_catalog.oid::pg_catalog.text, src.buffer_name FROM "
-        "pgtrickle.pgt_sources src JOIN pgtrickle.pgt_frontiers f ON f.source_id "
-        "OPERATOR(pg_catalog.=) src.source_id WHERE f.pgt_id OPERATOR(pg_catalog.=) $1",
-        {int8_param(st.pgt_id)});
+    t.at(t.root).rule = strategy ? *strategy : "recompute (FULL)";
     for (ir::Node& n : t.nodes) {
-        for (const auto& row : buffers.rows) {
-            if (n.op == ir::Op::kScan && std::to_string(n.relid) == row.at(0).value()) {
-                n.rule = "delta from " + row.at(1).value();
-            }
+        auto it = deltas.find(n.relid);
+        if (n.op == ir::Op::kScan && it != deltas.end()) {
+            n.rule = "delta from " + it->second;
         }
     }
     return ir::format_tree(t);
 }
-
-}  // namespace
 
 const char* delta_strategy(const AnalyzedQuery& q) {
     if (q.region.present) {
@@ -433,7 +425,11 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     // library of another format: refresh_or_reinitialize).
     st.delta_version = st.delta_sql ? std::optional<int>(diff::kProgramVersion) : std::nullopt;
     st.delta_strategy = st.delta_sql ? std::optional<std::string>(delta_strategy(q)) : std::nullopt;
-    st.operator_tree = annotated_tree(spi, st, q);
+    std::map<Oid, std::string> buffers;
+    for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
+        buffers[src.relid] = src.buffer;
+    }
+    st.operator_tree = operator_tree_text(q, st.delta_strategy, buffers);
     // The owner's rights (refreshes run as the owner): SELECT on the
     // buffers read, the kept copies (catalog::sync_owner_rights).
     catalog::sync_owner_rights(spi, st.pgt_id);

@@ -77,16 +77,6 @@ struct Spelling {
     V value;
 };
 
-constexpr std::array<Spelling<rowid::Domain>, 7> kDomains{{
-    {"scan_key", rowid::Domain::kScanKey},
-    {"keyless_row", rowid::Domain::kKeylessRow},
-    {"group_key", rowid::Domain::kGroupKey},
-    {"join_key", rowid::Domain::kJoinKey},
-    {"set_key", rowid::Domain::kSetKey},
-    {"window_key", rowid::Domain::kWindowKey},
-    {"synthetic", rowid::Domain::kSynthetic},
-}};
-
 constexpr std::array<Spelling<rowid::Synthetic>, 2> kSynthetics{{
     {"scalar_aggregate_singleton", rowid::Synthetic::kScalarAggregateSingleton},
     {"lateral_inner_dummy", rowid::Synthetic::kLateralInnerDummy},
@@ -328,7 +318,12 @@ bool identity_probe_is_exact(const AnalyzedQuery& q) {
 }
 
 std::optional<rowid::Domain> identity_domain_named(std::string_view spelling) {
-    return named(kDomains, spelling);
+    // The registry's spellings are lower case; SQL callers may write any case.
+    std::string lower(spelling);
+    for (char& c : lower) {
+        c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return rowid::domain_spelled(lower);
 }
 
 std::optional<rowid::Synthetic> synthetic_named(std::string_view spelling) {
@@ -336,7 +331,7 @@ std::optional<rowid::Synthetic> synthetic_named(std::string_view spelling) {
 }
 
 std::string identity_domain_spellings() {
-    return spellings(kDomains);
+    return rowid::domain_spellings();
 }
 
 std::string synthetic_spellings() {
