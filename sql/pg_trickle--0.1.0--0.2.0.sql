@@ -60,6 +60,45 @@ ALTER TABLE pgtrickle.pgt_sources
 ALTER TABLE pgtrickle.pgt_kept
     ALTER COLUMN copy_relid TYPE regclass USING copy_relid::regclass;
 
+-- IMMEDIATE maintenance -------------------------------------------------------
+
+-- Per IMMEDIATE stream table, source and event (I, U, D): the program its
+-- source's statement trigger runs over the transition tables.
+CREATE TABLE pgtrickle.pgt_immediate (
+    pgt_id       bigint NOT NULL REFERENCES pgtrickle.pgt_stream_tables ON DELETE CASCADE,
+    source_relid oid NOT NULL,
+    event        "char" NOT NULL CHECK (event IN ('I', 'U', 'D')),
+    program      text NOT NULL,
+    PRIMARY KEY (pgt_id, source_relid, event)
+);
+SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_immediate', '');
+
+CREATE FUNCTION pgtrickle._immediate_before()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_immediate_before'
+LANGUAGE C;
+
+CREATE FUNCTION pgtrickle._immediate_after()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_immediate_after'
+LANGUAGE C;
+
+-- As for capture triggers: only the extension installs them.
+REVOKE EXECUTE ON FUNCTION pgtrickle._immediate_before(), pgtrickle._immediate_after() FROM PUBLIC;
+
+-- How many statements this backend maintained the stream table for by
+-- applying their change, and how many by recomputing it.
+CREATE FUNCTION pgtrickle._immediate_counters(name text, OUT incremental bigint,
+                                              OUT recomputed bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pgt_immediate_counters'
+LANGUAGE C STRICT VOLATILE;
+
+ALTER TABLE pgtrickle.pgt_refresh_history
+    DROP CONSTRAINT pgt_refresh_history_initiated_by_check,
+    ADD CONSTRAINT pgt_refresh_history_initiated_by_check
+        CHECK (initiated_by IN ('CREATE', 'MANUAL', 'ALTER', 'SCHEDULER', 'IMMEDIATE'));
+
 -- Lifecycle API -------------------------------------------------------------
 
 DROP FUNCTION pgtrickle.alter_stream_table(text, text, text, text, text, text);
@@ -390,6 +429,8 @@ DECLARE
     src record;
     tname text;
     readers text;
+    imm_readers text;
+    imm record;
 BEGIN
     -- A capture trigger dropped while its source lives on and its capture
     -- is still in use (DROP TRIGGER, DROP COLUMN ... CASCADE of a captured
@@ -408,6 +449,24 @@ BEGIN
       JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = f.pgt_id
      WHERE d.object_type = 'trigger'
        AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
+    -- An IMMEDIATE trigger dropped by hand: its stream table would stop
+    -- following its source. pg_trickle deletes the programs first.
+    SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
+      INTO imm_readers
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+      JOIN pgtrickle.pgt_immediate i
+        ON pg_catalog.split_part(d.object_identity, ' on ', 1) LIKE 'pgt\_immediate\_' || i.pgt_id || '\_%'
+       AND pg_catalog.split_part(d.object_identity, ' on ', 2)
+           = i.source_relid::pg_catalog.regclass::pg_catalog.text
+      JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = i.pgt_id
+     WHERE d.object_type = 'trigger'
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = i.source_relid);
+    IF imm_readers IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot drop the trigger that maintains an IMMEDIATE stream table'
+            USING ERRCODE = '2BP01',
+                  DETAIL = 'Stream tables it maintains: ' || imm_readers || '.',
+                  HINT = 'Drop those stream tables first (pgtrickle.drop_stream_table), or alter them to another refresh_mode.';
+    END IF;
     IF readers IS NOT NULL THEN
         RAISE EXCEPTION 'cannot drop the change capture of a table that stream tables read'
             USING ERRCODE = '2BP01',
@@ -443,6 +502,22 @@ BEGIN
            AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_kept k WHERE k.copy_relid = c.oid)
     LOOP
         EXECUTE 'DROP TABLE ' || tname;
+    END LOOP;
+    -- IMMEDIATE triggers whose stream table is gone (one at a time, each
+    -- checked first: the DROP fires this trigger again).
+    FOR imm IN
+        SELECT t.tgname, t.tgrelid FROM pg_catalog.pg_trigger t
+         WHERE t.tgname LIKE 'pgt\_immediate\_%'
+           AND t.tgfoid IN ('pgtrickle._immediate_before()'::pg_catalog.regprocedure,
+                            'pgtrickle._immediate_after()'::pg_catalog.regprocedure)
+           AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i
+                            WHERE i.pgt_id::pg_catalog.text = pg_catalog.split_part(t.tgname, '_', 3))
+    LOOP
+        IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                    WHERE t.tgrelid = imm.tgrelid AND t.tgname = imm.tgname) THEN
+            EXECUTE pg_catalog.format('DROP TRIGGER %I ON %s', imm.tgname,
+                                      imm.tgrelid::pg_catalog.regclass);
+        END IF;
     END LOOP;
     -- Captures nobody consumes any more, or whose source table is gone.
     FOR src IN
@@ -889,3 +964,4 @@ BEGIN
     END IF;
 END
 $$;
+

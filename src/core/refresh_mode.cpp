@@ -40,7 +40,8 @@ namespace {
 }  // namespace
 
 ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker,
-                                  std::string_view auto_full_reason, bool blocker_is_limit) {
+                                  std::string_view auto_full_reason, bool blocker_is_limit,
+                                  std::string_view immediate_blocker) {
     std::string up = upper_trimmed_mode(text);
     using M = RefreshMode;
     if (up == "FULL") {
@@ -73,9 +74,14 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
                     std::string(differential_blocker)};
     }
     if (up == "IMMEDIATE") {
-        throw Error(sqlstate::kFeatureNotSupported, "refresh_mode IMMEDIATE is not supported yet",
-                    "This version refreshes stream tables when refresh_stream_table() is called.",
-                    "Use refresh_mode => 'DIFFERENTIAL', 'FULL' or 'AUTO'.");
+        if (!immediate_blocker.empty()) {
+            throw Error(sqlstate::kFeatureNotSupported,
+                        "IMMEDIATE refresh cannot maintain " + std::string(immediate_blocker),
+                        "IMMEDIATE maintains queries over one table (filters, projections, "
+                        "GROUP BY, grouping sets) inside the writing statement.",
+                        "Use refresh_mode => 'DIFFERENTIAL', 'FULL' or 'AUTO'.");
+        }
+        return {M::kImmediate, M::kImmediate, ""};
     }
     throw Error(sqlstate::kInvalidParameterValue,
                 "invalid refresh_mode \"" + std::string(text) + "\"", "",

@@ -30,14 +30,16 @@ struct ResolvedMode {
 // Case-insensitive. differential_blocker names what keeps DIFFERENTIAL from
 // maintaining the query ("" when it can). AUTO picks DIFFERENTIAL when it
 // can, else FULL with a notice; DIFFERENTIAL that cannot → 0A000; unknown
-// → 22023; IMMEDIATE → 0A000 (not yet).
+// → 22023; IMMEDIATE that immediate_blocker names ("" when it can
+// maintain the query) → 0A000.
 // auto_full_reason (when DIFFERENTIAL can maintain the query but would
 // recompute all of it on every change, e.g. an aggregate without GROUP BY)
 // makes AUTO pick FULL, with a notice naming it. blocker_is_limit: the
 // blocker is a configured limit (DIFFERENTIAL → 54000 instead of 0A000).
 ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differential_blocker,
                                   std::string_view auto_full_reason = {},
-                                  bool blocker_is_limit = false);
+                                  bool blocker_is_limit = false,
+                                  std::string_view immediate_blocker = "this query");
 
 // A mode or status as written, trimmed and upper-cased (how it is compared).
 std::string upper_trimmed_mode(std::string_view text);

@@ -57,6 +57,7 @@ std::string keyed_apply(const std::vector<std::string>& outs, const ir::Identity
     return ", f AS (SELECT DISTINCT ON (e.__pgt_id) e.* FROM e ORDER BY e.__pgt_id, "
            "e.__pgt_seq DESC, e.__pgt_sign DESC), del AS (DELETE FROM " +
            t.table + " t USING f WHERE f.__pgt_sign < 0 AND " + id_match("t", "f") +
+           (t.delete_only_same ? " AND NOT (" + changed_values(outs) + ")" : "") +
            " RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
            insert_columns(outs) + " SELECT " + insert_values(outs, "f") +
            " FROM f WHERE f.__pgt_sign > 0 AND NOT EXISTS (SELECT 1 FROM " + t.table + " t WHERE " +

@@ -14,6 +14,12 @@ namespace pgt::diff {
 
 namespace {
 
+// The rows of the scan's Δ among those of its FROM item `b`: the frontier
+// window of a buffer; every row of a transition relation.
+std::string delta_predicate(const ir::ScanFilterProject& scan, const std::string& b, int base) {
+    return scan.windowed ? window_predicate(b, base) : "true";
+}
+
 std::string action_is_not(const std::string& col, const char* a, const char* b) {
     return col + " OPERATOR(pg_catalog.<>) '" + a + "' AND " + col + " OPERATOR(pg_catalog.<>) '" +
            b + "'";
@@ -63,7 +69,7 @@ std::string image_side(const ir::ScanFilterProject& scan, char prefix, const cha
         cols.push_back(std::move(c));
     }
     return "SELECT " + join(cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
-           window_predicate("b", base) + " AND " + actions + " AND " + unchanged_update(scan);
+           delta_predicate(scan, "b", base) + " AND " + actions + " AND " + unchanged_update(scan);
 }
 
 // Whether a buffer row's old (new) image is to be read: its action has
@@ -113,7 +119,7 @@ std::string signed_images(const ir::ScanFilterProject& scan, int base) {
         names.emplace_back("__pgt_keep");
         return "SELECT " + join(cols, ", ") + " FROM " + k.from + ", LATERAL (VALUES (" +
                join(olds, ", ") + "), (" + join(news, ", ") + ")) s(" + join(names, ", ") +
-               ") WHERE " + window_predicate("b", base) + " AND " + unchanged_update(scan) +
+               ") WHERE " + delta_predicate(scan, "b", base) + " AND " + unchanged_update(scan) +
                " AND ((" + k.keep_old + ") OR (" + k.keep_new + ")) AND s.__pgt_keep";
     }
     // Old images come from U and D rows, new ones from I and U (T is the
@@ -208,8 +214,38 @@ std::string paired_images(const ir::ScanFilterProject& scan) {
     ImageKeeps k = image_keeps(scan);
     cols.insert(cols.begin(),
                 {k.keep_old + " AS __pgt_keep_old", k.keep_new + " AS __pgt_keep_new"});
-    return "SELECT " + join(cols, ", ") + " FROM " + k.from + " WHERE " + window_predicate("b", 0) +
-           " AND " + unchanged_update(scan) + " AND ((" + k.keep_old + ") OR (" + k.keep_new + "))";
+    return "SELECT " + join(cols, ", ") + " FROM " + k.from + " WHERE " +
+           delta_predicate(scan, "b", 0) + " AND " + unchanged_update(scan) + " AND ((" +
+           k.keep_old + ") OR (" + k.keep_new + "))";
+}
+
+std::string transition_rows(const ir::ScanFilterProject& scan,
+                            const std::vector<std::string>& types, bool has_old, bool has_new) {
+    if (!has_old && !has_new) {
+        throw Error(sqlstate::kInternalError, "a transition relation needs a transition table");
+    }
+    // One side: its table's columns as o<attnum> (is_old) or n<attnum>,
+    // the other side's as NULLs, each of the type a buffer column has (a
+    // domain's base type: a NULL of a NOT NULL domain would raise).
+    auto side = [&](bool is_old) {
+        const char* rel = is_old ? kTransitionOld : kTransitionNew;
+        std::vector<std::string> cols{
+            std::string(is_old ? "1" : "2") + "::pg_catalog.int8 AS seq",
+            "NULL::pg_catalog.xid8 AS xid",
+            std::string("'") + (is_old ? "D" : "I") + "'::pg_catalog.\"char\" AS action"};
+        for (int pass = 0; pass < 2; pass++) {
+            const bool old_pass = pass == 0;
+            for (std::size_t k = 0; k < scan.columns.size(); k++) {
+                const ir::SourceColumn& c = scan.columns[k];
+                cols.push_back((old_pass == is_old ? "t." + c.name : "NULL") + "::" + types.at(k) +
+                               " AS " + (old_pass ? "o" : "n") + std::to_string(c.attnum));
+            }
+        }
+        return "SELECT " + join(cols, ", ") + " FROM " + rel + " t";
+    };
+    std::string rows =
+        has_old && has_new ? side(true) + " UNION ALL " + side(false) : side(has_old);
+    return "(" + rows + ")";
 }
 
 std::string row_id_expression(rowid::Domain domain, const std::vector<std::string>& fields) {

@@ -35,6 +35,22 @@ namespace pgt::diff {
 // statement over several buffers passes one block of five per window.
 std::string window_predicate(const std::string& b, int base = 0);
 
+// The names a statement-level trigger's transition tables are registered
+// under (REFERENCING OLD TABLE AS ... NEW TABLE AS ...): IMMEDIATE reads a
+// statement's change from them in place.
+inline constexpr const char* kTransitionOld = "__pgt_old";
+inline constexpr const char* kTransitionNew = "__pgt_new";
+
+// A FROM item of buffer-shaped rows over a statement's transition tables,
+// for ScanFilterProject::buffer with windowed = false: each row of the old
+// table a delete ('D', seq 1), each of the new table an insert ('I', seq
+// 2); an updated row is the pair, which netting matches up (a row updated
+// on columns the query does not read nets to nothing). types: per scan
+// column, the type (with COLLATE clause) its buffer column has. has_old / has_new: which tables the
+// trigger has (INSERT: new only, DELETE: old only, UPDATE: both); at least one.
+std::string transition_rows(const ir::ScanFilterProject& scan,
+                            const std::vector<std::string>& types, bool has_old, bool has_new);
+
 // The SQL expression of a row's identity: domain (scan_key, group_key,
 // keyless_row; synthetic = the scalar-aggregate singleton) over the given
 // field expressions. The one place generated SQL computes __pgt_row_id.

@@ -37,7 +37,13 @@ struct OutputColumn {
 };
 
 struct ScanFilterProject {
-    std::string buffer;                 // quoted, schema-qualified change buffer
+    // Where the scan's Δ comes from, as a FROM item of buffer-shaped rows
+    // (seq, action, xid, o<attnum>..., n<attnum>...): a quoted,
+    // schema-qualified change buffer read through its frontier window
+    // (windowed), or every row of a relation over a statement's transition
+    // tables (diff::transition_rows; IMMEDIATE).
+    std::string buffer;
+    bool windowed = true;
     std::string alias;                  // quoted alias the expressions use for the source
     std::vector<SourceColumn> columns;  // every live source column
     std::string predicate;              // deparsed WHERE, empty when none
@@ -216,6 +222,11 @@ struct IdentityTarget {
     rowid::Domain domain = rowid::Domain::kKeylessRow;
     std::vector<std::string> columns;  // quoted output columns the identity encodes
     bool keyed;                        // at most one row per identity (else counted)
+    // Keyed: a row is deleted only while it shows the values the change's
+    // before-image gives it. IMMEDIATE applies the events of one statement
+    // (a writable CTE deleting a key and inserting it again) in an order
+    // that need not be the order of their writes.
+    bool delete_only_same = false;
 };
 
 }  // namespace pgt::ir

@@ -30,6 +30,7 @@
 #include "pg/cdc/frontier.hpp"
 #include "pg/notify/stream_notify.hpp"
 #include "pg/refresh/full_refresh.hpp"
+#include "pg/refresh/immediate.hpp"
 #include "pg/refresh/storage.hpp"
 #include "pg/security/rights.hpp"
 
@@ -177,7 +178,14 @@ ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const Analy
                       ", on which the role has no right to create a capture trigger";
         }
     }
-    return resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit);
+    std::string immediate = blocker.empty() ? immediate_blocker(q) : blocker;
+    if (immediate.empty() && upper_trimmed_mode(text) == "IMMEDIATE") {
+        // Its triggers are its own: always installed, never shared.
+        if (!may_capture(q.scan.source_relid, GetUserId())) {
+            check_capture_right(q.scan.source_relid);  // 42501 naming the table
+        }
+    }
+    return resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit, immediate);
 }
 
 // The WARNING a DIFFERENTIAL query calling a STABLE function gets ("" none).
@@ -347,6 +355,11 @@ void create_stream_table(const Args& a) {
     Spi spi = Spi::connect();
     catalog::open_catalog(spi);
     ResolvedMode mode = resolve_mode(spi, mode_text, q, GetUserId());
+    if (mode.effective == RefreshMode::kImmediate && !initialize) {
+        throw pgt::Error("22023", "an IMMEDIATE stream table is populated when it is created",
+                         "Its sources' statements apply their changes to its rows from then on.",
+                         "Omit initialize => false, or use another refresh_mode.");
+    }
     advise_indexes(spi, q, mode.effective);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
     catalog::StreamTableRow row;
@@ -668,6 +681,7 @@ void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
     }
     detach_frontiers(spi, row.pgt_id);
     drop_kept_copies(spi, row.pgt_id);
+    drop_immediate(spi, row.pgt_id);
     spi.exec("DROP TABLE " + quoted_relation_name(row.relid) + (cascade ? " CASCADE" : ""));
     catalog::delete_stream_table(spi, row.pgt_id);
 }

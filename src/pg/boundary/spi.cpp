@@ -245,6 +245,30 @@ SpiRows Spi::query(const std::string& sql, const std::vector<SpiParam>& params, 
     return collect();
 }
 
+void Spi::register_trigger_data(TriggerData* td) {
+    int rc = pg_call([&] { return SPI_register_trigger_data(td); });
+    if (rc != SPI_OK_TD_REGISTER) {
+        throw pgt::Error("XX000", "could not register transition tables",
+                         SPI_result_code_string(rc));
+    }
+}
+
+SpiRows Spi::query_kept(const std::string& sql) {
+    InternalStatement internal(sql.c_str());
+    std::vector<Oid> types;
+    SPIPlanPtr* cached = &plan_cache_slot(sql, types);
+    int rc = pg_call([&] {
+        if (!keep_plan(*cached, sql, types)) {
+            return SPI_result;
+        }
+        return SPI_execute_plan(*cached, nullptr, nullptr, false, 0);
+    });
+    if (rc < 0) {
+        throw pgt::Error("XX000", "internal statement failed", SPI_result_code_string(rc));
+    }
+    return collect();
+}
+
 SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
                       const std::vector<SpiParam>& params, bool sized_plan) {
     run(sql, params, false, snapshot, sized_plan);

@@ -11,6 +11,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "utils/snapshot.h"
 #include "utils/tuplestore.h"
@@ -78,6 +79,14 @@ public:
                                                   const std::string& new_name,
                                                   const std::string& delta_name = "");
     void unregister_relations();
+
+    // Registers a trigger's transition tables on this connection under the
+    // names its REFERENCING clause gives (SPI_register_trigger_data).
+    void register_trigger_data(TriggerData* td);
+    // Runs sql (no parameters) through a plan kept for the backend's life
+    // (PostgreSQL revalidates it after DDL), reading what is registered on
+    // this connection; returns its rows as text.
+    SpiRows query_kept(const std::string& sql);
     // After an error: the names go, the tuplestores are left to the
     // (sub)transaction abort that owns their files.
     void forget_relations();

@@ -95,6 +95,14 @@ inline constexpr ColumnDef kKeptColumns[] = {
     {4, "valid", "boolean"},
 };
 
+inline constexpr const char* kImmediate = "pgt_immediate";
+inline constexpr ColumnDef kImmediateColumns[] = {
+    {1, "pgt_id", "bigint"},
+    {2, "source_relid", "oid"},
+    {3, "event", "\"char\""},
+    {4, "program", "text"},
+};
+
 // Prefix of every column the extension adds to a stream table; user
 // queries may not produce columns with it.
 inline constexpr const char* kReservedColumnPrefix = "__pgt_";

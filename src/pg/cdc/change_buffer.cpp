@@ -91,6 +91,18 @@ std::vector<std::string> column_defs(Oid source_relid, const std::vector<int>& a
     return defs;
 }
 
+}  // namespace
+
+std::vector<std::string> buffer_column_types(Oid relid, const std::vector<int>& attnums) {
+    std::vector<std::string> out;
+    for (const BufferColumn& c : buffer_columns(relid, attnums)) {
+        out.push_back(c.type + c.collation);
+    }
+    return out;
+}
+
+namespace {
+
 std::string joined(const std::vector<std::string>& items, const std::string& before_each) {
     std::string out;
     for (const std::string& i : items) {

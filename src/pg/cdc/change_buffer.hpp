@@ -70,6 +70,10 @@ void release_capture_if_unused(Spi& spi, int64_t source_id);
 // Sources a stream table consumes (through its frontiers).
 std::vector<CaptureSource> captured_sources_of(Spi& spi, int64_t pgt_id);
 
+// Per given live column of a source (attnum order): its base type with
+// modifier and its COLLATE clause, as its buffer columns are declared.
+std::vector<std::string> buffer_column_types(Oid relid, const std::vector<int>& attnums);
+
 // The given live columns of a source, as the delta SQL names them.
 std::vector<ir::SourceColumn> source_columns(Oid relid, const std::vector<int>& attnums);
 

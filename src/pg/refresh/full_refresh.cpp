@@ -112,7 +112,9 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     }
     // With auxiliary columns (algebraic aggregates), they are filled too.
     std::string query = st.effective_query;
-    if (st.refresh_mode == RefreshMode::kDifferential && st.delta_sql) {
+    if ((st.refresh_mode == RefreshMode::kDifferential ||
+         st.refresh_mode == RefreshMode::kImmediate) &&
+        st.delta_sql) {
         diff::DeltaProgram p = diff::decode_program(*st.delta_sql);
         if (!p.full_query.empty()) {
             query = p.full_query;
@@ -416,6 +418,10 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
 }  // namespace
 
 void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id) {
+    // First the lock IMMEDIATE writers share (immediate.cpp): a refresh
+    // never runs while one applies a change, and always in this order.
+    spi.exec("SELECT pg_catalog.pg_advisory_xact_lock($1::pg_catalog.int4, $2::pg_catalog.int4)",
+             {int8_param(kImmediateLockClass), int8_param(pgt_id)});
     spi.exec("SELECT pg_catalog.pg_advisory_xact_lock($1::pg_catalog.int4, $2::pg_catalog.int4)",
              {int8_param(kRefreshLockClass), int8_param(pgt_id)});
 }

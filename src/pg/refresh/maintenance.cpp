@@ -22,6 +22,8 @@
 #include "pg/common/relation_names.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/refresh/full_refresh.hpp"
+#include "pg/refresh/immediate.hpp"
+#include "pg/refresh/programs.hpp"
 #include "pg/refresh/storage.hpp"
 #include "pg/common/settings.hpp"
 
@@ -72,16 +74,18 @@ FilterEstimate filter_estimate(Spi& spi, Oid relid, const std::string& from,
 // diff::signed_images for the cost either way).
 constexpr double kOnePassFraction = 0.1;
 
-ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, const CaptureSource& src) {
+}  // namespace
+
+ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
+                              const std::string& buffer) {
     ir::ScanFilterProject scan;
-    scan.buffer = src.buffer;
+    scan.buffer = buffer;
     scan.alias = kScanAlias;
-    scan.columns = source_columns(src.relid, q.scan.referenced_attnums);
+    scan.columns = source_columns(relid, q.scan.referenced_attnums);
     scan.predicate = q.scan.predicate;
     scan.prefilter = q.scan.prefilter;
     if (!scan.prefilter.empty()) {
-        FilterEstimate e =
-            filter_estimate(spi, src.relid, quoted_relation_name(src.relid), scan.prefilter);
+        FilterEstimate e = filter_estimate(spi, relid, quoted_relation_name(relid), scan.prefilter);
         scan.one_pass = e.all > 0 && e.kept >= 0 && e.kept <= kOnePassFraction * e.all;
     }
     for (size_t i = 0; i < q.columns.size(); i++) {
@@ -89,6 +93,8 @@ ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, const CaptureSou
     }
     return scan;
 }
+
+namespace {
 
 void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
     catalog::exec_as_owner(
@@ -334,6 +340,26 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
 
 }  // namespace
 
+std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                              const ir::ScanFilterProject& scan) {
+    ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
+                      q.scan.having};
+    ir::IdentityTarget target = identity_target(st);
+    target.delete_only_same = !scan.windowed;
+    if (!q.scan.grouping_arms.empty()) {
+        ir::GroupingSetsRescan gs{scan, g.source_table, kGroupingSetColumn, q.scan.grouping_keys,
+                                  q.scan.grouping_arms};
+        return diff::grouping_sets_rescan_sql(gs, target);
+    }
+    if (q.scan.grouped && q.scan.algebraic) {
+        return algebraic_delta(spi, st, q, g);
+    }
+    if (q.scan.grouped) {
+        return diff::group_rescan_sql(g, target);
+    }
+    return diff::apply_sql(scan, target);
+}
+
 std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<std::string>& strategy,
                                const std::map<Oid, std::string>& deltas) {
     ir::Tree t = q.operators;
@@ -392,13 +418,18 @@ std::vector<std::pair<Oid, std::vector<int>>> capture_needs(const AnalyzedQuery&
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     detach_frontiers(spi, st.pgt_id);
     drop_kept_copies(spi, st.pgt_id);
+    drop_immediate(spi, st.pgt_id);
     st.delta_sql.reset();
     bool algebraic = q.region.present ? q.region.algebraic
                                       : !q.join.present && q.scan.grouped && q.scan.algebraic;
-    if (st.refresh_mode != RefreshMode::kDifferential || !algebraic) {
+    const bool incremental =
+        st.refresh_mode == RefreshMode::kDifferential || st.refresh_mode == RefreshMode::kImmediate;
+    if (!incremental || !algebraic) {
         sync_aux_columns(spi, st.relid, {});
     }
-    if (st.refresh_mode == RefreshMode::kDifferential && q.region.present) {
+    if (st.refresh_mode == RefreshMode::kImmediate) {
+        prepare_immediate(spi, st, q);
+    } else if (st.refresh_mode == RefreshMode::kDifferential && q.region.present) {
         st.delta_sql = region_delta(spi, st, q);
     } else if (st.refresh_mode == RefreshMode::kDifferential && q.join.present) {
         index_join_keys(spi, st, q);
@@ -406,20 +437,7 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     } else if (st.refresh_mode == RefreshMode::kDifferential) {
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
-        ir::ScanFilterProject scan = scan_ir(spi, q, src);
-        ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
-                          q.scan.having};
-        if (!q.scan.grouping_arms.empty()) {
-            ir::GroupingSetsRescan gs{scan, g.source_table, kGroupingSetColumn,
-                                      q.scan.grouping_keys, q.scan.grouping_arms};
-            st.delta_sql = diff::grouping_sets_rescan_sql(gs, identity_target(st));
-        } else if (q.scan.grouped && q.scan.algebraic) {
-            st.delta_sql = algebraic_delta(spi, st, q, g);
-        } else if (q.scan.grouped) {
-            st.delta_sql = diff::group_rescan_sql(g, identity_target(st));
-        } else {
-            st.delta_sql = diff::apply_sql(scan, identity_target(st));
-        }
+        st.delta_sql = one_table_program(spi, st, q, scan_ir(spi, q, src.relid, src.buffer));
     }
     // The format of the program just made (a program is never run by a
     // library of another format: refresh_or_reinitialize).
@@ -428,6 +446,9 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     std::map<Oid, std::string> buffers;
     for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
         buffers[src.relid] = src.buffer;
+    }
+    if (st.refresh_mode == RefreshMode::kImmediate) {
+        buffers[q.scan.source_relid] = "the writing statement's transition tables";
     }
     st.operator_tree = operator_tree_text(q, st.delta_strategy, buffers);
     // The owner's rights (refreshes run as the owner): SELECT on the

@@ -101,8 +101,10 @@ void load_tables(Spi& spi, TickState& ts) {
         t.last_refresh_us = micros(r[7]);
         t.created_us = std::stoll(*r[8]);
         // FULL tables have no change buffer: every due time counts as pending;
-        // so does a reinitialisation DDL asked for.
-        t.pending = *r[9] != "t" || t.refresh_mode != "DIFFERENTIAL" || *r[10] == "t";
+        // so does a reinitialisation DDL asked for. IMMEDIATE tables are
+        // kept by their sources' statements: refreshed only to reinitialise.
+        t.pending = *r[9] != "t" || *r[10] == "t" ||
+                    (t.refresh_mode != "DIFFERENTIAL" && t.refresh_mode != "IMMEDIATE");
         ts.graph.add_node(t.pgt_id);
         ts.tables[t.pgt_id] = t;
     }

@@ -1,0 +1,39 @@
+// IMMEDIATE maintenance: a stream table kept equal to its query inside
+// the writing transaction, by statement-level triggers on its source.
+//
+//   BEFORE INSERT|UPDATE|DELETE FOR EACH STATEMENT   a statement is pending
+//   AFTER INSERT|UPDATE|DELETE REFERENCING OLD/NEW TABLE
+//       the event's delta program over the transition tables, read in
+//       place (diff::transition_rows), through a plan kept per trigger
+//   AFTER TRUNCATE, or a statement ending while another statement on the
+//   same source is still pending (a user trigger writing the table again)
+//       the stream table recomputed when the outermost statement ends
+//
+// Invariant: after every statement on a source the stream table equals
+// its query as that statement's transaction sees it; its maintenance runs
+// as the stream table's owner in a security-restricted operation with
+// search_path pinned, and undoes with the statement (savepoints included).
+#pragma once
+
+#include <string>
+
+#include "pg/analyze/defining_query.hpp"
+#include "pg/boundary/spi.hpp"
+#include "pg/catalog/catalog.hpp"
+
+namespace pgt::pg {
+
+// What keeps IMMEDIATE from maintaining q ("" when it can), for the
+// 0A000 of resolve_refresh_mode.
+std::string immediate_blocker(const AnalyzedQuery& q);
+
+// Installs st's IMMEDIATE maintenance of q: the programs (one per event,
+// pgtrickle.pgt_immediate), the source's triggers; st.delta_sql gets the
+// UPDATE program (what explain_st shows; a recompute reads its FULL
+// query). Replaces what was there.
+void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
+
+// Removes st's IMMEDIATE triggers and programs (none: nothing happens).
+void drop_immediate(Spi& spi, int64_t pgt_id);
+
+}  // namespace pgt::pg

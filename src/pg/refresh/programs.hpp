@@ -1,0 +1,26 @@
+// The delta programs of one-table queries, made over either input a scan's
+// Δ can have (ir::ScanFilterProject::buffer): a change buffer's frontier
+// window (DIFFERENTIAL) or a statement's transition tables (IMMEDIATE).
+#pragma once
+
+#include <string>
+
+#include "core/ir/scan.hpp"
+#include "pg/analyze/defining_query.hpp"
+#include "pg/boundary/spi.hpp"
+#include "pg/catalog/catalog.hpp"
+
+namespace pgt::pg {
+
+// The scan of q's one source relid with its Δ read from `buffer` (a
+// windowed change buffer; the caller may replace it).
+ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
+                              const std::string& buffer);
+
+// The encoded program (diff::encode_program) maintaining st's one-table
+// query q from scan's Δ: grouping sets, algebraic groups (their auxiliary
+// columns added to storage), group rescans, or a projection.
+std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                              const ir::ScanFilterProject& scan);
+
+}  // namespace pgt::pg
