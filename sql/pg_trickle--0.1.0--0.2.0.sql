@@ -62,13 +62,21 @@ ALTER TABLE pgtrickle.pgt_kept
 
 -- IMMEDIATE maintenance -------------------------------------------------------
 
--- Per IMMEDIATE stream table, source and event (I, U, D): the program its
--- source's statement trigger runs over the transition tables.
+-- Per IMMEDIATE stream table, source and event (I, U, D, M): the program its
+-- source's statement trigger runs over the transition tables, and how it
+-- locks.
 CREATE TABLE pgtrickle.pgt_immediate (
     pgt_id       bigint NOT NULL REFERENCES pgtrickle.pgt_stream_tables ON DELETE CASCADE,
     source_relid oid NOT NULL,
-    event        "char" NOT NULL CHECK (event IN ('I', 'U', 'D')),
+    -- M: the events of one statement (ON CONFLICT DO UPDATE, MERGE, a
+    -- writable CTE) applied together
+    event        "char" NOT NULL CHECK (event IN ('I', 'U', 'D', 'M')),
     program      text NOT NULL,
+    -- How concurrent writers are kept apart: 'r' the source's row locks
+    -- suffice (the stream table's rows are the source's), 'i' lock_sql
+    -- locks the identities the change touches, 't' one writer at a time.
+    locking      "char" NOT NULL CHECK (locking IN ('r', 'i', 't')),
+    lock_sql     text,
     PRIMARY KEY (pgt_id, source_relid, event)
 );
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_immediate', '');

@@ -32,12 +32,13 @@ TEST_F(CatalogMirror, catalog_mirror_matches_install_script) {
     expect_mirror(pgt::catalog::kSources, pgt::catalog::kSourceColumns);
     expect_mirror(pgt::catalog::kFrontiers, pgt::catalog::kFrontierColumns);
     expect_mirror(pgt::catalog::kKept, pgt::catalog::kKeptColumns);
+    expect_mirror(pgt::catalog::kImmediate, pgt::catalog::kImmediateColumns);
 }
 
 TEST_F(CatalogMirror, catalog_tables_are_registered_for_pg_dump) {
     EXPECT_EQ(db->scalar("SELECT array_length(extconfig, 1) FROM pg_extension "
                          "WHERE extname = 'pg_trickle'"),
-              "9");
+              "10");
 }
 
 // PUBLIC may name what is in pgtrickle_changes (the extension's statements

@@ -220,15 +220,14 @@ std::string paired_images(const ir::ScanFilterProject& scan) {
 }
 
 std::string transition_rows(const ir::ScanFilterProject& scan,
-                            const std::vector<std::string>& types, bool has_old, bool has_new) {
-    if (!has_old && !has_new) {
+                            const std::vector<std::string>& types, const TransitionTables& tables) {
+    if (tables.olds.empty() && tables.news.empty()) {
         throw Error(sqlstate::kInternalError, "a transition relation needs a transition table");
     }
-    // One side: its table's columns as o<attnum> (is_old) or n<attnum>,
+    // One table's rows: its columns as o<attnum> (is_old) or n<attnum>,
     // the other side's as NULLs, each of the type a buffer column has (a
     // domain's base type: a NULL of a NOT NULL domain would raise).
-    auto side = [&](bool is_old) {
-        const char* rel = is_old ? kTransitionOld : kTransitionNew;
+    auto side = [&](const std::string& rel, bool is_old) {
         std::vector<std::string> cols{
             std::string(is_old ? "1" : "2") + "::pg_catalog.int8 AS seq",
             "NULL::pg_catalog.xid8 AS xid",
@@ -243,9 +242,43 @@ std::string transition_rows(const ir::ScanFilterProject& scan,
         }
         return "SELECT " + join(cols, ", ") + " FROM " + rel + " t";
     };
-    std::string rows =
-        has_old && has_new ? side(true) + " UNION ALL " + side(false) : side(has_old);
-    return "(" + rows + ")";
+    std::vector<std::string> rows;
+    for (const std::string& rel : tables.olds) {
+        rows.push_back(side(rel, true));
+    }
+    for (const std::string& rel : tables.news) {
+        rows.push_back(side(rel, false));
+    }
+    return "(" + join(rows, " UNION ALL ") + ")";
+}
+
+std::string identity_locks_sql(const ir::ScanFilterProject& scan, rowid::Domain domain,
+                               const std::vector<std::string>& key_exprs, int64_t lock_space,
+                               const TransitionTables& tables) {
+    std::vector<std::string> names;
+    for (const ir::SourceColumn& c : scan.columns) {
+        names.push_back("t." + c.name);
+    }
+    const std::string cols = names.empty() ? std::string("1") : join(names, ", ");
+    std::vector<std::string> sides;
+    for (const std::vector<std::string>* rels : {&tables.olds, &tables.news}) {
+        for (const std::string& rel : *rels) {
+            sides.push_back("SELECT " + cols + " FROM " + rel + " t");
+        }
+    }
+    if (sides.empty()) {
+        throw Error(sqlstate::kInternalError, "identity locks need a transition table");
+    }
+    const std::string key = "(" + std::to_string(lock_space) +
+                            "::pg_catalog.int8 OPERATOR(pg_catalog.<<) 32) OPERATOR(pg_catalog.|) "
+                            "(pg_catalog.hashtext(pg_catalog.encode(" +
+                            row_id_expression(domain, key_exprs) +
+                            ", 'hex'))::pg_catalog.int8 OPERATOR(pg_catalog.&) 4294967295)";
+    // Sorted before any is taken (OFFSET 0 keeps the subquery's order):
+    // two writers never wait for each other in a cycle of our making.
+    return "SELECT pg_catalog.count(pg_catalog.pg_advisory_xact_lock(x.k)) FROM (SELECT DISTINCT " +
+           key + " AS k FROM (" + join(sides, " UNION ALL ") + ") " + scan.alias +
+           (scan.predicate.empty() ? "" : " WHERE " + scan.predicate) + " ORDER BY 1 OFFSET 0) x";
 }
 
 std::string row_id_expression(rowid::Domain domain, const std::vector<std::string>& fields) {

@@ -16,6 +16,7 @@
 #pragma once
 #include "core/core.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,19 +38,40 @@ std::string window_predicate(const std::string& b, int base = 0);
 
 // The names a statement-level trigger's transition tables are registered
 // under (REFERENCING OLD TABLE AS ... NEW TABLE AS ...): IMMEDIATE reads a
-// statement's change from them in place.
+// statement's change from them in place. A statement with several events
+// on one table (ON CONFLICT DO UPDATE, MERGE, a writable CTE) has its
+// DELETE's old rows and its INSERT's new rows under the other two names.
 inline constexpr const char* kTransitionOld = "__pgt_old";
 inline constexpr const char* kTransitionNew = "__pgt_new";
+inline constexpr const char* kTransitionDeleted = "__pgt_old_del";
+inline constexpr const char* kTransitionInserted = "__pgt_new_ins";
 
-// A FROM item of buffer-shaped rows over a statement's transition tables,
-// for ScanFilterProject::buffer with windowed = false: each row of the old
-// table a delete ('D', seq 1), each of the new table an insert ('I', seq
-// 2); an updated row is the pair, which netting matches up (a row updated
-// on columns the query does not read nets to nothing). types: per scan
-// column, the type (with COLLATE clause) its buffer column has. has_old / has_new: which tables the
-// trigger has (INSERT: new only, DELETE: old only, UPDATE: both); at least one.
+// The transition tables a program reads: before-images, after-images.
+struct TransitionTables {
+    std::vector<std::string> olds, news;
+};
+
+// A FROM item of buffer-shaped rows over transition tables, for
+// ScanFilterProject::buffer with windowed = false: each row of an old
+// table a delete ('D', seq 1), each of a new table an insert ('I', seq 2);
+// an updated row is the pair, which netting matches up (a row updated on
+// columns the query does not read nets to nothing). types: per scan
+// column, the type (with COLLATE clause) its buffer column has. At least
+// one table.
 std::string transition_rows(const ir::ScanFilterProject& scan,
-                            const std::vector<std::string>& types, bool has_old, bool has_new);
+                            const std::vector<std::string>& types, const TransitionTables& tables);
+
+// IMMEDIATE: one statement taking, in one order, a transaction-scoped
+// advisory lock per stream-table identity the statement's change touches:
+// domain over key_exprs (expressions over the scan alias) for each row of
+// the transition tables that passes the scan's WHERE clause. The lock's
+// key is lock_space in the high 32 bits and a hash of the identity in the
+// low ones, so writers touching the same rows of the stream table wait
+// for each other (and see each other's rows after), others proceed.
+// Returns one row (locks taken).
+std::string identity_locks_sql(const ir::ScanFilterProject& scan, rowid::Domain domain,
+                               const std::vector<std::string>& key_exprs, int64_t lock_space,
+                               const TransitionTables& tables);
 
 // The SQL expression of a row's identity: domain (scan_key, group_key,
 // keyless_row; synthetic = the scalar-aggregate singleton) over the given

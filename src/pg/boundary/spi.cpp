@@ -253,6 +253,27 @@ void Spi::register_trigger_data(TriggerData* td) {
     }
 }
 
+void Spi::register_tuplestore(const std::string& name, TupleDesc desc, Tuplestorestate* store) {
+    int rc = pg_call([&] {
+        // In the connection's procedure context: lives until SPI_finish.
+        Tuplestorestate* rows =
+            store != nullptr ? store : tuplestore_begin_heap(false, false, work_mem);
+        auto* enr =
+            static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
+        enr->md.name = pstrdup(name.c_str());
+        enr->md.reliddesc = InvalidOid;
+        enr->md.tupdesc = desc;
+        enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+        enr->md.enrtuples = static_cast<double>(tuplestore_tuple_count(rows));
+        enr->reldata = rows;
+        return SPI_register_relation(enr);
+    });
+    if (rc != SPI_OK_REL_REGISTER) {
+        throw pgt::Error("XX000", "could not register relation \"" + name + "\"",
+                         SPI_result_code_string(rc));
+    }
+}
+
 SpiRows Spi::query_kept(const std::string& sql) {
     InternalStatement internal(sql.c_str());
     std::vector<Oid> types;

@@ -83,6 +83,9 @@ public:
     // Registers a trigger's transition tables on this connection under the
     // names its REFERENCING clause gives (SPI_register_trigger_data).
     void register_trigger_data(TriggerData* td);
+    // Registers rows (nullptr: none) with descriptor desc under name on
+    // this connection, in place, as a transition table is registered.
+    void register_tuplestore(const std::string& name, TupleDesc desc, Tuplestorestate* store);
     // Runs sql (no parameters) through a plan kept for the backend's life
     // (PostgreSQL revalidates it after DDL), reading what is registered on
     // this connection; returns its rows as text.

@@ -101,6 +101,8 @@ inline constexpr ColumnDef kImmediateColumns[] = {
     {2, "source_relid", "oid"},
     {3, "event", "\"char\""},
     {4, "program", "text"},
+    {5, "locking", "\"char\""},
+    {6, "lock_sql", "text"},
 };
 
 // Prefix of every column the extension adds to a stream table; user

@@ -25,6 +25,7 @@ int g_max_grouping_set_branches = 64;
 bool g_drive_from_changes = true;
 double g_kept_copy_fraction = 0.2;
 int g_lock_timeout_ms = 5000;
+int g_immediate_max_rows = 0;
 
 namespace {
 
@@ -113,6 +114,12 @@ void define_settings() {
         "and retried at the next tick; other stream tables keep their schedules. 0 waits "
         "without a bound.",
         &g_lock_timeout_ms, 5000, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_trickle.immediate_max_rows",
+        "Most rows one statement may change in a source of an IMMEDIATE stream table.",
+        "A statement changing more fails (54000) instead of maintaining the stream table inside "
+        "it; 0 sets no bound.",
+        &g_immediate_max_rows, 0, 0, INT_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 

@@ -18,6 +18,7 @@ extern bool g_drive_from_changes;        // pg_trickle.drive_joins_from_changes
 extern double g_kept_copy_fraction;      // pg_trickle.kept_copy_fraction
 extern double g_delta_random_page_cost;  // pg_trickle.delta_random_page_cost (-1: as is)
 extern int g_lock_timeout_ms;            // pg_trickle.lock_timeout (0: no bound)
+extern int g_immediate_max_rows;         // pg_trickle.immediate_max_rows (0: no bound)
 
 void define_settings();
 

@@ -5,6 +5,8 @@
 #include "pg/refresh/immediate.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,6 +24,8 @@
 #include "pg/guard/storage_guard.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/programs.hpp"
+#include "pg/common/settings.hpp"
+#include "pg/security/rights.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -36,6 +40,7 @@ extern "C" {
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(pgt_immediate_before);
 PG_FUNCTION_INFO_V1(pgt_immediate_after);
@@ -57,13 +62,32 @@ std::string trigger_prefix(int64_t pgt_id) {
 
 // ---- what a backend keeps between statements ------------------------------
 
-// One trigger's program, loaded on its first firing in this backend.
+// The programs (pgt_immediate.event) and what each reads.
+constexpr const char* kEvents = "IUDM";
+
+diff::TransitionTables event_tables(char event) {
+    switch (event) {
+        case 'I':
+            return {{}, {diff::kTransitionNew}};
+        case 'U':
+            return {{diff::kTransitionOld}, {diff::kTransitionNew}};
+        case 'D':
+            return {{diff::kTransitionOld}, {}};
+        default:  // 'M': the events of one statement, applied as one change
+            return {{diff::kTransitionOld, diff::kTransitionDeleted},
+                    {diff::kTransitionNew, diff::kTransitionInserted}};
+    }
+}
+
+// A stream table's programs, loaded on a trigger's first firing in this
+// backend.
 struct Program {
     int64_t pgt_id = 0;
     Oid st_relid = InvalidOid;
     Oid source_relid = InvalidOid;
-    std::string main;        // "" for TRUNCATE: always a recompute
-    bool shared = false;     // writers may apply concurrently (shared lock)
+    std::string main[4];  // per kEvents
+    std::string lock_sql[4];
+    char locking = 't';      // pgt_immediate.locking: 'r', 'i' (lock_sql) or 't'
     bool recompute = false;  // the stream table awaits reinitialisation
 };
 std::unordered_map<Oid, Program> g_programs;  // by trigger OID
@@ -77,6 +101,22 @@ struct Pending {
 std::vector<Pending> g_pending;
 std::unordered_set<int64_t> g_dirty;  // skipped while nested: recompute at the end
 
+// An event of a statement whose other events have not fired yet: its
+// transition tables (alive until the statement's last AFTER trigger has
+// fired) wait to be applied with theirs as one change. Applied one by one,
+// an event would find the others' rows in the table already (a MIN that
+// goes rescans its group, which then holds rows a later event adds again).
+struct Stashed {
+    int64_t pgt_id;
+    CommandId cid;
+    char event;  // I U D
+    Tuplestorestate* olds;
+    Tuplestorestate* news;
+    TupleDesc desc;
+    int nest;  // transaction nesting level (a subtransaction abort drops it)
+};
+std::vector<Stashed> g_stash;
+
 struct Counters {
     int64_t incremental = 0;
     int64_t recomputed = 0;
@@ -88,6 +128,7 @@ void on_xact(XactEvent event, void*) {
         event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE) {
         g_pending.clear();
         g_dirty.clear();
+        g_stash.clear();
     }
 }
 
@@ -97,6 +138,7 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
     }
     const int level = GetCurrentTransactionNestLevel();
     std::erase_if(g_pending, [&](const Pending& p) { return p.nest >= level; });
+    std::erase_if(g_stash, [&](const Stashed& e) { return e.nest >= level; });
     std::erase_if(g_dirty, [&](int64_t id) {
         return std::none_of(g_pending.begin(), g_pending.end(),
                             [&](const Pending& p) { return p.pgt_id == id; });
@@ -129,8 +171,37 @@ void register_callbacks() {
 
 // ---- installing ------------------------------------------------------------
 
-char event_code(int which) {
-    return which == 0 ? 'I' : which == 1 ? 'U' : 'D';
+// How concurrent writers of q's source are kept apart (pgt_immediate.locking).
+struct Locking {
+    char code = 't';
+    std::vector<std::string> keys;  // 'i': the identity's expressions over the scan alias
+};
+
+Locking locking_of(const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
+    const rowid::Domain d = q.identity.domain;
+    const bool grouped = q.scan.grouped || !q.scan.grouping_arms.empty();
+    if (!grouped && d == rowid::Domain::kScanKey) {
+        return {'r', {}};  // its rows are the source's rows, locked by the writer
+    }
+    if (!grouped && d == rowid::Domain::kKeylessRow) {
+        Locking l{'i', {}};
+        for (const ir::OutputColumn& o : scan.outputs) {
+            l.keys.push_back(o.expr);
+        }
+        return l;
+    }
+    // Algebraic groups read and write only their own rows; when equal keys
+    // may look different (1.0, 1.00), one group could take two locks.
+    const bool alike =
+        std::all_of(q.scan.key_alike.begin(), q.scan.key_alike.end(), [](bool b) { return b; });
+    if (q.scan.grouped && q.scan.algebraic && q.scan.grouping_arms.empty() && alike) {
+        Locking l{'i', {}};
+        for (int k : q.identity.key_columns) {
+            l.keys.push_back(scan.outputs.at(static_cast<std::size_t>(k)).expr);
+        }
+        return l;
+    }
+    return {'t', {}};
 }
 
 void create_triggers(Spi& spi, int64_t pgt_id, Oid source_relid) {
@@ -213,16 +284,24 @@ void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
     ir::ScanFilterProject scan = scan_ir(spi, q, relid, "");
     scan.windowed = false;
     const std::vector<std::string> types = buffer_column_types(relid, q.scan.referenced_attnums);
-    for (int which = 0; which < 3; which++) {
-        scan.buffer = diff::transition_rows(scan, types, which != 0, which != 2);
+    const Locking locking = locking_of(q, scan);
+    for (const char* e = kEvents; *e != 0; e++) {
+        const diff::TransitionTables tables = event_tables(*e);
+        scan.buffer = diff::transition_rows(scan, types, tables);
         const std::string program = one_table_program(spi, st, q, scan);
+        std::optional<std::string> lock_sql;
+        if (locking.code == 'i') {
+            lock_sql =
+                diff::identity_locks_sql(scan, q.identity.domain, locking.keys, st.pgt_id, tables);
+        }
         catalog::exec_as_owner(
             spi,
             "INSERT INTO " + kPrograms +
-                " (pgt_id, source_relid, event, program) VALUES ($1, $2, $3, $4)",
-            {int8_param(st.pgt_id), oid_param(relid), text_param(std::string(1, event_code(which))),
-             text_param(program)});
-        if (which == 1) {
+                " (pgt_id, source_relid, event, program, locking, lock_sql) VALUES ($1, $2, $3, "
+                "$4, $5, $6)",
+            {int8_param(st.pgt_id), oid_param(relid), text_param(std::string(1, *e)),
+             text_param(program), text_param(std::string(1, locking.code)), text_param(lock_sql)});
+        if (*e == 'U') {
             st.delta_sql = program;
         }
     }
@@ -268,27 +347,37 @@ const Program* program_of(TriggerData* td) {
     p.pgt_id = pgt_id;
     p.st_relid = st->relid;
     p.source_relid = RelationGetRelid(td->tg_relation);
-    p.recompute = st->reinit_reason.has_value();
-    p.shared =
-        st->delta_strategy.value_or("") == "scan" && st->identity_domain == rowid::Domain::kScanKey;
-    char event = TRIGGER_FIRED_BY_INSERT(td->tg_event)   ? 'I'
-                 : TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? 'U'
-                 : TRIGGER_FIRED_BY_DELETE(td->tg_event) ? 'D'
-                                                         : 'T';
-    if (event != 'T') {
-        SpiRows r = catalog::query_as_owner(
-            spi,
-            "SELECT program, source_relid FROM " + kPrograms +
-                " WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND event OPERATOR(pg_catalog.=) $2",
-            {int8_param(pgt_id), text_param(std::string(1, event))});
-        if (r.rows.empty() || static_cast<Oid>(std::stoul(*r.rows[0].at(1))) != p.source_relid) {
+    // The owner's rights now (a REVOKE, row-level security turned on, each
+    // sends an invalidation that brings this here again): the writer's
+    // statement fails rather than the stream table showing what its owner
+    // may no longer read; under row-level security a change's rows carry
+    // no policy, so each statement recomputes as the owner.
+    const Oid owner = relation_owner(st->relid);
+    std::vector<ReadRight> reads = catalog::owner_reads(spi, pgt_id);
+    check_read_rights(reads, owner);
+    p.recompute = st->reinit_reason.has_value() || !row_security_blocker(reads, owner).empty();
+    SpiRows r =
+        catalog::query_as_owner(spi,
+                                "SELECT event, program, source_relid, locking, lock_sql FROM " +
+                                    kPrograms + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+                                {int8_param(pgt_id)});
+    for (const auto& row : r.rows) {
+        const char* at = std::strchr(kEvents, row.at(0)->at(0));
+        if (at == nullptr || static_cast<Oid>(std::stoul(*row.at(2))) != p.source_relid) {
+            continue;
+        }
+        p.main[at - kEvents] = diff::decode_program(*row.at(1)).main;
+        p.lock_sql[at - kEvents] = row.at(4).value_or("");
+        p.locking = row.at(3)->at(0);
+    }
+    for (const std::string& m : p.main) {
+        if (m.empty()) {
             spi.close();
             throw pgt::Error("XX000",
-                             "IMMEDIATE program of stream table " +
+                             "IMMEDIATE programs of stream table " +
                                  relation_display_name(p.st_relid) + " missing",
                              "", "Run pgtrickle.repair_stream_table on it.");
         }
-        p.main = diff::decode_program(*r.rows[0].at(0)).main;
     }
     spi.close();
     return &g_programs.emplace(tgoid, std::move(p)).first->second;
@@ -312,16 +401,59 @@ void recompute_now(const Program& p, const std::string& why) {
     spi.close();
 }
 
-// The statement's change, applied by the event's program over its
-// transition tables, as the stream table's owner.
-void apply_change(TriggerData* td, const Program& p) {
+// pg_trickle.immediate_max_rows: a statement changing more rows of a
+// source fails (54000) before its change is applied.
+void check_row_cap(TriggerData* td, const Program& p) {
+    int64_t rows = 0;
+    for (Tuplestorestate* t : {td->tg_oldtable, td->tg_newtable}) {
+        rows = std::max<int64_t>(rows, t != nullptr ? tuplestore_tuple_count(t) : 0);
+    }
+    if (g_immediate_max_rows > 0 && rows > g_immediate_max_rows) {
+        throw pgt::Error("54000",
+                         "statement changed " + std::to_string(rows) + " rows of " +
+                             relation_display_name(p.source_relid) +
+                             ", more than pg_trickle.immediate_max_rows (" +
+                             std::to_string(g_immediate_max_rows) + ")",
+                         "IMMEDIATE stream table " + relation_display_name(p.st_relid) +
+                             " is maintained inside every statement on it.",
+                         "Make the change in smaller statements, raise "
+                         "pg_trickle.immediate_max_rows, or alter the stream table to "
+                         "refresh_mode => 'DIFFERENTIAL'.");
+    }
+}
+
+// The statement's change, applied by the program of its event over its
+// transition tables (read in place), as the stream table's owner; with
+// stashed events of the same statement, all of them by the 'M' program.
+void apply_change(TriggerData* td, const Program& p, char event,
+                  const std::vector<Stashed>& siblings) {
+    check_row_cap(td, p);
+    int which = static_cast<int>(std::strchr(kEvents, event) - kEvents);
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {
-        lock_for(spi, p, !p.shared);
+        lock_for(spi, p, p.locking == 't');
         pin_setting("jit", "off");
-        spi.register_trigger_data(td);
+        if (siblings.empty()) {
+            spi.register_trigger_data(td);
+        } else {
+            which = 3;
+            Stashed all[3] = {};  // by event: I U D
+            for (const Stashed& e : siblings) {
+                all[std::strchr("IUD", e.event) - "IUD"] = e;
+            }
+            all[std::strchr("IUD", event) - "IUD"] = {
+                p.pgt_id, 0, event, td->tg_oldtable, td->tg_newtable, td->tg_relation->rd_att, 0};
+            const TupleDesc desc = td->tg_relation->rd_att;
+            spi.register_tuplestore(diff::kTransitionInserted, desc, all[0].news);
+            spi.register_tuplestore(diff::kTransitionOld, desc, all[1].olds);
+            spi.register_tuplestore(diff::kTransitionNew, desc, all[1].news);
+            spi.register_tuplestore(diff::kTransitionDeleted, desc, all[2].olds);
+        }
+        if (p.locking == 'i') {
+            (void)spi.query_kept(p.lock_sql[which]);
+        }
         RefreshWriteScope writing(p.st_relid);
-        (void)spi.query_kept(p.main);
+        (void)spi.query_kept(p.main[which]);
     });
     spi.close();
     g_counters[p.pgt_id].incremental++;
@@ -335,31 +467,57 @@ Datum immediate_before(FunctionCallInfo fcinfo) {
     return PointerGetDatum(nullptr);
 }
 
+char event_of(TriggerData* td) {
+    return TRIGGER_FIRED_BY_INSERT(td->tg_event)   ? 'I'
+           : TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? 'U'
+           : TRIGGER_FIRED_BY_DELETE(td->tg_event) ? 'D'
+                                                   : 'T';
+}
+
+bool pending_for(int64_t pgt_id) {
+    return std::any_of(g_pending.begin(), g_pending.end(),
+                       [&](const Pending& e) { return e.pgt_id == pgt_id; });
+}
+
+// The stashed events of (pgt_id, cid), taken out of the stash.
+std::vector<Stashed> take_stashed(int64_t pgt_id, CommandId cid) {
+    std::vector<Stashed> out;
+    std::erase_if(g_stash, [&](const Stashed& e) {
+        if (e.pgt_id != pgt_id || e.cid != cid) {
+            return false;
+        }
+        out.push_back(e);
+        return true;
+    });
+    return out;
+}
+
 Datum immediate_after(FunctionCallInfo fcinfo) {
     TriggerData* td = immediate_trigger(fcinfo);
     register_callbacks();
     const int64_t pgt_id = std::stoll(td->tg_trigger->tgargs[0]);
-    const bool truncate = TRIGGER_FIRED_BY_TRUNCATE(td->tg_event);
-    // This statement's pending entry (the latest for the stream table: an
+    const char event = event_of(td);
+    // This statement's pending entry is the latest for the stream table (an
     // inner statement ends before the statement whose trigger started it).
-    bool nested = false;
-    if (!truncate) {
+    // Another statement on the source still running (its rows written, its
+    // change not applied) makes this one nested: a delta now would be taken
+    // against a state no program expects. Entries of this statement's
+    // other events (ON CONFLICT's INSERT and UPDATE) share its command id.
+    bool nested = false, siblings = false;
+    CommandId cid = InvalidCommandId;
+    if (event != 'T') {
         auto last = std::find_if(g_pending.rbegin(), g_pending.rend(),
                                  [&](const Pending& e) { return e.pgt_id == pgt_id; });
         if (last != g_pending.rend()) {
-            const CommandId cid = last->cid;
+            cid = last->cid;
             g_pending.erase(std::next(last).base());
-            // Another statement on the source is still running (its rows
-            // are written, its change not applied): a delta now would be
-            // taken against a state no program expects. Events of this same
-            // statement (ON CONFLICT's INSERT and UPDATE) touch other rows.
-            nested = std::any_of(g_pending.begin(), g_pending.end(), [&](const Pending& e) {
-                return e.pgt_id == pgt_id && e.cid != cid;
-            });
+        }
+        for (const Pending& e : g_pending) {
+            nested = nested || (e.pgt_id == pgt_id && e.cid != cid);
+            siblings = siblings || (e.pgt_id == pgt_id && e.cid == cid);
         }
     } else {
-        nested = std::any_of(g_pending.begin(), g_pending.end(),
-                             [&](const Pending& e) { return e.pgt_id == pgt_id; });
+        nested = pending_for(pgt_id);
     }
     const Program* p = program_of(td);
     if (p == nullptr) {
@@ -367,21 +525,26 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
     }
     if (nested) {
         g_dirty.insert(pgt_id);
+        (void)take_stashed(pgt_id, cid);
         return PointerGetDatum(nullptr);
     }
-    const bool still_pending = std::any_of(g_pending.begin(), g_pending.end(),
-                                           [&](const Pending& e) { return e.pgt_id == pgt_id; });
-    if (g_dirty.count(pgt_id) != 0 && !still_pending) {
+    if (siblings) {
+        g_stash.push_back({pgt_id, cid, event, td->tg_oldtable, td->tg_newtable,
+                           td->tg_relation->rd_att, GetCurrentTransactionNestLevel()});
+        return PointerGetDatum(nullptr);
+    }
+    std::vector<Stashed> stashed = take_stashed(pgt_id, cid);
+    if (g_dirty.count(pgt_id) != 0 && !pending_for(pgt_id)) {
         g_dirty.erase(pgt_id);
         recompute_now(*p, "a statement on " + relation_display_name(p->source_relid) +
                               " ran inside another one: recomputed");
-    } else if (truncate) {
+    } else if (event == 'T') {
         recompute_now(
             *p, "source " + relation_display_name(p->source_relid) + " was truncated: recomputed");
     } else if (p->recompute) {
         recompute_now(*p, "awaiting reinitialisation: recomputed");
     } else {
-        apply_change(td, *p);
+        apply_change(td, *p, event, stashed);
     }
     return PointerGetDatum(nullptr);
 }

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# IMMEDIATE write-path benchmark: pgbench single-row INSERT, UPDATE and
+# DELETE on a 1M-row table t(id pk, grp, val) (1,000 groups; d(grp pk,
+# name) of 1,000 rows) with, in turn, no view, and each of three views
+# maintained by pg_trickle IMMEDIATE and, when the pg_ivm extension is
+# installed in the cluster, by pg_ivm:
+#   agg   SELECT grp, sum(val), count(*) FROM t GROUP BY grp
+#   proj  SELECT id, val FROM t WHERE grp < 500
+#   join  SELECT t.id, d.grp, t.val, d.name FROM t JOIN d ON t.grp = d.grp
+# at -c1, -c2 and -c4 (-j as many), $1 seconds each (default 6), runs
+# side by side in one invocation. Prints one markdown row per (view,
+# engine, statement): average latency per client count, the latency added
+# over no view at -c1, and TPS at -c2 and -c4 over -c1. A view an engine
+# refuses prints "refused". After each view's runs it is compared with
+# its query (a mismatch exits 1). Then a 100,000-row UPDATE through each
+# view against the plain UPDATE.
+# Uses the libpq environment (PGHOST, PGPORT, PGDATABASE, PGUSER) for psql
+# and pgbench. WARNING: drops and recreates tables t, d and the views, and
+# the extensions pg_trickle and pg_ivm (CASCADE), in that database.
+# Invariant: timing only; nothing here asserts on time.
+set -uo pipefail
+
+secs=${1:-6}
+psql_run=(psql -X -q -v ON_ERROR_STOP=1 -At)
+die() { echo "bench.sh: $*" >&2; exit 1; }
+
+"${psql_run[@]}" -c "SET client_min_messages = warning" \
+    -c "DROP EXTENSION IF EXISTS pg_ivm CASCADE" -c "DROP EXTENSION IF EXISTS pg_trickle CASCADE" \
+    -c "DROP TABLE IF EXISTS t, d CASCADE" -c "DROP SEQUENCE IF EXISTS bench_seq" \
+    -c "CREATE EXTENSION pg_trickle" \
+    -c "CREATE TABLE t (id int PRIMARY KEY, grp int NOT NULL, val int NOT NULL)" \
+    -c "INSERT INTO t SELECT g, g % 1000, g FROM generate_series(1, 1000000) g" \
+    -c "CREATE TABLE d (grp int PRIMARY KEY, name text NOT NULL)" \
+    -c "INSERT INTO d SELECT g, 'g' || g FROM generate_series(0, 999) g" \
+    -c "CREATE INDEX ON t (grp)" -c "CREATE SEQUENCE bench_seq START 2000001" \
+    -c "VACUUM ANALYZE t" -c "VACUUM ANALYZE d" || die "setup"
+ivm=no
+if "${psql_run[@]}" -c "CREATE EXTENSION pg_ivm" >/dev/null 2>&1; then ivm=yes; fi
+
+declare -A query=(
+    [agg]="SELECT grp, sum(val) AS s, count(*) AS c FROM t GROUP BY grp"
+    [proj]="SELECT id, val FROM t WHERE grp < 500"
+    [join]="SELECT t.id, d.grp, t.val, d.name FROM t JOIN d ON t.grp = d.grp"
+)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/insert.sql" <<'SQL'
+\set g random(0, 999)
+INSERT INTO t VALUES (nextval('bench_seq'), :g, 1);
+SQL
+cat >"$tmp/update.sql" <<'SQL'
+\set id random(1, 1000000)
+\set g random(0, 999)
+UPDATE t SET val = val + 1, grp = :g WHERE id = :id;
+SQL
+cat >"$tmp/delete.sql" <<'SQL'
+\set id random(1, 1000000)
+DELETE FROM t WHERE id = :id;
+SQL
+
+# pgbench latency (ms) and tps for script $1 at $2 clients
+run() {
+    local out
+    out=$(pgbench -n -c "$2" -j "$2" -T "$secs" -f "$tmp/$1.sql" 2>&1) || die "pgbench $1: $out"
+    local lat tps
+    lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out")
+    tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out")
+    echo "$lat $tps"
+}
+
+create_view() {  # engine view
+    case $1 in
+        pg_trickle) "${psql_run[@]}" -c "SELECT pgtrickle.create_stream_table('v_$2', \$q\$${query[$2]}\$q\$, refresh_mode => 'IMMEDIATE')" >/dev/null 2>&1 ;;
+        pg_ivm) "${psql_run[@]}" -c "SELECT pgivm.create_immv('v_$2', \$q\$${query[$2]}\$q\$)" >/dev/null 2>&1 \
+                || "${psql_run[@]}" -c "SELECT create_immv('v_$2', \$q\$${query[$2]}\$q\$)" >/dev/null 2>&1 ;;
+    esac
+}
+drop_view() {
+    case $1 in
+        pg_trickle) "${psql_run[@]}" -c "SELECT pgtrickle.drop_stream_table('v_$2')" >/dev/null ;;
+        pg_ivm) "${psql_run[@]}" -c "DROP TABLE v_$2" >/dev/null ;;
+    esac
+}
+check_view() {  # view: the view equals its query as a multiset (user columns)
+    local cols
+    cols=$("${psql_run[@]}" -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'v_$1'::regclass AND attnum > 0 AND NOT attisdropped AND attname NOT LIKE '\\_\\_%'")
+    local n
+    n=$("${psql_run[@]}" -c "SELECT count(*) FROM ((SELECT $cols FROM v_$1 EXCEPT ALL (${query[$1]})) UNION ALL ((${query[$1]}) EXCEPT ALL SELECT $cols FROM v_$1)) x")
+    [[ $n == 0 ]] || die "v_$1 differs from its query in $n rows"
+}
+
+declare -A base
+echo "| view | engine | statement | latency -c1 (ms) | -c2 | -c4 | added at -c1 (ms) | TPS -c2 / -c1 | TPS -c4 / -c1 |"
+echo "|---|---|---|---|---|---|---|---|---|"
+row() {  # view engine stmt
+    local r1 r2 r4
+    r1=($(run "$3" 1)); r2=($(run "$3" 2)); r4=($(run "$3" 4))
+    if [[ $1 == none ]]; then base[$3]=${r1[0]}; fi
+    awk -v v="$1" -v e="$2" -v s="$3" -v l1="${r1[0]}" -v l2="${r2[0]}" -v l4="${r4[0]}" \
+        -v t1="${r1[1]}" -v t2="${r2[1]}" -v t4="${r4[1]}" -v b="${base[$3]}" \
+        'BEGIN { printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n", v, e, s, l1, l2, l4, l1 - b, t2 / t1, t4 / t1 }'
+}
+for s in insert update delete; do row none - "$s"; done
+engines=(pg_trickle)
+[[ $ivm == yes ]] && engines+=(pg_ivm)
+for v in agg proj join; do
+    for e in "${engines[@]}"; do
+        if ! create_view "$e" "$v"; then
+            echo "| $v | $e | all | refused | | | | | |"
+            continue
+        fi
+        for s in insert update delete; do row "$v" "$e" "$s"; done
+        check_view "$v"
+        drop_view "$e" "$v"
+    done
+done
+
+# One 100,000-row UPDATE through each view against the plain UPDATE (ms).
+bulk() {
+    "${psql_run[@]}" -c "\\timing on" -c "UPDATE t SET val = val + 1 WHERE id <= 100000" |
+        sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
+}
+plain=$(bulk)
+echo
+echo "| view | engine | 100k-row UPDATE (ms) | / plain UPDATE ($plain ms) |"
+echo "|---|---|---|---|"
+for v in agg proj join; do
+    for e in "${engines[@]}"; do
+        create_view "$e" "$v" || continue
+        ms=$(bulk)
+        check_view "$v"
+        drop_view "$e" "$v"
+        awk -v v="$v" -v e="$e" -v m="$ms" -v p="$plain" 'BEGIN { printf "| %s | %s | %.1f | %.2f |\n", v, e, m, m / p }'
+    done
+done

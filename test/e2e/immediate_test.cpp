@@ -1,0 +1,1108 @@
+// IMMEDIATE stream tables end to end: kept by their source's statements,
+// inside the writing transaction, for every kind of statement, in chains,
+// for writers without rights on them, and against DIFFERENTIAL twins under
+// seeded random DML. Concurrent writers: test/isolation/specs/immediate_*.
+// Invariant: every statement that writes a source is followed by the
+// oracle on every IMMEDIATE stream table, in the writing session.
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "eventually.hpp"
+#include "fixture.hpp"
+#include "property_gen.hpp"
+
+namespace pgt::e2e {
+namespace {
+
+// What pgtrickle._immediate_counters(name) says this backend did for a
+// stream table: statements applied as a change, and recomputes.
+struct Counters {
+    long incremental = 0;
+    long recomputed = 0;
+};
+
+Counters counters_in(Conn& c, const std::string& st) {
+    Result r =
+        c.exec("SELECT incremental, recomputed FROM pgtrickle._immediate_counters($1)", {st});
+    return {std::stol(r.at(0, 0)), std::stol(r.at(0, 1))};
+}
+
+// st's columns but the hidden __pgt_* ones, quoted, in order.
+std::string user_columns(Conn& c, const std::string& st) {
+    return c.scalar(
+        "SELECT coalesce(string_agg(quote_ident(attname), ', ' ORDER BY attnum), '') "
+        "FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 "
+        "AND NOT attisdropped AND attname NOT LIKE '\\_\\_pgt\\_%'",
+        {st});
+}
+
+// The rows of a and b (their user columns, as text) are the same multiset;
+// a failure lists what only one of them has.
+::testing::AssertionResult same_rows(Conn& c, const std::string& a, const std::string& b) {
+    auto rows = [&](const std::string& st) {
+        return "SELECT __pgt_r::text AS r FROM (SELECT " + user_columns(c, st) + " FROM " + st +
+               ") __pgt_r";
+    };
+    Result diff =
+        c.exec("(SELECT 'only in " + a + "' AS side, r FROM (" + rows(a) + " EXCEPT ALL " +
+               rows(b) + ") x) UNION ALL (SELECT 'only in " + b + "', r FROM (" + rows(b) +
+               " EXCEPT ALL " + rows(a) + ") y) ORDER BY 1, 2 LIMIT 50");
+    if (diff.size() == 0) {
+        return ::testing::AssertionSuccess();
+    }
+    auto failure = ::testing::AssertionFailure();
+    failure << a << " and " << b << " differ:\n";
+    for (size_t i = 0; i < diff.size(); i++) {
+        failure << "  " << diff.at(i, 0) << ": " << diff.at(i, 1) << "\n";
+    }
+    return failure;
+}
+
+// COPY ... FROM STDIN of `data`, on a connection of its own (the harness's
+// Conn speaks no COPY protocol); throws std::runtime_error with the
+// server's message.
+void copy_from_stdin(const std::string& conninfo, const std::string& copy_sql,
+                     const std::string& data) {
+    PGconn* c = PQconnectdb(conninfo.c_str());
+    std::string error;
+    if (PQstatus(c) != CONNECTION_OK) {
+        error = PQerrorMessage(c);
+    } else {
+        PGresult* r = PQexec(c, copy_sql.c_str());
+        if (PQresultStatus(r) != PGRES_COPY_IN) {
+            error = PQresultErrorMessage(r);
+        }
+        PQclear(r);
+        if (error.empty() && (PQputCopyData(c, data.data(), static_cast<int>(data.size())) != 1 ||
+                              PQputCopyEnd(c, nullptr) != 1)) {
+            error = PQerrorMessage(c);
+        }
+        while (PGresult* res = PQgetResult(c)) {
+            if (error.empty() && PQresultStatus(res) != PGRES_COMMAND_OK) {
+                error = PQresultErrorMessage(res);
+            }
+            PQclear(res);
+        }
+    }
+    PQfinish(c);
+    if (!error.empty()) {
+        throw std::runtime_error("COPY FROM STDIN failed: " + error);
+    }
+}
+
+struct Shape {
+    const char* name;
+    const char* query;
+};
+
+// Every shape the first cut of IMMEDIATE maintains: t has a primary key,
+// k none (exact duplicates, NULLs).
+const std::vector<Shape> kShapes = {
+    {"filtered", "SELECT id, val * 2 AS v2, note FROM t WHERE val > 20 OR note = 'a'"},
+    {"bag", "SELECT a, upper(b) AS ub FROM k WHERE a IS DISTINCT FROM 2"},
+    {"algebraic",
+     "SELECT grp, count(*) AS n, count(val) AS nv, sum(val) AS total, avg(val) AS mean, "
+     "min(val) AS lo, max(val) AS hi FROM t GROUP BY grp"},
+    {"rescanned",
+     "SELECT grp, string_agg(note, ',' ORDER BY note, id) AS notes, bool_and(val > 30) AS big "
+     "FROM t GROUP BY grp"},
+    {"big_groups",
+     "SELECT grp, sum(val) AS total, max(note) AS top FROM t GROUP BY grp HAVING count(*) > 2"},
+    {"one_row", "SELECT count(*) AS n, sum(val) AS total, min(note) AS first_note FROM t"},
+    {"rolled_up",
+     "SELECT grp, note, count(*) AS n, sum(val) AS total FROM t GROUP BY ROLLUP (grp, note)"},
+    {"gsets", "SELECT grp, note, count(*) AS n FROM t GROUP BY GROUPING SETS ((grp), (note), ())"},
+    {"bag_groups", "SELECT b, count(*) AS n, sum(a) AS total FROM k GROUP BY b"},
+};
+
+class Immediate : public DbTest {
+protected:
+    void SetUp() override {
+        DbTest::SetUp();
+        db->exec(
+            "CREATE TABLE t (id int PRIMARY KEY, grp int, val int, note text);"
+            "INSERT INTO t SELECT g, g % 4, g * 10, (ARRAY['a', 'b', 'c'])[g % 3 + 1]"
+            " FROM generate_series(1, 12) g;"
+            "UPDATE t SET val = NULL WHERE id = 5; UPDATE t SET grp = NULL WHERE id = 12;"
+            "CREATE TABLE k (a int, b text);"
+            "INSERT INTO k VALUES (1, 'x'), (1, 'x'), (1, 'x'), (2, 'y'), (2, 'y'), (3, NULL),"
+            " (3, NULL), (NULL, 'z')");
+    }
+
+    void create(const std::string& name, const std::string& query,
+                const std::string& mode = "IMMEDIATE") {
+        db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
+                 {name, query, mode});
+        if (mode == "IMMEDIATE") {
+            maintained_.push_back(name);
+        }
+    }
+    void create_shapes() {
+        for (const Shape& s : kShapes) {
+            create(s.name, s.query);
+            EXPECT_EQ(modes(s.name), "IMMEDIATE/IMMEDIATE") << s.name;
+        }
+        expect_maintained("create");
+    }
+    void drop(const std::string& name) {
+        db->exec("SELECT pgtrickle.drop_stream_table($1)", {name});
+        std::erase(maintained_, name);
+    }
+
+    // The oracle on every IMMEDIATE stream table, in `conn` (this test's
+    // session by default: inside its transaction when one is open).
+    void expect_maintained(const std::string& after, Conn* conn = nullptr) {
+        Conn& c = conn != nullptr ? *conn : *db;
+        for (const std::string& st : maintained_) {
+            EXPECT_TRUE(matches_query(c, st)) << "after: " << after;
+        }
+    }
+    // One statement, then the oracle on every IMMEDIATE stream table.
+    void run(const std::string& sql) {
+        db->exec(sql);
+        expect_maintained(sql);
+    }
+
+    Counters counters(const std::string& st) { return counters_in(*db, st); }
+
+    // Triggers of pg_trickle's on a table (IMMEDIATE or capture).
+    long pgt_triggers(const std::string& table) {
+        return std::stol(
+            db->scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = $1::regclass "
+                       "AND tgname LIKE '%pgt%'",
+                       {table}));
+    }
+
+    // st's rows (user columns) as one sorted string: a snapshot to compare.
+    std::string contents(const std::string& st) {
+        return db->scalar(
+            "SELECT coalesce(string_agg(__pgt_c::text, ' ' ORDER BY __pgt_c::text), '') FROM "
+            "(SELECT " +
+            user_columns(*db, st) + " FROM " + st + ") __pgt_c");
+    }
+    std::vector<std::string> all_contents() {
+        std::vector<std::string> out;
+        for (const std::string& st : maintained_) {
+            out.push_back(contents(st));
+        }
+        return out;
+    }
+
+    std::vector<std::string> maintained_;  // the IMMEDIATE stream tables of this test
+};
+
+bool mentions(const std::string& message, const std::string& word) {
+    return lower(message).find(lower(word)) != std::string::npos;
+}
+
+// --- modes ------------------------------------------------------------------
+
+// The catalog says IMMEDIATE; every other mode stops the per-statement
+// maintenance (a write leaves the table stale), and switching back makes it
+// equal to its query at once, without a refresh.
+TEST_F(Immediate, create_and_alter_switch_to_and_from_immediate) {
+    create("imm", "SELECT id, val FROM t WHERE val > 30");
+    EXPECT_EQ(db->scalar("SELECT refresh_mode FROM pgtrickle.pgt_stream_tables "
+                         "WHERE pgt_relid = 'imm'::regclass"),
+              "IMMEDIATE");
+    EXPECT_EQ(modes("imm"), "IMMEDIATE/IMMEDIATE");
+    EXPECT_MATCHES_QUERY(*db, "imm");
+    run("INSERT INTO t VALUES (20, 1, 200, 'n')");
+    struct Switch {
+        const char* mode;
+        const char* modes;  // requested/effective once altered
+    };
+    int bump = 0;
+    for (const Switch& s : {Switch{"DIFFERENTIAL", "DIFFERENTIAL/DIFFERENTIAL"},
+                            Switch{"FULL", "FULL/FULL"}, Switch{"AUTO", "AUTO/DIFFERENTIAL"}}) {
+        SCOPED_TRACE(s.mode);
+        alter_mode("imm", s.mode);
+        EXPECT_EQ(modes("imm"), s.modes);
+        EXPECT_MATCHES_QUERY(*db, "imm");
+        db->exec("UPDATE t SET val = val + 1000 WHERE id = 20; INSERT INTO t VALUES (" +
+                 std::to_string(30 + bump++) + ", 2, 99, 'w')");
+        EXPECT_FALSE(matches_query(*db, "imm")) << "still maintained by statements in " << s.mode;
+        refresh("imm");
+        EXPECT_MATCHES_QUERY(*db, "imm");
+        db->exec("DELETE FROM t WHERE id = 20; INSERT INTO t VALUES (20, 1, 200, 'n')");
+        alter_mode("imm", "IMMEDIATE");
+        EXPECT_EQ(modes("imm"), "IMMEDIATE/IMMEDIATE");
+        EXPECT_MATCHES_QUERY(*db, "imm") << "switching to IMMEDIATE did not bring it up to date";
+        run("UPDATE t SET val = val - 1 WHERE id IN (20, 6)");
+    }
+}
+
+// --- what IMMEDIATE refuses -------------------------------------------------
+
+TEST_F(Immediate, shapes_beyond_one_table_are_rejected_with_0a000_naming_immediate) {
+    db->exec(
+        "CREATE TABLE u (grp int PRIMARY KEY, name text);"
+        "INSERT INTO u VALUES (0, 'zero'), (1, 'one'), (2, 'two')");
+    const std::vector<std::string> rejected = {
+        "SELECT t.id, u.name FROM t JOIN u ON u.grp = t.grp",
+        "SELECT t.id, u.name FROM t LEFT JOIN u ON u.grp = t.grp",
+        "SELECT a.id, b.val FROM t a JOIN t b ON b.id = a.id + 1",
+        "SELECT u.name, count(*) AS n FROM t JOIN u ON u.grp = t.grp GROUP BY u.name",
+        "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.grp = t.grp)",
+        "SELECT id FROM t WHERE grp IN (SELECT grp FROM u)",
+        "SELECT id, (SELECT name FROM u WHERE u.grp = t.grp) AS name FROM t",
+        "SELECT id FROM t UNION ALL SELECT grp FROM u",
+        "SELECT id FROM t UNION SELECT id + 100 FROM t",
+        "SELECT id FROM t EXCEPT SELECT grp FROM u",
+        "SELECT id, row_number() OVER (ORDER BY id) AS rn FROM t",
+        "SELECT id, val FROM t ORDER BY id LIMIT 3",
+        "WITH RECURSIVE r(n) AS (SELECT min(id) FROM t UNION ALL SELECT n + 1 FROM r WHERE n < "
+        "5) SELECT n FROM r",
+    };
+    for (const std::string& q : rejected) {
+        SCOPED_TRACE(q);
+        const std::string before = state();
+        SqlError e = db->error_of("SELECT pgtrickle.create_stream_table('x', $q$" + q +
+                                  "$q$, refresh_mode => 'IMMEDIATE')");
+        EXPECT_EQ(e.sqlstate, "0A000") << e.message;
+        EXPECT_TRUE(mentions(e.message, "IMMEDIATE")) << e.message;
+        EXPECT_EQ(state(), before) << "a rejected create left objects behind";
+    }
+    // Volatile functions: refused as in every other mode, by name.
+    for (const Shape& v :
+         {Shape{"random", "SELECT id, random() AS r FROM t"},
+          Shape{"clock_timestamp", "SELECT id FROM t WHERE clock_timestamp() > '2000-01-01'"}}) {
+        SCOPED_TRACE(v.query);
+        const std::string before = state();
+        SqlError e = db->error_of(std::string("SELECT pgtrickle.create_stream_table('x', $q$") +
+                                  v.query + "$q$, refresh_mode => 'IMMEDIATE')");
+        EXPECT_EQ(e.sqlstate, "0A000") << e.message;
+        EXPECT_TRUE(mentions(e.message, v.name)) << e.message;
+        EXPECT_EQ(state(), before);
+    }
+    // Altering into an unsupported combination changes nothing either way.
+    create("joined", "SELECT t.id, u.name FROM t JOIN u ON u.grp = t.grp", "DIFFERENTIAL");
+    SqlError e = db->error_of(
+        "SELECT pgtrickle.alter_stream_table('joined', refresh_mode => "
+        "'IMMEDIATE')");
+    EXPECT_EQ(e.sqlstate, "0A000");
+    EXPECT_TRUE(mentions(e.message, "IMMEDIATE")) << e.message;
+    EXPECT_EQ(modes("joined"), "DIFFERENTIAL/DIFFERENTIAL");
+    create("single", "SELECT id, val FROM t WHERE val > 10");
+    e = db->error_of(
+        "SELECT pgtrickle.alter_stream_table('single', query => 'SELECT t.id, u.grp AS val FROM "
+        "t JOIN u ON u.grp = t.grp')");
+    EXPECT_EQ(e.sqlstate, "0A000");
+    EXPECT_TRUE(mentions(e.message, "IMMEDIATE")) << e.message;
+    EXPECT_EQ(modes("single"), "IMMEDIATE/IMMEDIATE");
+    run("UPDATE t SET val = val + 5 WHERE id < 4");
+    db->exec("INSERT INTO u VALUES (3, 'three')");
+    refresh("joined");
+    EXPECT_MATCHES_QUERY(*db, "joined");
+}
+
+// --- statements -------------------------------------------------------------
+
+TEST_F(Immediate, every_shape_matches_after_each_multi_row_statement) {
+    create_shapes();
+    for (const char* sql : {
+             "INSERT INTO t VALUES (13, 1, 5, 'a'), (14, 1, NULL, 'b'), (15, 7, 70, NULL),"
+             " (16, NULL, 1, 'c')",
+             "UPDATE t SET val = val + 1 WHERE grp = 1",
+             "UPDATE t SET grp = (grp + 1) % 4 WHERE id % 3 = 0",  // rows move between groups
+             "UPDATE t SET note = 'z', val = NULL WHERE id IN (2, 7)",
+             "DELETE FROM t WHERE id IN (1, 4, 15)",
+             "DELETE FROM t WHERE grp = 2",                                         // a group goes
+             "INSERT INTO t SELECT g, 2, g, 'n' FROM generate_series(100, 140) g",  // and is back
+             "UPDATE t SET grp = NULL WHERE id BETWEEN 100 AND 110",  // into the NULL group
+             "DELETE FROM t",  // the aggregate without GROUP BY keeps its one row
+             "INSERT INTO t VALUES (1, 1, 1, 'a')",
+             "INSERT INTO k VALUES (1, 'x'), (1, 'x'), (4, 'w'), (NULL, NULL)",
+             "DELETE FROM k WHERE ctid = (SELECT ctid FROM k WHERE a = 1 LIMIT 1)",
+             "UPDATE k SET b = 'q' WHERE ctid = (SELECT ctid FROM k WHERE a = 2 LIMIT 1)",
+             "UPDATE k SET a = 1, b = 'x' WHERE a = 3",  // two rows turn into duplicates
+             "DELETE FROM k WHERE a = 1",                // every duplicate at once
+             "UPDATE k SET b = NULL",
+         }) {
+        run(sql);
+    }
+}
+
+// Key changes, including keys that trade places within one statement (the
+// key is checked at the statement's end), and updates of columns no query
+// reads.
+TEST_F(Immediate, primary_key_updates_and_updates_of_unread_columns) {
+    db->exec(
+        "CREATE TABLE sh (id int PRIMARY KEY DEFERRABLE INITIALLY IMMEDIATE, grp int, val int);"
+        "INSERT INTO sh SELECT g, g % 3, g FROM generate_series(1, 10) g");
+    create("shifted", "SELECT id, val FROM sh WHERE val > 2");
+    create("key_sums", "SELECT grp, count(*) AS n, sum(id) AS ids FROM sh GROUP BY grp");
+    run("UPDATE sh SET id = id + 1");
+    run("UPDATE sh SET id = CASE WHEN id % 2 = 0 THEN id + 1 ELSE id - 1 END");  // pairs swap
+    run("UPDATE sh SET id = id * 10, val = val + 1 WHERE grp = 1");
+    run("UPDATE t SET id = id + 100");
+    run("UPDATE t SET id = id - 99 WHERE id % 2 = 0");
+    create("unread_rows", "SELECT id, val FROM t WHERE grp = 1");
+    create("unread_sums", "SELECT grp, sum(val) AS total FROM t GROUP BY grp");
+    run("UPDATE t SET note = note || '!'");  // neither query reads note
+    run("UPDATE t SET note = NULL WHERE grp = 1");
+    run("UPDATE t SET val = val, grp = grp");  // read columns, left as they were
+}
+
+// ON CONFLICT DO UPDATE's inserted and updated rows are one statement's
+// change, applied (not recomputed); DO NOTHING keeps the existing rows.
+TEST_F(Immediate, insert_on_conflict_do_update_and_do_nothing) {
+    create_shapes();
+    const Counters before = counters("algebraic");
+    run("INSERT INTO t VALUES (1, 3, 111, 'u'), (50, 1, 5, 'new'), (2, 0, NULL, 'v') "
+        "ON CONFLICT (id) DO UPDATE SET grp = EXCLUDED.grp, val = EXCLUDED.val, "
+        "note = EXCLUDED.note");
+    const Counters after = counters("algebraic");
+    EXPECT_GE(after.incremental, before.incremental + 1);
+    EXPECT_EQ(after.recomputed, before.recomputed) << "ON CONFLICT DO UPDATE was recomputed";
+    run("INSERT INTO t VALUES (3, 9, 9, 'no'), (51, 2, 7, 'ins') ON CONFLICT (id) DO NOTHING");
+    run("INSERT INTO t VALUES (4, 1, 1, 'x') ON CONFLICT (id) DO UPDATE SET val = t.val + 1 "
+        "WHERE t.val > 1000");  // a conflict the WHERE leaves alone
+    run("INSERT INTO t SELECT g, g % 3, g, 'up' FROM generate_series(8, 20) g "
+        "ON CONFLICT (id) DO UPDATE SET val = t.val + EXCLUDED.val");
+    EXPECT_EQ(counters("algebraic").recomputed, before.recomputed);
+}
+
+TEST_F(Immediate, merge_applies_its_matched_and_not_matched_actions) {
+    create_shapes();
+    run("MERGE INTO t USING (VALUES (1, 2, 15, 'm'), (3, NULL, NULL, 'd'), (60, 1, 6, 'i'),"
+        " (61, NULL, 7, 'i')) AS v(id, grp, val, note) ON t.id = v.id"
+        " WHEN MATCHED AND v.val IS NULL THEN DELETE"
+        " WHEN MATCHED THEN UPDATE SET grp = v.grp, val = v.val, note = v.note"
+        " WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.grp, v.val, v.note)");
+    run("MERGE INTO t USING (SELECT g AS id FROM generate_series(5, 70, 5) g) v ON t.id = v.id"
+        " WHEN MATCHED THEN UPDATE SET val = coalesce(t.val, 0) + 1"
+        " WHEN NOT MATCHED THEN DO NOTHING");
+    run("MERGE INTO k USING (VALUES (1, 'x'), (7, 'n')) AS v(a, b) ON k.a = v.a"
+        " WHEN MATCHED THEN UPDATE SET b = 'merged'"
+        " WHEN NOT MATCHED THEN INSERT VALUES (v.a, v.b)");
+}
+
+// COPY FROM STDIN (on a connection of its own), COPY FROM PROGRAM (the
+// same CopyFrom path, here inside a transaction) and INSERT ... SELECT.
+TEST_F(Immediate, bulk_loads_by_copy_and_insert_select) {
+    create_shapes();
+    copy_from_stdin(conninfo(), "COPY t (id, grp, val, note) FROM STDIN (FORMAT csv)",
+                    "300,1,3,a\n301,1,,b\n302,,4,\n303,9,5,c\n");
+    copy_from_stdin(conninfo(), "COPY k FROM STDIN (FORMAT csv)", "1,x\n1,x\n,\n8,w\n");
+    expect_maintained("COPY FROM STDIN");
+    db->exec("BEGIN");
+    run("COPY t (id, grp, val, note) FROM PROGRAM 'seq -f \"%g,2,7,c\" 200 299' "
+        "WITH (FORMAT csv)");
+    run("COPY k FROM PROGRAM 'yes 5,v | head -n 40' WITH (FORMAT csv)");
+    run("COMMIT");
+    run("INSERT INTO t SELECT g, g % 5, g, 'bulk' FROM generate_series(1000, 1999) g");
+    run("INSERT INTO k SELECT g % 3, 'x' FROM generate_series(1, 300) g");
+    run("DELETE FROM t WHERE id >= 1000 AND id % 2 = 0");
+}
+
+// TRUNCATE recomputes (inside the transaction: the rows written after it
+// are there too) and a rollback brings back the rows it removed.
+TEST_F(Immediate, truncate_recomputes_inside_the_transaction) {
+    create_shapes();
+    const std::vector<std::string> committed = all_contents();
+    const Counters c0 = counters("algebraic");
+    db->exec("BEGIN");
+    run("INSERT INTO t VALUES (30, 1, 300, 'x')");
+    const Counters c1 = counters("algebraic");
+    EXPECT_EQ(c1.incremental, c0.incremental + 1);
+    EXPECT_EQ(c1.recomputed, c0.recomputed);
+    run("TRUNCATE t");
+    const Counters c2 = counters("algebraic");
+    EXPECT_EQ(c2.recomputed, c1.recomputed + 1);
+    EXPECT_EQ(c2.incremental, c1.incremental);
+    EXPECT_EQ(count("SELECT * FROM one_row WHERE n = 0"), 1);
+    run("INSERT INTO t VALUES (1, 1, 10, 'a'), (2, NULL, NULL, NULL)");
+    run("ROLLBACK");
+    EXPECT_EQ(all_contents(), committed);
+    run("TRUNCATE t, k");
+    run("INSERT INTO t VALUES (5, 2, 50, 'e')");
+    run("INSERT INTO k VALUES (1, 'x'), (1, 'x')");
+}
+
+// --- transactions -----------------------------------------------------------
+
+// Inside the writing transaction its writes are visible to it (another
+// session sees the committed state, and that agrees with its query too);
+// ROLLBACK TO SAVEPOINT undoes exactly the statements after the savepoint.
+TEST_F(Immediate, writes_are_visible_to_their_transaction_and_undone_by_rollback) {
+    create_shapes();
+    Conn other = connect_db();
+    const std::vector<std::string> committed = all_contents();
+    db->exec("BEGIN");
+    run("INSERT INTO t VALUES (20, 1, 5, 'in'), (21, 2, 6, 'in')");
+    run("UPDATE t SET grp = 3 WHERE id IN (1, 2)");
+    expect_maintained("the other session, while the writer is open", &other);
+    db->exec("SAVEPOINT a");
+    const std::vector<std::string> at_a = all_contents();
+    run("DELETE FROM t WHERE grp = 3");
+    run("UPDATE t SET val = NULL WHERE id > 5");
+    run("INSERT INTO k VALUES (2, 'y'), (9, 'q')");
+    run("ROLLBACK TO SAVEPOINT a");
+    EXPECT_EQ(all_contents(), at_a);
+    run("SAVEPOINT b");
+    run("INSERT INTO t VALUES (22, 0, 7, 'b')");
+    run("SAVEPOINT c");
+    run("DELETE FROM t WHERE id = 22");
+    run("RELEASE SAVEPOINT c");
+    run("UPDATE t SET note = 'b2' WHERE grp = 0");
+    run("ROLLBACK TO SAVEPOINT b");
+    EXPECT_EQ(all_contents(), at_a);
+    run("DELETE FROM k WHERE a = 1");
+    EXPECT_EQ(other.scalar("SELECT count(*) FROM t WHERE id = 20"), "0");
+    run("COMMIT");
+    const std::vector<std::string> after_commit = all_contents();
+    expect_maintained("the other session, after the commit", &other);
+    EXPECT_EQ(other.scalar("SELECT count(*) FROM t WHERE id = 20"), "1");
+    EXPECT_NE(after_commit, committed);
+    db->exec("BEGIN");
+    run("DELETE FROM t");
+    run("INSERT INTO t VALUES (1, 1, 1, 'only')");
+    run("TRUNCATE k");
+    run("ROLLBACK");
+    EXPECT_EQ(all_contents(), after_commit);
+}
+
+// A user AFTER ROW trigger writes the row its statement just wrote: the
+// inner statement runs while the outer one is still open, so the stream
+// table is recomputed when the outer one ends, and equals its query then.
+TEST_F(Immediate, user_trigger_writing_the_row_again_recomputes_at_the_end) {
+    create_shapes();
+    db->exec(
+        "CREATE FUNCTION bump() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        "  UPDATE t SET val = coalesce(NEW.val, 0) + 1000 WHERE id = NEW.id; RETURN NULL;"
+        " END $$;"
+        "CREATE TRIGGER bump AFTER INSERT OR UPDATE OF grp ON t FOR EACH ROW"
+        " WHEN (NEW.val IS NULL OR NEW.val < 1000) EXECUTE FUNCTION bump()");
+    const Counters c0 = counters("algebraic");
+    run("INSERT INTO t VALUES (40, 1, 4, 'a'), (41, 2, NULL, 'b')");
+    EXPECT_EQ(db->scalar("SELECT string_agg(val::text, ',' ORDER BY id) FROM t WHERE id >= 40"),
+              "1004,1000")
+        << "the user trigger did not run";
+    const Counters c1 = counters("algebraic");
+    EXPECT_GE(c1.recomputed, c0.recomputed + 1) << "the row touched twice was not recomputed";
+    run("UPDATE t SET grp = 3 WHERE id IN (1, 2)");
+    EXPECT_GE(counters("algebraic").recomputed, c1.recomputed + 1);
+    const Counters c2 = counters("algebraic");
+    run("UPDATE t SET note = 'n' WHERE id = 3");  // not a grp update: the trigger stays quiet
+    EXPECT_EQ(counters("algebraic").recomputed, c2.recomputed);
+    EXPECT_EQ(counters("algebraic").incremental, c2.incremental + 1);
+    db->exec("BEGIN");
+    run("SAVEPOINT s");
+    run("INSERT INTO t VALUES (42, 0, 1, 'c')");
+    run("ROLLBACK TO SAVEPOINT s");
+    run("UPDATE t SET grp = 0 WHERE id = 4");
+    run("COMMIT");
+}
+
+// A statement that fails inside a plpgsql EXCEPTION block is undone with
+// its subtransaction, maintenance included; so is a statement that
+// succeeded (and was maintained) before the block raised.
+TEST_F(Immediate, statement_failing_in_a_caught_plpgsql_block_leaves_no_trace) {
+    create_shapes();
+    db->exec(R"sql(
+CREATE FUNCTION try_write() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO t VALUES (500, 1, 5, 'kept');
+  BEGIN
+    INSERT INTO t VALUES (501, 1, 6, 'undone');
+    UPDATE t SET val = val + 1 WHERE grp = 1;
+    INSERT INTO k VALUES (1, 'undone');
+    INSERT INTO t VALUES (502, 2, 7, 'undone'), (1, 0, 0, 'duplicate key');
+  EXCEPTION WHEN unique_violation THEN
+    RETURN 'caught';
+  END;
+  RETURN 'not caught';
+END $$)sql");
+    EXPECT_EQ(db->scalar("SELECT try_write()"), "caught");
+    expect_maintained("SELECT try_write()");
+    EXPECT_EQ(count("SELECT * FROM t WHERE id >= 500"), 1);
+    run("DO $$ BEGIN FOR i IN 1..6 LOOP BEGIN"
+        "  INSERT INTO t VALUES (600 + i, i % 3, i, 'loop');"
+        "  IF i % 2 = 0 THEN RAISE EXCEPTION 'undo %', i; END IF;"
+        " EXCEPTION WHEN raise_exception THEN NULL; END; END LOOP; END $$");
+    EXPECT_EQ(db->scalar("SELECT string_agg(id::text, ',' ORDER BY id) FROM t WHERE id > 600"),
+              "601,603,605");
+    db->exec("BEGIN");
+    run("DELETE FROM t WHERE id = 500");
+    EXPECT_EQ(db->scalar("SELECT try_write()"), "caught");
+    expect_maintained("SELECT try_write() in a transaction");
+    run("ROLLBACK");
+}
+
+// One statement writes the source twice: a writable CTE's DELETE and the
+// INSERT that puts the same keys back, or rows of two sources.
+TEST_F(Immediate, writable_cte_writing_the_source_twice_in_one_statement) {
+    create_shapes();
+    run("WITH d AS (DELETE FROM t WHERE grp = 1 RETURNING *) "
+        "INSERT INTO t SELECT id, 3, val + 1, note FROM d");  // the same keys, moved
+    run("WITH d AS (DELETE FROM t WHERE grp = 2 RETURNING *) "
+        "INSERT INTO t SELECT id + 500, grp, val, note FROM d");
+    run("WITH u AS (UPDATE t SET val = val * 2 WHERE grp = 0 RETURNING id) "
+        "INSERT INTO t SELECT id + 700, 0, 1, 'u' FROM u");
+    run("WITH i AS (INSERT INTO k VALUES (9, 'n'), (9, 'n') RETURNING a) "
+        "UPDATE t SET note = 'k' WHERE id IN (SELECT a FROM i)");
+    run("WITH d AS (DELETE FROM k WHERE a = 1 RETURNING a, b) INSERT INTO k SELECT a, b FROM d");
+}
+
+// --- chains -------------------------------------------------------------------
+
+// An IMMEDIATE stream table over an IMMEDIATE one follows it statement by
+// statement (TRUNCATE of the source included); a DIFFERENTIAL one over it
+// catches up at its refresh.
+TEST_F(Immediate, chains_over_an_immediate_stream_table) {
+    create("base", "SELECT id, grp, val FROM t WHERE val IS NOT NULL");
+    create("summed", "SELECT grp, count(*) AS n, sum(val) AS total FROM base GROUP BY grp");
+    create("down", "SELECT id, val FROM base WHERE grp = 1", "DIFFERENTIAL");
+    expect_maintained("create");
+    run("INSERT INTO t VALUES (20, 1, 5, 'a'), (21, 2, NULL, 'b'), (22, 1, 7, 'c')");
+    run("UPDATE t SET grp = 2 WHERE id IN (1, 20)");
+    run("UPDATE t SET val = NULL WHERE id = 22");  // leaves base
+    run("DELETE FROM t WHERE grp = 3");
+    db->exec("BEGIN");
+    run("UPDATE t SET val = 1 WHERE val IS NULL");
+    run("SAVEPOINT s");
+    run("TRUNCATE t");
+    run("INSERT INTO t VALUES (1, 1, 1, 'x')");
+    run("ROLLBACK TO SAVEPOINT s");
+    run("UPDATE t SET id = id + 100 WHERE grp = 1");
+    run("COMMIT");
+    refresh("down");
+    EXPECT_MATCHES_QUERY(*db, "down");
+    run("TRUNCATE t");
+    run("INSERT INTO t SELECT g, g % 2, g, 'n' FROM generate_series(1, 20) g");
+    refresh("down");
+    EXPECT_MATCHES_QUERY(*db, "down");
+}
+
+// --- which path ran -----------------------------------------------------------
+
+// Per backend: an ordinary statement is applied, a TRUNCATE recomputed; a
+// new session starts from nothing and its statements count there only.
+TEST_F(Immediate, counters_tell_applied_statements_from_recomputes_per_backend) {
+    create("cnt", "SELECT grp, count(*) AS n, sum(val) AS total FROM t GROUP BY grp");
+    const Counters c0 = counters("cnt");
+    run("INSERT INTO t VALUES (70, 1, 7, 'a')");
+    const Counters c1 = counters("cnt");
+    EXPECT_EQ(c1.incremental, c0.incremental + 1);
+    EXPECT_EQ(c1.recomputed, c0.recomputed);
+    run("DELETE FROM t WHERE id = 70");
+    run("TRUNCATE t");
+    const Counters c2 = counters("cnt");
+    EXPECT_EQ(c2.incremental, c1.incremental + 1);
+    EXPECT_EQ(c2.recomputed, c1.recomputed + 1);
+    Conn other = connect_db();
+    const Counters fresh = counters_in(other, "cnt");
+    EXPECT_EQ(fresh.incremental, 0);
+    EXPECT_EQ(fresh.recomputed, 0);
+    other.exec("INSERT INTO t VALUES (71, 2, 8, 'b')");
+    EXPECT_EQ(counters_in(other, "cnt").incremental, 1);
+    EXPECT_EQ(counters("cnt").incremental, c2.incremental);
+    expect_maintained("the other session's INSERT");
+}
+
+// refresh_stream_table recomputes an IMMEDIATE table (FULL in its history),
+// also inside a writing transaction, and statements keep it after that.
+TEST_F(Immediate, refresh_recomputes_an_immediate_stream_table) {
+    create("imm",
+           "SELECT grp, sum(val) AS total, string_agg(note, '' ORDER BY id) AS notes "
+           "FROM t GROUP BY grp");
+    run("INSERT INTO t VALUES (80, 1, 8, 'r')");
+    refresh("imm");
+    EXPECT_EQ(db->scalar("SELECT action || '/' || status || '/' || initiated_by "
+                         "FROM pgtrickle.get_refresh_history('imm', 1)"),
+              "FULL/SUCCESS/MANUAL");
+    EXPECT_MATCHES_QUERY(*db, "imm");
+    run("UPDATE t SET grp = 2 WHERE id = 80");
+    db->exec("BEGIN");
+    run("DELETE FROM t WHERE grp = 2");
+    refresh("imm");
+    EXPECT_MATCHES_QUERY(*db, "imm");
+    run("INSERT INTO t VALUES (81, 2, 9, 's')");
+    run("COMMIT");
+    EXPECT_EQ(db->scalar("SELECT action FROM pgtrickle.get_refresh_history('imm', 1)"), "FULL");
+}
+
+// --- clean-up -----------------------------------------------------------------
+
+// Dropping IMMEDIATE stream tables takes their triggers off the source,
+// back to what it had before (a DIFFERENTIAL reader's capture triggers
+// stay, and it goes on working); the one left goes on being maintained.
+TEST_F(Immediate, drop_removes_every_trigger_it_put_on_the_source) {
+    const long bare = pgt_triggers("t");
+    create("one", "SELECT id, val FROM t WHERE val > 10");
+    create("two", "SELECT grp, count(*) AS n FROM t GROUP BY grp");
+    EXPECT_GT(pgt_triggers("t"), bare);
+    drop("one");
+    run("INSERT INTO t VALUES (90, 1, 90, 'a')");
+    drop("two");
+    EXPECT_EQ(pgt_triggers("t"), bare);
+    db->exec("INSERT INTO t VALUES (91, 1, 91, 'b')");  // no leftover trigger fires
+
+    create("diff", "SELECT id, val FROM t", "DIFFERENTIAL");
+    const long with_diff = pgt_triggers("t");
+    create("three", "SELECT id, note FROM t WHERE note <> 'a'");
+    run("UPDATE t SET note = 'c' WHERE id = 90");
+    drop("three");
+    EXPECT_EQ(pgt_triggers("t"), with_diff);
+    db->exec("DELETE FROM t WHERE id = 91");
+    refresh("diff");
+    EXPECT_MATCHES_QUERY(*db, "diff");
+    create("four", "SELECT grp, max(val) AS hi FROM t GROUP BY grp");
+    db->exec("SELECT pgtrickle.drop_stream_table('diff')");
+    run("DELETE FROM t WHERE id = 90");
+    drop("four");
+    EXPECT_EQ(pgt_triggers("t"), bare);
+
+    // Altered to FULL, or dropped with DROP TABLE: nothing stays either.
+    create("five", "SELECT id, val FROM t");
+    alter_mode("five", "FULL");
+    EXPECT_EQ(pgt_triggers("t"), bare);
+    std::erase(maintained_, std::string("five"));
+    create("six", "SELECT id, val FROM t");
+    db->exec("DROP TABLE six");
+    std::erase(maintained_, std::string("six"));
+    EXPECT_EQ(pgt_triggers("t"), bare);
+    db->exec("INSERT INTO t VALUES (92, 1, 92, 'c'); TRUNCATE t");
+}
+
+// --- security -----------------------------------------------------------------
+
+constexpr const char* kCreateRoles = R"sql(
+DO $$
+DECLARE r text;
+BEGIN
+  FOREACH r IN ARRAY ARRAY['imm_owner', 'imm_writer'] LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+      EXECUTE pg_catalog.format('CREATE ROLE %I', r);
+    END IF;
+    EXECUTE pg_catalog.format('ALTER ROLE %I NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS', r);
+  END LOOP;
+END $$)sql";
+
+// imm_owner owns the source and its stream tables; imm_writer may only
+// INSERT, UPDATE and DELETE the source (and plants a function first on its
+// own search_path).
+class ImmediateSecurity : public Immediate {
+protected:
+    void SetUp() override {
+        Immediate::SetUp();
+        db->exec(kCreateRoles);
+        db->exec(
+            "GRANT CREATE, USAGE ON SCHEMA public TO imm_owner;"
+            "CREATE SCHEMA imm_w AUTHORIZATION imm_writer");
+    }
+    // The roles are cluster-wide: what this test gave them goes.
+    void TearDown() override {
+        if (db) {
+            try {
+                db->exec("ROLLBACK");
+                db->exec("RESET ROLE; RESET ALL; DROP OWNED BY imm_owner, imm_writer");
+            } catch (const std::exception& e) {
+                ADD_FAILURE() << "cleaning up the roles failed: " << e.what();
+            }
+        }
+        Immediate::TearDown();
+    }
+};
+
+TEST_F(ImmediateSecurity, writer_without_rights_on_the_stream_table_keeps_it_maintained) {
+    db->exec("SET ROLE imm_owner");
+    db->exec(
+        "CREATE TABLE src (id int PRIMARY KEY, grp int, val int);"
+        "INSERT INTO src SELECT g, g % 3, g FROM generate_series(1, 9) g;"
+        "GRANT INSERT, UPDATE, DELETE ON src TO imm_writer");
+    create("owned_rows", "SELECT id, abs(val) AS v FROM src WHERE val > 2");
+    create("owned_sums", "SELECT grp, count(*) AS n, sum(val) AS total FROM src GROUP BY grp");
+    db->exec("RESET ROLE");
+
+    Conn w = connect_db();
+    w.exec("SET ROLE imm_writer");
+    w.exec(
+        "CREATE FUNCTION imm_w.abs(integer) RETURNS integer LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'planted abs ran as %', current_user; END $$;"
+        "SET search_path = imm_w, pg_catalog, public");
+    for (const char* sql :
+         {"INSERT INTO src VALUES (10, 1, 10), (11, 2, -11)", "UPDATE src SET grp = 2",
+          "DELETE FROM src", "INSERT INTO src VALUES (1, 0, 5), (2, 1, -6)"}) {
+        w.exec(sql);
+        expect_maintained(std::string("as imm_writer: ") + sql);
+    }
+    EXPECT_EQ(w.error_of("SELECT * FROM owned_rows").sqlstate, "42501");
+    for (const char* sql : {"INSERT INTO owned_rows (id, v) VALUES (99, 1)",
+                            "UPDATE owned_rows SET v = 0", "DELETE FROM owned_sums"}) {
+        EXPECT_EQ(w.error_of(sql).sqlstate, "42501") << sql;
+    }
+    // With every right on the storage, the guard still refuses a direct
+    // write, also right after a source write of the same transaction.
+    db->exec("GRANT ALL ON owned_rows, owned_sums TO imm_writer");
+    for (const char* sql :
+         {"INSERT INTO owned_rows (id, v) VALUES (99, 1)", "UPDATE owned_rows SET v = 0",
+          "DELETE FROM owned_sums", "TRUNCATE owned_rows"}) {
+        SqlError e = w.error_of(sql);
+        EXPECT_EQ(e.sqlstate, "55000") << sql << ": " << e.message;
+    }
+    w.exec("BEGIN; INSERT INTO src VALUES (3, 2, 30)");
+    EXPECT_EQ(w.error_of("UPDATE owned_rows SET v = 0").sqlstate, "55000");
+    w.exec("ROLLBACK");
+    expect_maintained("the refused direct writes");
+}
+
+// --- the property: random DML, the oracle after every statement ---------------
+
+using property::Column;
+using property::Kind;
+using property::Rng;
+
+// A source of the property tests: its table, the queries of its IMMEDIATE
+// stream tables (each gets a DIFFERENTIAL twin) and its random statements.
+struct PropertySource {
+    std::string table;
+    std::string setup;
+    std::vector<std::string> queries;
+    std::function<std::string(Rng&)> statement;
+};
+
+// Keyed by id in [0, 149]; a key change maps ids through a bijection and
+// skips rows whose target exists, so no statement violates the key.
+PropertySource keyed_property_source(Rng& r) {
+    using namespace property;  // NOLINT(google-build-using-namespace)
+    const std::vector<Column> cols = {
+        {"id", Kind::Int}, {"grp", Kind::Int}, {"val", Kind::Int}, {"note", Kind::Text}};
+    PropertySource s;
+    s.table = "pk";
+    s.setup =
+        "CREATE TABLE pk (id int PRIMARY KEY, grp int, val int, note text);"
+        "INSERT INTO pk SELECT g, g % 5, CASE WHEN g % 7 = 0 THEN NULL ELSE g % 23 END,"
+        " (ARRAY['a', 'ab', 'Abc', NULL, 'b'])[g % 5 + 1] FROM generate_series(0, 59) g";
+    s.queries = {
+        "SELECT id, " + projection(r, r.pick(cols), cols) + " AS p1, " +
+            projection(r, r.pick(cols), cols) + " AS p2 FROM pk WHERE " + predicate(r, cols, 2),
+        "SELECT grp, count(*) AS n, count(val) AS nv, sum(val) AS total, min(val) AS lo, "
+        "max(val) AS hi, avg(val) AS mean FROM pk GROUP BY grp",
+        "SELECT grp, string_agg(note, ',' ORDER BY note, id) AS notes, bool_and(val > 10) AS big "
+        "FROM pk WHERE " +
+            predicate(r, cols, 1) + " GROUP BY grp HAVING count(*) > 1",
+        "SELECT count(*) AS n, sum(val) AS total, max(note) AS top FROM pk",
+        "SELECT grp, note, count(*) AS n, sum(val) AS total FROM pk GROUP BY ROLLUP (grp, note)",
+    };
+    s.statement = [](Rng& g) -> std::string {
+        const std::string lo = g.num(0, 149);
+        switch (g.range(0, 11)) {
+            case 0:
+            case 1: {
+                std::string rows;
+                for (int id : distinct_keys(g, g.range(1, 5), 149)) {
+                    rows += (rows.empty() ? "(" : ", (") + std::to_string(id) + ", " +
+                            int_lit(g, 0, 6) + ", " + int_lit(g, -5, 40) + ", " + text_lit(g) + ")";
+                }
+                return "INSERT INTO pk VALUES " + rows +
+                       (g.chance(50) ? " ON CONFLICT (id) DO NOTHING"
+                                     : " ON CONFLICT (id) DO UPDATE SET val = EXCLUDED.val, "
+                                       "grp = EXCLUDED.grp");
+            }
+            case 2:
+                return "UPDATE pk SET val = " + int_lit(g, -5, 40) +
+                       " WHERE id % 7 = " + g.num(0, 6);
+            case 3:
+                return "UPDATE pk SET grp = " + int_lit(g, 0, 6) + ", note = " + text_lit(g) +
+                       " WHERE id BETWEEN " + lo + " AND " + lo + " + " + g.num(0, 15);
+            case 4: {
+                const std::string k = g.num(1, 149);
+                return "UPDATE pk SET id = (id + " + k + ") % 150 WHERE id BETWEEN " + lo +
+                       " AND " + lo + " + " + g.num(0, 20) + " AND (id + " + k +
+                       ") % 150 NOT IN (SELECT id FROM pk)";
+            }
+            case 5:
+                return "UPDATE pk SET val = val, note = note WHERE id < " + lo;  // no-op
+            case 6:
+                return "DELETE FROM pk WHERE id % " + g.num(5, 15) + " = " + g.num(0, 4) +
+                       " AND coalesce(val, 0) > " + g.num(0, 30);
+            case 7:
+                return "DELETE FROM pk WHERE id = " + lo;
+            case 8:
+                return "INSERT INTO pk SELECT i, i % 6, i % 17, 'gen' FROM generate_series(" + lo +
+                       ", " + lo + " + " + g.num(0, 20) + ") i ON CONFLICT (id) DO NOTHING";
+            case 9:
+                return "MERGE INTO pk USING (SELECT i AS id, i % 4 AS grp FROM generate_series(" +
+                       lo + ", " + lo + " + " + g.num(0, 10) +
+                       ") i) v ON pk.id = v.id WHEN MATCHED AND pk.val > 20 THEN DELETE "
+                       "WHEN MATCHED THEN UPDATE SET val = coalesce(pk.val, 0) + 1, grp = v.grp "
+                       "WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.grp, 1, 'm')";
+            case 10:
+                return "WITH d AS (DELETE FROM pk WHERE grp = " + g.num(0, 6) +
+                       " AND id % 3 = 0 RETURNING *) INSERT INTO pk SELECT id, (grp + 1) % 6, "
+                       "val, note FROM d";
+            default:
+                return g.chance(15) ? "TRUNCATE pk"
+                                    : "UPDATE pk SET note = NULL WHERE note = " + text_lit(g, 0);
+        }
+    };
+    return s;
+}
+
+// No key: exact duplicates and NULLs; single rows are addressed by ctid.
+PropertySource keyless_property_source(Rng& r) {
+    using namespace property;  // NOLINT(google-build-using-namespace)
+    const std::vector<Column> cols = {{"a", Kind::Int}, {"b", Kind::Text}};
+    PropertySource s;
+    s.table = "bag";
+    s.setup =
+        "CREATE TABLE bag (a int, b text);"
+        "INSERT INTO bag SELECT g % 6, (ARRAY['x', 'y', NULL, 'z'])[g % 4 + 1]"
+        " FROM generate_series(0, 39) g;"
+        "INSERT INTO bag SELECT * FROM bag WHERE a < 3";
+    s.queries = {
+        "SELECT a, " + projection(r, r.pick(cols), cols) + " AS p1, b FROM bag WHERE " +
+            predicate(r, cols, 2),
+        "SELECT b, count(*) AS n, sum(a) AS total, min(a) AS lo FROM bag GROUP BY b",
+        "SELECT a, string_agg(b, ',' ORDER BY b) AS bs, count(b) AS nb FROM bag GROUP BY a "
+        "HAVING count(*) > 1",
+        "SELECT a, b, count(*) AS n FROM bag GROUP BY GROUPING SETS ((a), (b), ())",
+        "SELECT count(*) AS n, max(b) AS top FROM bag",
+    };
+    s.statement = [](Rng& g) -> std::string {
+        const std::string a = int_lit(g, 0, 7, 15);
+        const std::string b = g.pick(std::vector<std::string>{"'x'", "'y'", "'z'", "NULL"});
+        const std::string one =
+            "(SELECT ctid FROM bag WHERE a IS NOT DISTINCT FROM " + a + " LIMIT 1)";
+        switch (g.range(0, 9)) {
+            case 0:
+            case 1: {
+                std::string rows;
+                for (int n = g.range(1, 4); n > 0; n--) {
+                    rows += std::string(rows.empty() ? "(" : ", (") + a + ", " + b + ")";
+                }
+                return "INSERT INTO bag VALUES " + rows + ", (" + int_lit(g, 0, 7) + ", " + b + ")";
+            }
+            case 2:
+                return "DELETE FROM bag WHERE ctid = " + one;
+            case 3:
+                return "UPDATE bag SET b = " + b + " WHERE ctid = " + one;
+            case 4:
+                return "UPDATE bag SET a = " + int_lit(g, 0, 7) + " WHERE b IS NOT DISTINCT FROM " +
+                       b + " AND a < " + g.num(0, 7);
+            case 5:
+                return "DELETE FROM bag WHERE a IS NOT DISTINCT FROM " + a +
+                       " AND b IS NOT DISTINCT FROM " + b;
+            case 6:
+                return "INSERT INTO bag SELECT a, b FROM bag WHERE a IS NOT DISTINCT FROM " + a +
+                       " LIMIT 5";
+            case 7:
+                return "UPDATE bag SET a = a WHERE b = 'x'";  // no-op
+            case 8:
+                return "WITH d AS (DELETE FROM bag WHERE a IS NOT DISTINCT FROM " + a +
+                       " RETURNING a, b) INSERT INTO bag SELECT a, coalesce(b, 'y') FROM d";
+            default:
+                return g.chance(15) ? "TRUNCATE bag"
+                                    : "UPDATE bag SET b = NULL WHERE a = " + g.num(0, 7);
+        }
+    };
+    return s;
+}
+
+// PGT_PROPERTY_CYCLES: statements over both sources (each statement is
+// followed by the oracle on every IMMEDIATE stream table of its source).
+constexpr long kDefaultCycles = 200;
+
+class ImmediateProperty : public DbTest {
+protected:
+    void run_property(const std::function<PropertySource(Rng&)>& make, uint64_t salt) {
+        const uint64_t seed = property::property_seed();
+        Rng r(seed * 0x9E3779B97F4A7C15ULL + salt);
+        const PropertySource src = make(r);
+        std::cout << "PGT_PROPERTY_SEED=" << seed << " (" << src.table << ")" << std::endl;
+        const long statements = std::max(
+            1L, static_cast<long>(property::env_u64("PGT_PROPERTY_CYCLES", kDefaultCycles)) / 2);
+        db->exec(src.setup);
+        std::vector<std::string> sts;
+        for (size_t i = 0; i < src.queries.size(); i++) {
+            const std::string name = src.table + "_" + std::to_string(i);
+            for (const char* mode : {"IMMEDIATE", "DIFFERENTIAL"}) {
+                const std::string st = name + (mode[0] == 'I' ? "" : "_twin");
+                try {
+                    db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
+                             {st, src.queries[i], mode});
+                } catch (const SqlError& e) {
+                    FAIL() << "supported query rejected (" << mode << "): " << src.queries[i]
+                           << "\n"
+                           << e.what();
+                }
+            }
+            ASSERT_TRUE(matches_query(*db, name)) << "after create: " << src.queries[i];
+            sts.push_back(name);
+        }
+        long done = 0, transactions = 0;
+        while (done < statements && !HasFailure()) {
+            done += transaction(r, src, sts, seed, transactions++);
+        }
+        std::cout << src.table << ": " << done << " statements in " << transactions
+                  << " transactions" << std::endl;
+    }
+
+private:
+    // One transaction of random statements with random savepoints and
+    // rollbacks (or one statement on its own), the oracle after each step;
+    // then every DIFFERENTIAL twin refreshed and compared. Returns the
+    // statements it ran.
+    long transaction(Rng& r, const PropertySource& src, const std::vector<std::string>& sts,
+                     uint64_t seed, long txn) {
+        std::string log;  // what ran so far, for a failure's message
+        auto step = [&](const std::string& sql) {
+            log += sql + "; ";
+            SCOPED_TRACE("PGT_PROPERTY_SEED=" + std::to_string(seed) + " transaction " +
+                         std::to_string(txn) + ": " + log);
+            try {
+                db->exec(sql);
+            } catch (const SqlError& e) {
+                ADD_FAILURE() << "statement failed: " << e.what() << "\n" << e.detail;
+                return false;
+            }
+            for (const std::string& st : sts) {
+                EXPECT_TRUE(matches_query(*db, st)) << st;
+            }
+            return !HasFailure();
+        };
+        long made = 0;
+        bool ok = true;
+        if (r.chance(20)) {
+            made = 1;
+            ok = step(src.statement(r));
+        } else {
+            ok = step("BEGIN");
+            std::vector<std::string> savepoints;
+            for (int n = r.range(1, 6); ok && n > 0; n--) {
+                if (r.chance(30)) {
+                    savepoints.push_back("sp" + std::to_string(savepoints.size()));
+                    ok = step("SAVEPOINT " + savepoints.back());
+                }
+                ok = ok && step(src.statement(r));
+                made++;
+                if (ok && !savepoints.empty() && r.chance(30)) {
+                    const size_t back =
+                        static_cast<size_t>(r.range(0, static_cast<int>(savepoints.size()) - 1));
+                    ok = step("ROLLBACK TO SAVEPOINT " + savepoints[back]);
+                    savepoints.resize(back + 1);
+                } else if (ok && !savepoints.empty() && r.chance(15)) {
+                    ok = step("RELEASE SAVEPOINT " + savepoints.back());
+                    savepoints.pop_back();
+                }
+            }
+            ok = ok && step(r.chance(80) ? "COMMIT" : "ROLLBACK");
+        }
+        if (!ok) {
+            db->exec("ROLLBACK");
+            return made;
+        }
+        SCOPED_TRACE("PGT_PROPERTY_SEED=" + std::to_string(seed) + " transaction " +
+                     std::to_string(txn) + ": " + log);
+        for (const std::string& st : sts) {
+            refresh(st + "_twin");
+            EXPECT_TRUE(matches_query(*db, st + "_twin"));
+            EXPECT_TRUE(same_rows(*db, st, st + "_twin"));
+        }
+        return made;
+    }
+};
+
+TEST_F(ImmediateProperty, keyed_source_random_dml_matches_after_every_statement) {
+    run_property(keyed_property_source, 1);
+}
+
+TEST_F(ImmediateProperty, keyless_source_random_dml_matches_after_every_statement) {
+    run_property(keyless_property_source, 2);
+}
+
+// --- the scheduler ------------------------------------------------------------
+
+// A cluster of its own with the scheduler on (the shared one runs none).
+Cluster& scheduler_cluster() {
+    static Cluster c;
+    return c;
+}
+
+class ImmediateScheduler : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        const char* dir = std::getenv("PGT_E2E_WORKDIR");
+        scheduler_cluster().start(
+            std::string(dir != nullptr ? dir : PGT_E2E_WORKDIR) + "/immediate_scheduler", true);
+    }
+    static void TearDownTestSuite() {
+        scheduler_cluster().stop();
+        const std::string crashes = scheduler_cluster().crash_lines();
+        if (!crashes.empty()) {
+            ADD_FAILURE() << "the scheduler cluster's server log shows a crash:\n" << crashes;
+        }
+    }
+    void SetUp() override {
+        Conn admin(scheduler_cluster().conninfo());
+        admin.exec("DROP DATABASE IF EXISTS " + kDb + " WITH (FORCE)");
+        admin.exec("CREATE DATABASE " + kDb);
+        db = std::make_unique<Conn>(scheduler_cluster().conninfo(kDb));
+        db->exec("CREATE EXTENSION pg_trickle");
+    }
+    void TearDown() override {
+        db.reset();
+        if (!HasFailure()) {  // without FORCE: the scheduler's worker is asked to leave
+            Conn admin(scheduler_cluster().conninfo());
+            admin.exec("DROP DATABASE IF EXISTS " + kDb);
+        }
+    }
+    long history(const std::string& st, const std::string& where, long after = 0) {
+        return std::stol(
+            db->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history h "
+                       "JOIN pgtrickle.pgt_stream_tables s USING (pgt_id) "
+                       "WHERE s.pgt_relid = $1::regclass AND h.refresh_id > $2 AND (" +
+                           where + ")",
+                       {st, std::to_string(after)}));
+    }
+
+    const std::string kDb = "s_immediate";
+    std::unique_ptr<Conn> db;
+};
+
+// While the scheduler refreshes a DIFFERENTIAL table on the same source
+// (1 s schedule, twice), it never refreshes the IMMEDIATE one ('calculated'
+// with no consumer: due every second if it were ever pending).
+TEST_F(ImmediateScheduler, scheduler_never_refreshes_an_immediate_stream_table) {
+    db->exec(
+        "CREATE TABLE src (id int PRIMARY KEY, v int);"
+        "INSERT INTO src SELECT g, g FROM generate_series(1, 5) g");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('imm', 'SELECT id, v FROM src WHERE v > 1', "
+        "refresh_mode => 'IMMEDIATE')");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('canary', 'SELECT id, v FROM src', '1s', "
+        "'DIFFERENTIAL')");
+    for (int round = 0; round < 2; round++) {
+        const long marker = std::stol(
+            db->scalar("SELECT coalesce(max(refresh_id), 0) FROM pgtrickle.pgt_refresh_history"));
+        db->exec("INSERT INTO src VALUES (" + std::to_string(10 + round) +
+                 ", 7); UPDATE src SET v = v + 1 WHERE id = 1");
+        EXPECT_MATCHES_QUERY(*db, "imm");
+        ASSERT_TRUE(eventually(
+            [&] {
+                return history("canary", "h.initiated_by = 'SCHEDULER' AND h.status = 'SUCCESS'",
+                               marker) > 0;
+            },
+            "a scheduled refresh of canary"));
+    }
+    EXPECT_EQ(history("imm", "h.initiated_by = 'SCHEDULER'"), 0);
+    EXPECT_MATCHES_QUERY(*db, "imm");
+    EXPECT_MATCHES_QUERY(*db, "canary");
+}
+
+}  // namespace
+}  // namespace pgt::e2e
