@@ -48,7 +48,18 @@ TEST(RefreshMode, differential_when_supported_else_rejected_naming_the_construct
     }
 }
 
-TEST(RefreshMode, immediate_is_not_supported_yet) {
+TEST(RefreshMode, immediate_resolves_unless_something_blocks_it) {
+    auto m = pgt::resolve_refresh_mode(" Immediate ", "", "", false, "");
+    EXPECT_EQ(m.requested, pgt::RefreshMode::kImmediate);
+    EXPECT_EQ(m.effective, pgt::RefreshMode::kImmediate);
+    try {
+        pgt::resolve_refresh_mode("IMMEDIATE", "", "", false, "a query over more than one table");
+        FAIL() << "IMMEDIATE over a join must be refused";
+    } catch (const pgt::Error& e) {
+        EXPECT_EQ(e.sqlstate(), "0A000");
+        EXPECT_NE(std::string(e.message()).find("more than one table"), std::string::npos);
+    }
+    // Without a verdict on the query, never accepted.
     EXPECT_EQ(sqlstate_of([] { pgt::resolve_refresh_mode("immediate", ""); }), "0A000");
 }
 

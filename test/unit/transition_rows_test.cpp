@@ -1,0 +1,104 @@
+// Unit tests of IMMEDIATE's delta input (src/core/diff/scan_delta):
+// transition tables shaped as change-buffer rows, and the identity locks.
+// Invariant: every transition table named is read exactly once, old rows
+// as deletes before new rows as inserts; nothing reads a frontier window.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/diff/scan_delta.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+using pgt::diff::TransitionTables;
+
+pgt::ir::ScanFilterProject scan() {
+    pgt::ir::ScanFilterProject s;
+    s.alias = "__pgt_src";
+    s.columns = {{2, "grp"}, {3, "val"}};
+    s.outputs = {{"__pgt_src.grp", "grp"}, {"pg_catalog.sum(__pgt_src.val)", "s"}};
+    s.predicate = "__pgt_src.val > 0";
+    return s;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+        n++;
+    }
+    return n;
+}
+
+const std::vector<std::string> kTypes{"integer", "text COLLATE pg_catalog.\"C\""};
+
+TEST(TransitionRows, an_update_reads_its_old_rows_as_deletes_and_new_rows_as_inserts) {
+    const std::string rows = pgt::diff::transition_rows(
+        scan(), kTypes, {{pgt::diff::kTransitionOld}, {pgt::diff::kTransitionNew}});
+    EXPECT_EQ(count(rows, "FROM __pgt_old t"), 1u) << rows;
+    EXPECT_EQ(count(rows, "FROM __pgt_new t"), 1u) << rows;
+    EXPECT_LT(rows.find("'D'"), rows.find("'I'")) << rows;
+    EXPECT_NE(rows.find("t.grp::integer AS o2"), std::string::npos) << rows;
+    EXPECT_NE(rows.find("NULL::integer AS n2"), std::string::npos) << rows;
+    EXPECT_NE(rows.find("t.val::text COLLATE pg_catalog.\"C\" AS n3"), std::string::npos) << rows;
+    EXPECT_EQ(rows.find('$'), std::string::npos) << "no window parameter: " << rows;
+}
+
+TEST(TransitionRows, one_statement_with_several_events_reads_all_four_tables) {
+    const std::string rows =
+        pgt::diff::transition_rows(scan(), kTypes,
+                                   {{pgt::diff::kTransitionOld, pgt::diff::kTransitionDeleted},
+                                    {pgt::diff::kTransitionNew, pgt::diff::kTransitionInserted}});
+    for (const char* rel : {"__pgt_old t", "__pgt_old_del t", "__pgt_new t", "__pgt_new_ins t"}) {
+        EXPECT_EQ(count(rows, std::string("FROM ") + rel), 1u) << rel << ": " << rows;
+    }
+    EXPECT_EQ(count(rows, "UNION ALL"), 3u);
+}
+
+TEST(TransitionRows, no_table_is_an_internal_error) {
+    EXPECT_THROW(pgt::diff::transition_rows(scan(), kTypes, {}), pgt::Error);
+    EXPECT_THROW(pgt::diff::identity_locks_sql(scan(), pgt::rowid::Domain::kGroupKey,
+                                               {"__pgt_src.grp"}, 7, {}),
+                 pgt::Error);
+}
+
+TEST(TransitionRows, a_windowed_scan_reads_the_frontier_window_and_an_unwindowed_one_does_not) {
+    pgt::ir::ScanFilterProject s = scan();
+    s.buffer = "pgtrickle_changes.changes_1";
+    pgt::ir::IdentityTarget target{
+        "public.st", pgt::rowid::Domain::kKeylessRow, {"grp", "s"}, false};
+    EXPECT_NE(pgt::diff::apply_sql(s, target).find("pg_visible_in_snapshot"), std::string::npos);
+    s.windowed = false;
+    s.buffer = pgt::diff::transition_rows(s, kTypes, {{}, {pgt::diff::kTransitionNew}});
+    const std::string sql = pgt::diff::apply_sql(s, target);
+    EXPECT_EQ(sql.find("pg_visible_in_snapshot"), std::string::npos) << sql;
+    EXPECT_EQ(sql.find('$'), std::string::npos) << sql;
+}
+
+TEST(IdentityLocks, one_lock_per_touched_identity_in_one_order_after_the_where_clause) {
+    const std::string sql =
+        pgt::diff::identity_locks_sql(scan(), pgt::rowid::Domain::kGroupKey, {"__pgt_src.grp"}, 7,
+                                      {{pgt::diff::kTransitionOld}, {pgt::diff::kTransitionNew}});
+    EXPECT_NE(sql.find("SELECT DISTINCT (7::pg_catalog.int8 OPERATOR(pg_catalog.<<) 32)"),
+              std::string::npos)
+        << sql;
+    EXPECT_NE(sql.find("encode_row_id_v2('group_key'"), std::string::npos) << sql;
+    EXPECT_NE(sql.find("WHERE __pgt_src.val > 0 ORDER BY 1 OFFSET 0"), std::string::npos) << sql;
+    EXPECT_EQ(count(sql, "pg_advisory_xact_lock("), 1u) << sql;
+}
+
+TEST(KeyedApply, deletes_only_rows_showing_the_before_image_when_asked) {
+    pgt::ir::ScanFilterProject s = scan();
+    s.windowed = false;
+    s.buffer = pgt::diff::transition_rows(s, kTypes, {{pgt::diff::kTransitionOld}, {}});
+    pgt::ir::IdentityTarget target{"public.st", pgt::rowid::Domain::kScanKey, {"grp"}, true};
+    const std::string plain = pgt::diff::apply_sql(s, target);
+    target.delete_only_same = true;
+    const std::string guarded = pgt::diff::apply_sql(s, target);
+    const std::string guard = "AND NOT (ROW(t.grp, t.s)::pg_catalog.text IS DISTINCT FROM";
+    EXPECT_EQ(plain.find(guard), std::string::npos) << plain;
+    EXPECT_NE(guarded.find(guard), std::string::npos) << guarded;
+}
+
+}  // namespace
