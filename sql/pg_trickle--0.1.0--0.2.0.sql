@@ -94,6 +94,12 @@ LANGUAGE C;
 -- As for capture triggers: only the extension installs them.
 REVOKE EXECUTE ON FUNCTION pgtrickle._immediate_before(), pgtrickle._immediate_after() FROM PUBLIC;
 
+CREATE FUNCTION pgtrickle._reinit_immediate()
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_reinit_immediate'
+LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION pgtrickle._reinit_immediate() FROM PUBLIC;
+
 -- How many statements this backend maintained the stream table for by
 -- applying their change, and how many by recomputing it.
 CREATE FUNCTION pgtrickle._immediate_counters(name text, OUT incremental bigint,
@@ -880,6 +886,9 @@ BEGIN
       FROM pg_catalog.pg_class c
       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
      WHERE c.oid = s.pgt_relid AND (s.pgt_schema <> n.nspname OR s.pgt_name <> c.relname);
+    -- IMMEDIATE stream tables are rebuilt now: their sources' next
+    -- statements must not run programs made for the old definition.
+    PERFORM pgtrickle._reinit_immediate();
 END
 $$;
 

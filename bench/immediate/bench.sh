@@ -58,10 +58,14 @@ cat >"$tmp/delete.sql" <<'SQL'
 DELETE FROM t WHERE id = :id;
 SQL
 
-# pgbench latency (ms) and tps for script $1 at $2 clients
+# pgbench latency (ms) and tps for script $1 at $2 clients; "fails" and
+# the first error when a client aborts (pg_ivm under concurrent writers)
 run() {
     local out
-    out=$(pgbench -n -c "$2" -j "$2" -T "$secs" -f "$tmp/$1.sql" 2>&1) || die "pgbench $1: $out"
+    if ! out=$(pgbench -n -c "$2" -j "$2" -T "$secs" -f "$tmp/$1.sql" 2>&1); then
+        echo "fails $(grep -m1 -o 'ERROR: .*' <<<"$out" | tr ' ' '_')"
+        return
+    fi
     local lat tps
     lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out")
     tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out")
@@ -97,8 +101,15 @@ row() {  # view engine stmt
     r1=($(run "$3" 1)); r2=($(run "$3" 2)); r4=($(run "$3" 4))
     if [[ $1 == none ]]; then base[$3]=${r1[0]}; fi
     awk -v v="$1" -v e="$2" -v s="$3" -v l1="${r1[0]}" -v l2="${r2[0]}" -v l4="${r4[0]}" \
-        -v t1="${r1[1]}" -v t2="${r2[1]}" -v t4="${r4[1]}" -v b="${base[$3]}" \
-        'BEGIN { printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n", v, e, s, l1, l2, l4, l1 - b, t2 / t1, t4 / t1 }'
+        -v t1="${r1[1]}" -v t2="${r2[1]}" -v t4="${r4[1]}" -v b="${base[$3]}" '
+        function lat(l, t) { return l == "fails" ? "fails (" t ")" : sprintf("%.3f", l) }
+        function ratio(x, y) { return (x == "fails" || y == "fails") ? "-" : sprintf("%.2f", x / y) }
+        BEGIN {
+            gsub("_", " ", t1); gsub("_", " ", t2); gsub("_", " ", t4)
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v, e, s, lat(l1, t1),
+                   lat(l2, t2), lat(l4, t4), l1 == "fails" ? "-" : sprintf("%.3f", l1 - b),
+                   ratio(l2 == "fails" ? "fails" : t2, l1 == "fails" ? "fails" : t1),
+                   ratio(l4 == "fails" ? "fails" : t4, l1 == "fails" ? "fails" : t1) }'
 }
 for s in insert update delete; do row none - "$s"; done
 engines=(pg_trickle)

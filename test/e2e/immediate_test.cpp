@@ -694,6 +694,71 @@ END $$)sql";
 // imm_owner owns the source and its stream tables; imm_writer may only
 // INSERT, UPDATE and DELETE the source (and plants a function first on its
 // own search_path).
+// Its triggers are its own: dropping one is refused; one disabled (writes
+// then pass unmaintained) is found and put right by repair_stream_table.
+TEST_F(Immediate, a_trigger_dropped_is_refused_and_one_disabled_is_repaired) {
+    create("kept", "SELECT grp, count(*) AS n, sum(val) AS total FROM t GROUP BY grp");
+    const std::string id =
+        db->scalar("SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE pgt_name = 'kept'");
+    const std::string upd = "pgt_immediate_" + id + "_upd";
+    SqlError e = db->error_of("DROP TRIGGER " + upd + " ON t");
+    EXPECT_EQ(e.sqlstate, "2BP01") << e.message;
+    EXPECT_TRUE(mentions(e.message, "IMMEDIATE")) << e.message;
+    run("UPDATE t SET val = val + 1 WHERE id < 4");
+
+    db->exec("ALTER TABLE t DISABLE TRIGGER " + upd);
+    db->exec("UPDATE t SET val = val + 100 WHERE id < 4");
+    EXPECT_FALSE(matches_query(*db, "kept")) << "a disabled trigger maintains nothing";
+    Result r = db->exec("SELECT item FROM pgtrickle.repair_stream_table('kept')");
+    bool named = false;
+    for (std::size_t i = 0; i < r.size(); i++) {
+        named = named || r.at(i, 0) == "immediate_maintenance";
+    }
+    EXPECT_TRUE(named) << "repair names what it found";
+    expect_maintained("repair_stream_table");
+    run("UPDATE t SET val = val + 1 WHERE id < 4");
+    EXPECT_EQ(db->scalar("SELECT tgenabled FROM pg_trigger WHERE tgname = $1", {upd}), "A");
+}
+
+// DDL on the source that changes what the stream table reads rebuilds it
+// in the DDL's transaction (history: a FULL refresh initiated by
+// IMMEDIATE, "reinitialised"); the next statements apply their change
+// through programs made for the new definition.
+TEST_F(Immediate, ddl_on_the_source_reinitialises_it_at_once) {
+    create("ddl", "SELECT id, val FROM t WHERE val > 10");
+    db->exec("ALTER TABLE t ADD COLUMN extra int");  // changes nothing it reads
+    run("UPDATE t SET val = val + 1, extra = 1 WHERE id < 6");
+    db->exec("BEGIN");
+    db->exec("ALTER TABLE t RENAME COLUMN val TO amount");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables WHERE pgt_name = "
+                         "'ddl' AND reinit_reason IS NOT NULL"),
+              "0");
+    Counters before = counters("ddl");
+    run("UPDATE t SET amount = amount + 1 WHERE id < 6");
+    Counters after = counters("ddl");
+    EXPECT_EQ(after.incremental, before.incremental + 1);
+    EXPECT_EQ(after.recomputed, before.recomputed);
+    db->exec("COMMIT");
+    EXPECT_EQ(db->scalar("SELECT initiated_by || ' ' || action FROM "
+                         "pgtrickle.get_refresh_history('ddl', 1)"),
+              "IMMEDIATE FULL");
+    run("DELETE FROM t WHERE amount > 100");
+}
+
+// pg_trickle.immediate_max_rows: a statement changing more rows of the
+// source fails with 54000 and a HINT naming DIFFERENTIAL; nothing of it
+// stays; smaller statements pass.
+TEST_F(Immediate, immediate_max_rows_refuses_a_larger_statement) {
+    create("capped", "SELECT grp, sum(val) AS total FROM t GROUP BY grp");
+    db->exec("SET pg_trickle.immediate_max_rows = 3");
+    SqlError e = db->error_of("UPDATE t SET val = val + 1 WHERE id < 6");
+    EXPECT_EQ(e.sqlstate, "54000") << e.message;
+    EXPECT_TRUE(mentions(e.hint, "DIFFERENTIAL")) << e.hint;
+    run("UPDATE t SET val = val + 1 WHERE id < 3");
+    db->exec("RESET pg_trickle.immediate_max_rows");
+    run("UPDATE t SET val = val + 1 WHERE id < 6");
+}
+
 class ImmediateSecurity : public Immediate {
 protected:
     void SetUp() override {

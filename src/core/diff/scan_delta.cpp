@@ -252,6 +252,52 @@ std::string transition_rows(const ir::ScanFilterProject& scan,
     return "(" + join(rows, " UNION ALL ") + ")";
 }
 
+std::string transition_keyed_sql(const ir::ScanFilterProject& scan,
+                                 const ir::IdentityTarget& target, const TransitionTables& tables) {
+    std::vector<std::string> names;
+    for (const ir::SourceColumn& c : scan.columns) {
+        names.push_back("t." + c.name);
+    }
+    const std::string cols = names.empty() ? std::string("1") : join(names, ", ");
+    // The rows of some transition tables under the scan's alias; none: the
+    // rows of one of them that are never there (a relation of its shape).
+    auto rows_of = [&](const std::vector<std::string>& rels) {
+        std::vector<std::string> parts;
+        for (const std::string& rel : rels) {
+            parts.push_back("SELECT " + cols + " FROM " + rel + " t");
+        }
+        if (parts.empty()) {
+            const std::string& any = tables.olds.empty() ? tables.news.at(0) : tables.olds.at(0);
+            parts.push_back("SELECT " + cols + " FROM " + any + " t WHERE false");
+        }
+        return "(" + join(parts, " UNION ALL ") + ") " + scan.alias;
+    };
+    const std::string where = scan.predicate.empty() ? "" : " WHERE " + scan.predicate;
+    std::vector<std::string> outs, out_names, key_outs, key_fields;
+    for (const ir::OutputColumn& o : scan.outputs) {
+        outs.push_back(o.expr + " AS " + o.name);
+        out_names.push_back(o.name);
+    }
+    for (const std::string& c : target.columns) {
+        key_fields.push_back("x." + c);
+        for (const ir::OutputColumn& o : scan.outputs) {
+            if (o.name == c) {
+                key_outs.push_back(o.expr + " AS " + o.name);
+            }
+        }
+    }
+    if (key_outs.size() != target.columns.size()) {
+        throw Error(sqlstate::kInternalError, "identity column missing from the outputs");
+    }
+    const std::string id = row_id_expression(target.domain, key_fields);
+    // f: the rows the statement's after-images give their identities now;
+    // g: the identities its before-images had (gone unless f has them).
+    return "WITH f AS (SELECT x.*, " + id + " AS __pgt_id FROM (SELECT " + join(outs, ", ") +
+           " FROM " + rows_of(tables.news) + where + ") x), g AS (SELECT DISTINCT " + id +
+           " AS __pgt_id FROM (SELECT " + join(key_outs, ", ") + " FROM " + rows_of(tables.olds) +
+           where + ") x)" + rescan_apply_tail(out_names, target);
+}
+
 std::string identity_locks_sql(const ir::ScanFilterProject& scan, rowid::Domain domain,
                                const std::vector<std::string>& key_exprs, int64_t lock_space,
                                const TransitionTables& tables) {

@@ -61,6 +61,16 @@ struct TransitionTables {
 std::string transition_rows(const ir::ScanFilterProject& scan,
                             const std::vector<std::string>& types, const TransitionTables& tables);
 
+// IMMEDIATE, a keyed projection (identity of key columns the outputs
+// hold): the stream table's rows of the identities the transition tables'
+// rows have, replaced by what their after-images give (those passing the
+// WHERE clause), in one statement returning (inserted, deleted, updated).
+// Order-free: all of a statement's tables are read at once, and each
+// identity ends as its after-image says, so no netting or sequence is
+// needed.
+std::string transition_keyed_sql(const ir::ScanFilterProject& scan,
+                                 const ir::IdentityTarget& target, const TransitionTables& tables);
+
 // IMMEDIATE: one statement taking, in one order, a transaction-scoped
 // advisory lock per stream-table identity the statement's change touches:
 // domain over key_exprs (expressions over the scan alias) for each row of

@@ -49,6 +49,7 @@ PG_FUNCTION_INFO_V1(pgt_drop_stream_table);
 PG_FUNCTION_INFO_V1(pgt_refresh_stream_table);
 PG_FUNCTION_INFO_V1(pgt_repair_stream_table);
 PG_FUNCTION_INFO_V1(pgt_version);
+PG_FUNCTION_INFO_V1(pgt_reinit_immediate);
 }
 
 namespace pgt::pg {
@@ -634,6 +635,13 @@ std::vector<Finding> repair(Spi& spi, catalog::StreamTableRow& row) {
         found.push_back({"maintenance", "no frontier or delta statement",
                          "frontiers and delta statement built again"});
     }
+    if (row.refresh_mode == RefreshMode::kImmediate) {
+        const std::string problems = immediate_problems(spi, row.pgt_id);
+        if (!problems.empty()) {
+            found.push_back({"immediate_maintenance", problems,
+                             "triggers and programs installed again; recomputed"});
+        }
+    }
     if (row.reinit_reason) {
         found.push_back({"reinit_pending", *row.reinit_reason, "reinitialised"});
     }
@@ -723,7 +731,41 @@ RefreshResult refresh_or_reinitialize(Spi& spi, catalog::StreamTableRow& row,
     return refresh(spi, row, initiated_by, "");
 }
 
+// IMMEDIATE stream tables DDL just marked for reinitialisation, rebuilt
+// now, in the DDL's transaction: no statement on their sources may run a
+// program made for the old definition, and none is left to a later refresh
+// (pgtrickle._on_ddl_end). An error here fails the DDL.
+void reinit_immediate() {
+    // The rebuild runs DDL of its own (its triggers): that DDL's end finds
+    // one already at work.
+    if (immediate_being_installed()) {
+        return;
+    }
+    ImmediateInstallScope installing;
+    Spi spi = Spi::connect();
+    SpiRows ids = spi.query(
+        "SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE refresh_mode "
+        "OPERATOR(pg_catalog.=) 'IMMEDIATE' AND reinit_reason IS NOT NULL AND instance "
+        "OPERATOR(pg_catalog.=) pgtrickle._instance() ORDER BY pgt_id");
+    for (const auto& id : ids.rows) {
+        std::optional<catalog::StreamTableRow> row =
+            catalog::find_by_id(spi, std::stoll(*id.at(0)));
+        if (row && row->reinit_reason) {
+            (void)reinitialize(spi, *row, "IMMEDIATE");
+        }
+    }
+    spi.close();
+}
+
 }  // namespace pgt::pg
+
+Datum pgt_reinit_immediate(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] {
+        pgt::pg::reinit_immediate();
+        (void)fcinfo;
+        PG_RETURN_VOID();
+    });
+}
 
 Datum pgt_create_stream_table(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] {

@@ -24,6 +24,7 @@
 #include "pg/guard/storage_guard.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/programs.hpp"
+#include "pg/refresh/storage.hpp"
 #include "pg/common/settings.hpp"
 #include "pg/security/rights.hpp"
 
@@ -41,6 +42,9 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
+#include "utils/datum.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
 
 PG_FUNCTION_INFO_V1(pgt_immediate_before);
 PG_FUNCTION_INFO_V1(pgt_immediate_after);
@@ -89,6 +93,7 @@ struct Program {
     std::string lock_sql[4];
     char locking = 't';      // pgt_immediate.locking: 'r', 'i' (lock_sql) or 't'
     bool recompute = false;  // the stream table awaits reinitialisation
+    std::vector<int> reads;  // the source's columns the query reads (0: the whole row)
 };
 std::unordered_map<Oid, Program> g_programs;  // by trigger OID
 
@@ -278,7 +283,40 @@ void drop_immediate(Spi& spi, int64_t pgt_id) {
     }
 }
 
+namespace {
+int g_installing = 0;
+}  // namespace
+
+ImmediateInstallScope::ImmediateInstallScope() {
+    g_installing++;
+}
+ImmediateInstallScope::~ImmediateInstallScope() {
+    g_installing--;
+}
+bool immediate_being_installed() {
+    return g_installing > 0;
+}
+
+std::string immediate_problems(Spi& spi, int64_t pgt_id) {
+    SpiRows r = spi.query(
+        "SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t WHERE t.tgname "
+        "OPERATOR(pg_catalog.~~) $1 AND t.tgenabled OPERATOR(pg_catalog.=) 'A'), "
+        "(SELECT pg_catalog.count(*) FROM " +
+            kPrograms + " p WHERE p.pgt_id OPERATOR(pg_catalog.=) $2)",
+        {text_param(trigger_prefix(pgt_id) + "%"), int8_param(pgt_id)});
+    std::string problems;
+    if (*r.rows.at(0).at(0) != "5") {
+        problems = *r.rows.at(0).at(0) + " of its 5 triggers there and ENABLE ALWAYS";
+    }
+    if (*r.rows.at(0).at(1) != std::to_string(std::strlen(kEvents))) {
+        problems += std::string(problems.empty() ? "" : ", ") + *r.rows.at(0).at(1) + " of its " +
+                    std::to_string(std::strlen(kEvents)) + " programs";
+    }
+    return problems;
+}
+
 void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    ImmediateInstallScope installing;
     drop_immediate(spi, st.pgt_id);
     const Oid relid = q.scan.source_relid;
     ir::ScanFilterProject scan = scan_ir(spi, q, relid, "");
@@ -288,7 +326,12 @@ void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
     for (const char* e = kEvents; *e != 0; e++) {
         const diff::TransitionTables tables = event_tables(*e);
         scan.buffer = diff::transition_rows(scan, types, tables);
-        const std::string program = one_table_program(spi, st, q, scan);
+        // A keyed projection replaces its touched rows from the after-images
+        // (diff::transition_keyed_sql: no netting, no sort); every other
+        // shape runs DIFFERENTIAL's program over the transition rows.
+        const std::string program =
+            locking.code == 'r' ? diff::transition_keyed_sql(scan, identity_target(st), tables)
+                                : one_table_program(spi, st, q, scan);
         std::optional<std::string> lock_sql;
         if (locking.code == 'i') {
             lock_sql =
@@ -356,6 +399,11 @@ const Program* program_of(TriggerData* td) {
     std::vector<ReadRight> reads = catalog::owner_reads(spi, pgt_id);
     check_read_rights(reads, owner);
     p.recompute = st->reinit_reason.has_value() || !row_security_blocker(reads, owner).empty();
+    for (const ReadRight& r : reads) {
+        if (r.relid == p.source_relid) {
+            p.reads.insert(p.reads.end(), r.attnums.begin(), r.attnums.end());
+        }
+    }
     SpiRows r =
         catalog::query_as_owner(spi,
                                 "SELECT event, program, source_relid, locking, lock_sql FROM " +
@@ -422,12 +470,66 @@ void check_row_cap(TriggerData* td, const Program& p) {
     }
 }
 
+// Whether an UPDATE left every column the query reads as it was in every
+// row (byte for byte): then the multiset of the rows as the query sees them
+// did not change, whichever old row goes with which new one, and neither
+// did the stream table (seed EC-08: such a statement does no work).
+bool changes_nothing_read(TriggerData* td, const std::vector<int>& reads) {
+    Tuplestorestate* olds = td->tg_oldtable;
+    Tuplestorestate* news = td->tg_newtable;
+    if (reads.empty() || std::find(reads.begin(), reads.end(), 0) != reads.end() ||
+        olds == nullptr || news == nullptr ||
+        tuplestore_tuple_count(olds) != tuplestore_tuple_count(news)) {
+        return false;
+    }
+    return pg_call([&] {
+        TupleDesc desc = RelationGetDescr(td->tg_relation);
+        TupleTableSlot* o = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+        TupleTableSlot* n = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+        const int po = tuplestore_alloc_read_pointer(olds, EXEC_FLAG_REWIND);
+        const int pn = tuplestore_alloc_read_pointer(news, EXEC_FLAG_REWIND);
+        tuplestore_select_read_pointer(olds, po);
+        tuplestore_rescan(olds);
+        tuplestore_select_read_pointer(news, pn);
+        tuplestore_rescan(news);
+        bool same = true;
+        while (same) {
+            tuplestore_select_read_pointer(olds, po);
+            const bool got_o = tuplestore_gettupleslot(olds, true, false, o);
+            tuplestore_select_read_pointer(news, pn);
+            const bool got_n = tuplestore_gettupleslot(news, true, false, n);
+            if (!got_o || !got_n) {
+                same = got_o == got_n;
+                break;
+            }
+            for (int a : reads) {
+                bool null_o = false, null_n = false;
+                Datum vo = slot_getattr(o, a, &null_o);
+                Datum vn = slot_getattr(n, a, &null_n);
+                Form_pg_attribute att = TupleDescAttr(desc, a - 1);
+                if (null_o != null_n ||
+                    (!null_o && !datumIsEqual(vo, vn, att->attbyval, att->attlen))) {
+                    same = false;
+                    break;
+                }
+            }
+        }
+        ExecDropSingleTupleTableSlot(o);
+        ExecDropSingleTupleTableSlot(n);
+        return same;
+    });
+}
+
 // The statement's change, applied by the program of its event over its
 // transition tables (read in place), as the stream table's owner; with
 // stashed events of the same statement, all of them by the 'M' program.
 void apply_change(TriggerData* td, const Program& p, char event,
                   const std::vector<Stashed>& siblings) {
     check_row_cap(td, p);
+    if (event == 'U' && siblings.empty() && changes_nothing_read(td, p.reads)) {
+        g_counters[p.pgt_id].incremental++;
+        return;
+    }
     int which = static_cast<int>(std::strchr(kEvents, event) - kEvents);
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {

@@ -33,6 +33,22 @@ std::string immediate_blocker(const AnalyzedQuery& q);
 // query). Replaces what was there.
 void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
 
+// What is wrong with stream table pgt_id's IMMEDIATE maintenance: its
+// triggers missing or not ENABLE ALWAYS, its programs missing ("" none).
+std::string immediate_problems(Spi& spi, int64_t pgt_id);
+
+// While one exists, IMMEDIATE maintenance is being installed: the DDL it
+// runs (ALTER TABLE ... ENABLE ALWAYS TRIGGER) must not start another
+// installation from pgtrickle._on_ddl_end.
+class ImmediateInstallScope {
+public:
+    ImmediateInstallScope();
+    ~ImmediateInstallScope();
+    ImmediateInstallScope(const ImmediateInstallScope&) = delete;
+    ImmediateInstallScope& operator=(const ImmediateInstallScope&) = delete;
+};
+bool immediate_being_installed();
+
 // Removes st's IMMEDIATE triggers and programs (none: nothing happens).
 void drop_immediate(Spi& spi, int64_t pgt_id);
 
