@@ -401,6 +401,23 @@ AS $$
                 ON t.tgrelid = s.source_relid AND t.tgname = n.tname
              WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class k WHERE k.oid = s.source_relid)
                AND (t.oid IS NULL OR t.tgenabled <> 'A')) c
+    UNION ALL
+    -- An IMMEDIATE stream table's triggers missing or not ENABLE ALWAYS:
+    -- statements on its source pass without maintaining it.
+    SELECT 'immediate_maintenance', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'every IMMEDIATE stream table''s triggers fire always'
+                ELSE string_agg(format('%I.%I (%s of its 5 triggers fire always)', x.pgt_schema,
+                                       x.pgt_name, x.n), ', ' ORDER BY x.pgt_id)
+                     || ': statements on their sources do not maintain them; run '
+                        'pgtrickle.repair_stream_table on them'
+           END
+      FROM (SELECT st.pgt_id, st.pgt_schema, st.pgt_name,
+                   (SELECT count(*) FROM pg_catalog.pg_trigger t
+                     WHERE t.tgname LIKE 'pgt\_immediate\_' || st.pgt_id || '\_%'
+                       AND t.tgenabled = 'A') AS n
+              FROM pgtrickle.pgt_stream_tables st
+             WHERE st.refresh_mode = 'IMMEDIATE' AND st.instance = pgtrickle._instance()) x
+     WHERE x.n <> 5
 $$;
 
 DROP FUNCTION pgtrickle.pgt_status();

@@ -706,9 +706,16 @@ TEST_F(Immediate, a_trigger_dropped_is_refused_and_one_disabled_is_repaired) {
     EXPECT_TRUE(mentions(e.message, "IMMEDIATE")) << e.message;
     run("UPDATE t SET val = val + 1 WHERE id < 4");
 
+    EXPECT_EQ(db->scalar("SELECT ok FROM pgtrickle.health_check() WHERE check_name = "
+                         "'immediate_maintenance'"),
+              "t");
     db->exec("ALTER TABLE t DISABLE TRIGGER " + upd);
     db->exec("UPDATE t SET val = val + 100 WHERE id < 4");
     EXPECT_FALSE(matches_query(*db, "kept")) << "a disabled trigger maintains nothing";
+    EXPECT_EQ(db->scalar("SELECT ok::text || ' ' || detail FROM pgtrickle.health_check() WHERE "
+                         "check_name = 'immediate_maintenance'"),
+              "false public.kept (4 of its 5 triggers fire always): statements on their sources "
+              "do not maintain them; run pgtrickle.repair_stream_table on them");
     Result r = db->exec("SELECT item FROM pgtrickle.repair_stream_table('kept')");
     bool named = false;
     for (std::size_t i = 0; i < r.size(); i++) {
@@ -718,6 +725,9 @@ TEST_F(Immediate, a_trigger_dropped_is_refused_and_one_disabled_is_repaired) {
     expect_maintained("repair_stream_table");
     run("UPDATE t SET val = val + 1 WHERE id < 4");
     EXPECT_EQ(db->scalar("SELECT tgenabled FROM pg_trigger WHERE tgname = $1", {upd}), "A");
+    EXPECT_EQ(db->scalar("SELECT ok FROM pgtrickle.health_check() WHERE check_name = "
+                         "'immediate_maintenance'"),
+              "t");
 }
 
 // DDL on the source that changes what the stream table reads rebuilds it
@@ -743,6 +753,21 @@ TEST_F(Immediate, ddl_on_the_source_reinitialises_it_at_once) {
                          "pgtrickle.get_refresh_history('ddl', 1)"),
               "IMMEDIATE FULL");
     run("DELETE FROM t WHERE amount > 100");
+}
+
+// A linear aggregate's kept state that says a group must be recomputed
+// (never, unless someone wrote the storage past its guard) is not trusted:
+// the statement recomputes the stream table.
+TEST_F(Immediate, an_inconsistent_group_state_is_recomputed_not_trusted) {
+    create("sums", "SELECT grp, count(*) AS n, sum(val) AS total FROM t GROUP BY grp");
+    db->exec("ALTER TABLE sums DISABLE TRIGGER pgt_guard");
+    db->exec("UPDATE sums SET __pgt_count = -10, n = 99 WHERE grp = 1");
+    db->exec("ALTER TABLE sums ENABLE ALWAYS TRIGGER pgt_guard");
+    const Counters before = counters("sums");
+    run("UPDATE t SET val = val + 1 WHERE id = 1");
+    EXPECT_EQ(counters("sums").recomputed, before.recomputed + 1);
+    run("UPDATE t SET val = val + 1 WHERE id = 1");
+    EXPECT_EQ(counters("sums").recomputed, before.recomputed + 1);
 }
 
 // pg_trickle.immediate_max_rows: a statement changing more rows of the

@@ -540,6 +540,16 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
     auto count = [](const char* cte) {
         return std::string("(SELECT pg_catalog.count(*) FROM ") + cte + ")";
     };
+    // Without rescan CTEs (rescan ""): the groups that would be recomputed
+    // are left as they are and counted in a fourth column instead.
+    const std::string tail =
+        rescan.empty()
+            ? " SELECT " + count("ains") + ", " + count("adel") + ", " + count("aupd") +
+                  ", (SELECT pg_catalog.count(*) FROM r WHERE r.__pgt_rescan)"
+            : ", keys AS (SELECT " + join(key_cols, ", ") + " FROM r WHERE r.__pgt_rescan), " +
+                  rescan + rescan_apply_ctes(all_cols, t) + " SELECT " + count("ins") + op("+") +
+                  count("ains") + ", " + count("del") + op("+") + count("adel") + ", " +
+                  count("upd") + op("+") + count("aupd");
     return dg_cte(a, unit_weights) + ", " + j_cte(a, t) + ", " + m_ctes(a) +
            ", r0 AS (SELECT m2.*, " + rescan_condition(a) +
            " AS __pgt_rescan FROM m2), r AS (SELECT " + join(v_cols, ", ") +
@@ -549,10 +559,7 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
            " IS DISTINCT FROM " + image(r_vals) + " RETURNING 1), ains AS (INSERT INTO " + t.table +
            " (" + join(all_cols, ", ") + ", __pgt_row_id) SELECT " + join(r_vals, ", ") +
            ", r.__pgt_id FROM r WHERE r.__pgt_tid IS NULL AND NOT " + "r.__pgt_rescan AND " + live +
-           " RETURNING 1), keys AS (SELECT " + join(key_cols, ", ") +
-           " FROM r WHERE r.__pgt_rescan), " + rescan + rescan_apply_ctes(all_cols, t) +
-           " SELECT " + count("ins") + op("+") + count("ains") + ", " + count("del") + op("+") +
-           count("adel") + ", " + count("upd") + op("+") + count("aupd");
+           " RETURNING 1)" + tail;
 }
 
 }  // namespace
@@ -567,10 +574,15 @@ bool linear_aggregates(const ir::AlgebraicGroup& a) {
 }
 
 std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t,
-                                bool netted) {
+                                bool netted, bool rescans) {
     check_shape(a, t);
     if (!netted && !linear_aggregates(a)) {
         throw Error(sqlstate::kInternalError, "MIN/MAX need netted change images");
+    }
+    if (!rescans) {
+        return (netted ? window_source_ctes(a.group.scan)
+                       : window_source_ctes_unnetted(a.group.scan)) +
+               ", " + d_cte(a) + ", " + algebraic_tail(a, t, "", !netted);
     }
     // The recomputed groups: the same outputs and auxiliary columns.
     ir::GroupRescan full = a.group;

@@ -49,8 +49,11 @@ std::string algebraic_full_query(const ir::AlgebraicGroup& a);
 // (rows_inserted, rows_deleted, rows_updated).
 // netted = false: over every captured image (window_source_ctes_unnetted);
 // only for linear aggregates, with the netted statement as fallback.
+// rescans = false: a group whose state says it must be recomputed (never,
+// in a consistent stream table of linear aggregates) is left untouched,
+// and a fourth column counts such groups: the caller recomputes then.
 std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityTarget& target,
-                                bool netted = true);
+                                bool netted = true, bool rescans = true);
 
 // True when every aggregate is a signed sum of per-row terms (COUNT, SUM,
 // AVG; not MIN/MAX): images inserted and deleted again in the window cancel.

@@ -531,6 +531,7 @@ void apply_change(TriggerData* td, const Program& p, char event,
         return;
     }
     int which = static_cast<int>(std::strchr(kEvents, event) - kEvents);
+    bool inconsistent = false;
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {
         lock_for(spi, p, p.locking == 't');
@@ -555,9 +556,15 @@ void apply_change(TriggerData* td, const Program& p, char event,
             (void)spi.query_kept(p.lock_sql[which]);
         }
         RefreshWriteScope writing(p.st_relid);
-        (void)spi.query_kept(p.main[which]);
+        SpiRows r = spi.query_kept(p.main[which]);
+        // A fourth column: groups left alone that must be recomputed.
+        inconsistent = !r.rows.empty() && r.rows[0].size() > 3 && r.rows[0][3].value_or("0") != "0";
     });
     spi.close();
+    if (inconsistent) {
+        recompute_now(p, "a group's kept state was inconsistent: recomputed");
+        return;
+    }
     g_counters[p.pgt_id].incremental++;
 }
 

@@ -329,7 +329,12 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
     p.full_query = diff::algebraic_full_query(a);
     // Linear aggregates skip netting (a sort of the whole window by image);
     // the netted statement stays as the fallback for a raising expression.
-    if (diff::linear_aggregates(a)) {
+    // IMMEDIATE (transition tables: no state that never committed, so no
+    // fallback) leaves out the rescan of linear aggregates' groups, which a
+    // consistent table never needs: its trigger recomputes when one would.
+    if (diff::linear_aggregates(a) && !g.scan.windowed) {
+        p.main = diff::algebraic_group_sql(a, identity_target(st), false, false);
+    } else if (diff::linear_aggregates(a)) {
         p.main = diff::algebraic_group_sql(a, identity_target(st), false);
         p.fallback = diff::algebraic_group_sql(a, identity_target(st));
     } else {
