@@ -290,7 +290,12 @@ AS $$
                               WHERE f.pgt_id OPERATOR(pg_catalog.=) d.pgt_id
                                 AND src.source_relid OPERATOR(pg_catalog.=)
                                     d.source_relid::pg_catalog.oid)
-                THEN 'trigger' ELSE 'none' END,
+                THEN 'trigger'
+                WHEN EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i
+                              WHERE i.pgt_id OPERATOR(pg_catalog.=) d.pgt_id
+                                AND i.source_relid OPERATOR(pg_catalog.=)
+                                    d.source_relid::pg_catalog.oid)
+                THEN 'immediate' ELSE 'none' END,
            (SELECT pg_catalog.string_agg(CASE WHEN c.a OPERATOR(pg_catalog.=) 0 THEN '*'
                                               ELSE pg_catalog.quote_ident(a.attname) END,
                                          ', ' ORDER BY c.a)
@@ -301,6 +306,22 @@ AS $$
       FROM pgtrickle.pgt_dependencies d
      WHERE d.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
      ORDER BY 1
+$$;
+
+-- The statement that creates the stream table again as it is defined now
+-- (name, query as written, schedule, requested mode, notify channel).
+CREATE FUNCTION pgtrickle.export_definition(name text)
+RETURNS text
+LANGUAGE sql STABLE
+AS $$
+    SELECT pg_catalog.format(
+               'SELECT pgtrickle.create_stream_table(%L, %L, schedule => %L, refresh_mode => %L%s);',
+               pg_catalog.format('%I.%I', s.pgt_schema, s.pgt_name), s.defining_query, s.schedule,
+               s.requested_mode,
+               CASE WHEN s.notify_channel IS NULL THEN ''
+                    ELSE pg_catalog.format(', notify => %L', s.notify_channel) END)
+      FROM pgtrickle.pgt_stream_tables s
+     WHERE s.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
 $$;
 
 -- One row per check; ok = false says what needs attention and how.

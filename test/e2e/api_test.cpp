@@ -1,6 +1,6 @@
 // The everyday lifecycle API beyond create/alter/drop: create_or_replace_
 // stream_table as dbt calls it on every run (create, no-op, or change in
-// place, never a drop).
+// place, never a drop), and export_definition.
 #include <string>
 
 #include "fixture.hpp"
@@ -54,6 +54,35 @@ TEST_F(CreateOrReplace, creates_then_does_nothing_then_changes_in_place) {
     refresh("st");
     EXPECT_EQ(last_action("st"), "DIFFERENTIAL");
     EXPECT_MATCHES_QUERY(*db, "st");
+}
+
+// export_definition's statement, run after the stream table is dropped,
+// creates it again with the same mode, schedule, channel and rows; a wrong
+// name is 42P01 as for the other functions.
+TEST_F(CreateOrReplace, export_definition_creates_the_stream_table_again) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, grp int, v int);"
+        "INSERT INTO t SELECT i, i % 3, i FROM generate_series(1, 30) i;"
+        "SELECT pgtrickle.create_stream_table('sums', $q$SELECT grp, sum(v) AS s FROM t "
+        "WHERE v <> 7 GROUP BY grp$q$, schedule => '5m', refresh_mode => 'IMMEDIATE', "
+        "notify => 'sums_changed')");
+    const std::string sql = db->scalar("SELECT pgtrickle.export_definition('sums')");
+    EXPECT_EQ(sql,
+              "SELECT pgtrickle.create_stream_table('public.sums', 'SELECT grp, sum(v) AS s FROM "
+              "t WHERE v <> 7 GROUP BY grp', schedule => '5m', refresh_mode => 'IMMEDIATE', "
+              "notify => 'sums_changed');");
+    const std::string before = db->scalar(
+        "SELECT schedule || ' ' || requested_mode || ' ' || refresh_mode || ' ' || "
+        "notify_channel FROM pgtrickle.pgt_stream_tables");
+    db->exec("SELECT pgtrickle.drop_stream_table('sums')");
+    db->exec(sql);
+    EXPECT_EQ(db->scalar("SELECT schedule || ' ' || requested_mode || ' ' || refresh_mode || ' ' "
+                         "|| notify_channel FROM pgtrickle.pgt_stream_tables"),
+              before);
+    db->exec("UPDATE t SET v = v + 1 WHERE id < 10");
+    EXPECT_MATCHES_QUERY(*db, "sums");
+    EXPECT_EQ(db->scalar("SELECT cdc_mode FROM pgtrickle.list_sources('sums')"), "immediate");
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.export_definition('nope')").sqlstate, "42P01");
 }
 
 TEST_F(CreateOrReplace, refuses_what_create_refuses_and_changes_nothing) {
