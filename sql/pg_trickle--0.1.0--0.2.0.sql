@@ -77,6 +77,9 @@ CREATE TABLE pgtrickle.pgt_immediate (
     -- locks the identities the change touches, 't' one writer at a time.
     locking      "char" NOT NULL CHECK (locking IN ('r', 'i', 't')),
     lock_sql     text,
+    -- A query over several tables (source_relid 0): the table of each
+    -- source position, whose transition relations the program reads
+    sources      oid[],
     PRIMARY KEY (pgt_id, source_relid, event)
 );
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_immediate', '');

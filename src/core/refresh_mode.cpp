@@ -77,9 +77,10 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
         if (!immediate_blocker.empty()) {
             throw Error(sqlstate::kFeatureNotSupported,
                         "IMMEDIATE refresh cannot maintain " + std::string(immediate_blocker),
-                        "IMMEDIATE maintains queries over one table (filters, projections, "
-                        "GROUP BY, grouping sets) inside the writing statement.",
-                        "Use refresh_mode => 'DIFFERENTIAL', 'FULL' or 'AUTO'.");
+                        "IMMEDIATE maintains, inside the writing statement, the queries "
+                        "DIFFERENTIAL maintains over tables without partitions or inheritance "
+                        "children.",
+                        "Use refresh_mode => 'AUTO' or 'FULL'.");
         }
         return {M::kImmediate, M::kImmediate, ""};
     }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/error.hpp"
 
@@ -74,6 +75,36 @@ TEST(TransitionRows, a_windowed_scan_reads_the_frontier_window_and_an_unwindowed
     const std::string sql = pgt::diff::apply_sql(s, target);
     EXPECT_EQ(sql.find("pg_visible_in_snapshot"), std::string::npos) << sql;
     EXPECT_EQ(sql.find('$'), std::string::npos) << sql;
+}
+
+// A join reads each source position's change from four relations of its
+// own, named apart from the image relations its branches read.
+TEST(TransitionRows, each_source_of_a_join_has_four_relations_of_its_own) {
+    const TransitionTables t = pgt::diff::source_transition_tables(1);
+    EXPECT_EQ(t.olds, (std::vector<std::string>{"__pgt_tr_old_1", "__pgt_tr_del_1"}));
+    EXPECT_EQ(t.news, (std::vector<std::string>{"__pgt_tr_new_1", "__pgt_tr_ins_1"}));
+    EXPECT_NE(pgt::diff::source_transition_name(0, pgt::diff::TransitionSlot::kUpdateOld),
+              "__pgt_old_0");  // region_old_images(0)
+}
+
+TEST(TransitionRows, a_join_rescan_over_transition_relations_reads_no_window) {
+    pgt::diff::JoinRescan j;
+    j.query = "SELECT a.id, b.id AS bid FROM a JOIN b ON b.id = a.id";
+    j.outputs = {"id", "bid"};
+    for (std::size_t i = 0; i < 2; i++) {
+        pgt::diff::JoinSide side{
+            pgt::diff::transition_rows(scan(), kTypes, pgt::diff::source_transition_tables(i)),
+            {2},
+            {i == 0 ? "id" : "bid"},
+            false};
+        j.sides.push_back(side);
+    }
+    pgt::ir::IdentityTarget target{
+        "public.st", pgt::rowid::Domain::kKeylessRow, {"id", "bid"}, false};
+    const std::string sql = pgt::diff::join_rescan_sql(j, target);
+    EXPECT_EQ(sql.find("pg_visible_in_snapshot"), std::string::npos) << sql;
+    EXPECT_EQ(sql.find('$'), std::string::npos) << sql;
+    EXPECT_NE(sql.find("__pgt_tr_ins_1"), std::string::npos) << sql;
 }
 
 TEST(IdentityLocks, one_lock_per_touched_identity_in_one_order_after_the_where_clause) {

@@ -35,6 +35,7 @@ namespace {
 ir::ScanFilterProject region_scan(const ir::RegionSource& s) {
     ir::ScanFilterProject scan;
     scan.buffer = s.buffer;
+    scan.windowed = s.windowed;
     scan.columns = s.columns;
     scan.prefilter = s.prefilter;
     return scan;

@@ -28,7 +28,8 @@ std::string keys_cte(const JoinSide& s, std::size_t i) {
         news.push_back("b.n" + std::to_string(a));
     }
     std::string where = " FROM " + s.buffer + " b WHERE " +
-                        window_predicate("b", static_cast<int>(5 * i)) + " AND b.action";
+                        (s.windowed ? window_predicate("b", static_cast<int>(5 * i)) : "true") +
+                        " AND b.action";
     return keys_name(i) + " AS (SELECT " + join(olds, ", ") + where +
            " IN ('U', 'D') UNION SELECT " + join(news, ", ") + where + " IN ('I', 'U'))";
 }

@@ -252,6 +252,22 @@ std::string transition_rows(const ir::ScanFilterProject& scan,
     return "(" + join(rows, " UNION ALL ") + ")";
 }
 
+std::string source_transition_name(std::size_t source, TransitionSlot slot) {
+    const char* kind = slot == TransitionSlot::kUpdateOld   ? "old"
+                       : slot == TransitionSlot::kUpdateNew ? "new"
+                       : slot == TransitionSlot::kDeleted   ? "del"
+                                                            : "ins";
+    return std::string("__pgt_tr_") + kind + "_" + std::to_string(source);
+}
+
+TransitionTables source_transition_tables(std::size_t source) {
+    using S = TransitionSlot;
+    return {{source_transition_name(source, S::kUpdateOld),
+             source_transition_name(source, S::kDeleted)},
+            {source_transition_name(source, S::kUpdateNew),
+             source_transition_name(source, S::kInserted)}};
+}
+
 std::string transition_keyed_sql(const ir::ScanFilterProject& scan,
                                  const ir::IdentityTarget& target, const TransitionTables& tables) {
     std::vector<std::string> names;

@@ -51,6 +51,13 @@ struct TransitionTables {
     std::vector<std::string> olds, news;
 };
 
+// A query over several tables reads source position i's change from four
+// relations, whichever statements wrote it: an UPDATE's old and new rows,
+// a DELETE's old rows and an INSERT's new rows (empty when not written).
+enum class TransitionSlot { kUpdateOld, kUpdateNew, kDeleted, kInserted };
+std::string source_transition_name(std::size_t source, TransitionSlot slot);
+TransitionTables source_transition_tables(std::size_t source);
+
 // A FROM item of buffer-shaped rows over transition tables, for
 // ScanFilterProject::buffer with windowed = false: each row of an old
 // table a delete ('D', seq 1), each of a new table an insert ('I', seq 2);

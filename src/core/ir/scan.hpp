@@ -173,11 +173,12 @@ struct KeptCopy {
 // (CTEs __pgt_old_<i> and __pgt_new_<i>, i = index in `sources`), each
 // selecting the identity key expressions.
 struct RegionSource {
-    std::string buffer;                 // quoted, schema-qualified change buffer
+    std::string buffer;                 // its Δ: as ScanFilterProject::buffer (with `windowed`)
     int window = 0;                     // parameter block: $(5*window+1)..$(5*window+5)
     std::vector<SourceColumn> columns;  // every live column (the images' columns)
     std::string prefilter;              // as ScanFilterProject::prefilter, for this table
     KeptCopy kept;                      // table "" when the branches read the table itself
+    bool windowed = true;               // as ScanFilterProject::windowed
 };
 
 struct RegionBranch {

@@ -321,18 +321,23 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         auto kept = [](uint64_t mask, std::size_t source, std::string name) {
             return (mask >> source) & 1 ? name : std::string();
         };
+        // A step's window parameters (none without windows: IMMEDIATE).
+        auto step_params = [&](const diff::ImageStep& step) {
+            return windows.empty() ? std::vector<SpiParam>{}
+                                   : window_params(rs, windows.at(step.window).frontier);
+        };
         // Registers the steps' relations; returns the main statement with
         // the branches that can find rows ("": none can).
         auto register_steps = [&](const std::vector<diff::ImageStep>& steps) {
             uint64_t has_old = 0, has_new = 0;
             for (const diff::ImageStep& step : steps) {
                 if (t_explained != nullptr) {
-                    (void)run_statement(
-                        spi, rs, "change images of source " + std::to_string(step.source), step.sql,
-                        window_params(rs, windows.at(step.window).frontier));
+                    (void)run_statement(spi, rs,
+                                        "change images of source " + std::to_string(step.source),
+                                        step.sql, step_params(step));
                 }
                 auto [olds, news] = spi.register_images(
-                    rs.snapshot, step.sql, window_params(rs, windows.at(step.window).frontier),
+                    rs.snapshot, step.sql, step_params(step),
                     kept(reads_old, step.source, diff::region_old_images(step.source)),
                     kept(reads_new, step.source, diff::region_new_images(step.source)),
                     kept(reads_delta, step.source, diff::region_delta_images(step.source)));
@@ -552,6 +557,13 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
     const Oid owner = relation_owner(st.relid);
     return as_role_restricted(
         owner, [&] { return differential_refresh(spi, st, owner, initiated_by, reason); });
+}
+
+RefreshResult apply_transition_program(Spi& spi, const catalog::StreamTableRow& st) {
+    RefreshSnapshot rs = RefreshSnapshot::take(spi);
+    RefreshResult r = apply_delta(spi, st, rs, {});
+    rs.close();
+    return r;
 }
 
 ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st) {

@@ -61,6 +61,12 @@ CaptureNeeds capture_needs(const AnalyzedQuery& q);
 // captures and st.delta_sql. Call before the FULL refresh that populates.
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
 
+// IMMEDIATE over several tables: st.delta_sql (a program whose sources'
+// changes are the transition relations registered on spi) run now, under
+// a snapshot taken now, as a DIFFERENTIAL refresh runs its program; no
+// frontier, no history. The caller holds the locks and is the owner.
+RefreshResult apply_transition_program(Spi& spi, const catalog::StreamTableRow& st);
+
 // One delta statement of a refresh as EXPLAIN (ANALYZE, BUFFERS) ran it.
 struct ExplainedStatement {
     std::string what;  // "change images of source 0", "apply", "FULL recompute", ...

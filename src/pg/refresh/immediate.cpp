@@ -30,6 +30,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -88,8 +89,13 @@ diff::TransitionTables event_tables(char event) {
 struct Program {
     int64_t pgt_id = 0;
     Oid st_relid = InvalidOid;
-    Oid source_relid = InvalidOid;
-    std::string main[4];  // per kEvents
+    Oid source_relid = InvalidOid;  // the trigger's table
+    // Several tables (a join): one program for every event, over each
+    // source position's transition relations; the positions' tables.
+    bool multi = false;
+    std::vector<Oid> sources;
+    catalog::StreamTableRow row;  // what apply_transition_program runs
+    std::string main[4];          // per kEvents
     std::string lock_sql[4];
     char locking = 't';      // pgt_immediate.locking: 'r', 'i' (lock_sql) or 't'
     bool recompute = false;  // the stream table awaits reinitialisation
@@ -114,6 +120,7 @@ std::unordered_set<int64_t> g_dirty;  // skipped while nested: recompute at the 
 struct Stashed {
     int64_t pgt_id;
     CommandId cid;
+    Oid relid;   // the table written
     char event;  // I U D
     Tuplestorestate* olds;
     Tuplestorestate* news;
@@ -158,7 +165,9 @@ void on_relcache(Datum, Oid relid) {
         return;
     }
     std::erase_if(g_programs, [&](const auto& e) {
-        return e.second.source_relid == relid || e.second.st_relid == relid;
+        const std::vector<Oid>& s = e.second.sources;
+        return e.second.source_relid == relid || e.second.st_relid == relid ||
+               std::find(s.begin(), s.end(), relid) != s.end();
     });
 }
 
@@ -245,14 +254,15 @@ std::string immediate_blocker(const AnalyzedQuery& q) {
     if (!q.differential_blocker.empty()) {
         return q.differential_blocker;
     }
-    if (q.region.present || q.join.present) {
-        return "a query over more than one table";
-    }
-    const char kind = get_rel_relkind(q.scan.source_relid);
-    if (kind == RELKIND_PARTITIONED_TABLE || has_subclass(q.scan.source_relid)) {
-        return "a query over a table with partitions or inheritance children (" +
-               relation_display_name(q.scan.source_relid) +
-               "): their own statements would not reach it";
+    const std::vector<Oid> sources = q.region.present || q.join.present
+                                         ? multi_table_sources(q)
+                                         : std::vector<Oid>{q.scan.source_relid};
+    for (Oid relid : sources) {
+        const char kind = get_rel_relkind(relid);
+        if (kind == RELKIND_PARTITIONED_TABLE || has_subclass(relid)) {
+            return "a query over a table with partitions or inheritance children (" +
+                   relation_display_name(relid) + "): their own statements would not reach it";
+        }
     }
     return "";
 }
@@ -315,9 +325,42 @@ std::string immediate_problems(Spi& spi, int64_t pgt_id) {
     return problems;
 }
 
+// A join: one program for every event, the same DIFFERENTIAL program over
+// each source position's transition relations; one writer at a time.
+void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    const std::string program = multi_table_program(spi, st, q);
+    const std::vector<Oid> sources = multi_table_sources(q);
+    std::string array = "{";
+    for (Oid relid : sources) {
+        array += (array.size() > 1 ? "," : "") + std::to_string(relid);
+    }
+    array += "}";
+    for (const char* e = kEvents; *e != 0; e++) {
+        catalog::exec_as_owner(
+            spi,
+            "INSERT INTO " + kPrograms +
+                " (pgt_id, source_relid, event, program, locking, sources) VALUES ($1, 0, $2, $3, "
+                "'t', $4::pg_catalog.oid[])",
+            {int8_param(st.pgt_id), text_param(std::string(1, *e)), text_param(program),
+             text_param(array)});
+    }
+    st.delta_sql = program;
+    std::vector<Oid> distinct;
+    for (Oid relid : sources) {
+        if (std::find(distinct.begin(), distinct.end(), relid) == distinct.end()) {
+            distinct.push_back(relid);
+            create_triggers(spi, st.pgt_id, relid);
+        }
+    }
+}
+
 void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     ImmediateInstallScope installing;
     drop_immediate(spi, st.pgt_id);
+    if (q.region.present || q.join.present) {
+        prepare_multi(spi, st, q);
+        return;
+    }
     const Oid relid = q.scan.source_relid;
     ir::ScanFilterProject scan = scan_ir(spi, q, relid, "");
     scan.windowed = false;
@@ -398,21 +441,33 @@ const Program* program_of(TriggerData* td) {
     const Oid owner = relation_owner(st->relid);
     std::vector<ReadRight> reads = catalog::owner_reads(spi, pgt_id);
     check_read_rights(reads, owner);
+    p.row = *st;
     p.recompute = st->reinit_reason.has_value() || !row_security_blocker(reads, owner).empty();
     for (const ReadRight& r : reads) {
         if (r.relid == p.source_relid) {
             p.reads.insert(p.reads.end(), r.attnums.begin(), r.attnums.end());
         }
     }
-    SpiRows r =
-        catalog::query_as_owner(spi,
-                                "SELECT event, program, source_relid, locking, lock_sql FROM " +
-                                    kPrograms + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-                                {int8_param(pgt_id)});
+    SpiRows r = catalog::query_as_owner(
+        spi,
+        "SELECT event, program, source_relid, locking, lock_sql, sources FROM " + kPrograms +
+            " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+        {int8_param(pgt_id)});
     for (const auto& row : r.rows) {
         const char* at = std::strchr(kEvents, row.at(0)->at(0));
-        if (at == nullptr || static_cast<Oid>(std::stoul(*row.at(2))) != p.source_relid) {
+        const Oid relid = static_cast<Oid>(std::stoul(*row.at(2)));
+        if (at == nullptr || (relid != p.source_relid && relid != InvalidOid)) {
             continue;
+        }
+        if (relid == InvalidOid && row.at(5)) {
+            p.multi = true;
+            p.sources.clear();
+            const std::string& list = *row.at(5);  // {16384,16390}
+            for (std::size_t pos = 1; pos < list.size();) {
+                std::size_t end = list.find_first_of(",}", pos);
+                p.sources.push_back(static_cast<Oid>(std::stoul(list.substr(pos, end - pos))));
+                pos = end + 1;
+            }
         }
         p.main[at - kEvents] = diff::decode_program(*row.at(1)).main;
         p.lock_sql[at - kEvents] = row.at(4).value_or("");
@@ -520,12 +575,77 @@ bool changes_nothing_read(TriggerData* td, const std::vector<int>& reads) {
     });
 }
 
+// A join's statement: every source position's four transition relations
+// registered (this event's and its stashed siblings' tables in the slots
+// of the positions of their table, empty ones elsewhere), then the program
+// run as a DIFFERENTIAL refresh runs it. Under REPEATABLE READ and
+// SERIALIZABLE the catalog row of the program is updated first: a writer
+// whose snapshot predates another writer's commit would compute the join
+// of its change with tables missing that writer's rows, and gets 40001
+// from PostgreSQL's own check of that row instead.
+void apply_multi(TriggerData* td, const Program& p, char event,
+                 const std::vector<Stashed>& siblings) {
+    std::vector<Stashed> events = siblings;
+    events.push_back({p.pgt_id, 0, RelationGetRelid(td->tg_relation), event, td->tg_oldtable,
+                      td->tg_newtable, td->tg_relation->rd_att, 0});
+    Spi spi = Spi::connect();
+    as_role_restricted(relation_owner(p.st_relid), [&] {
+        lock_for(spi, p, true);
+        if (IsolationUsesXactSnapshot()) {
+            catalog::exec_as_owner(spi,
+                                   "UPDATE " + kPrograms +
+                                       " SET locking = locking WHERE pgt_id "
+                                       "OPERATOR(pg_catalog.=) $1 AND event "
+                                       "OPERATOR(pg_catalog.=) 'M'",
+                                   {int8_param(p.pgt_id)});
+        }
+        using S = diff::TransitionSlot;
+        for (std::size_t i = 0; i < p.sources.size(); i++) {
+            Tuplestorestate* slots[4] = {nullptr, nullptr, nullptr, nullptr};
+            TupleDesc desc = nullptr;
+            for (const Stashed& e : events) {
+                if (e.relid != p.sources[i]) {
+                    continue;
+                }
+                desc = e.desc;
+                if (e.event == 'U') {
+                    slots[0] = e.olds;
+                    slots[1] = e.news;
+                } else if (e.event == 'D') {
+                    slots[2] = e.olds;
+                } else {
+                    slots[3] = e.news;
+                }
+            }
+            if (desc == nullptr) {  // not written: the table's row type, no rows
+                desc = pg_call([&] {
+                    Relation rel = relation_open(p.sources[i], AccessShareLock);
+                    TupleDesc copy = CreateTupleDescCopy(RelationGetDescr(rel));
+                    relation_close(rel, AccessShareLock);
+                    return copy;
+                });
+            }
+            const S order[4] = {S::kUpdateOld, S::kUpdateNew, S::kDeleted, S::kInserted};
+            for (int k = 0; k < 4; k++) {
+                spi.register_tuplestore(diff::source_transition_name(i, order[k]), desc, slots[k]);
+            }
+        }
+        (void)apply_transition_program(spi, p.row);
+    });
+    spi.close();
+    g_counters[p.pgt_id].incremental++;
+}
+
 // The statement's change, applied by the program of its event over its
 // transition tables (read in place), as the stream table's owner; with
 // stashed events of the same statement, all of them by the 'M' program.
 void apply_change(TriggerData* td, const Program& p, char event,
                   const std::vector<Stashed>& siblings) {
     check_row_cap(td, p);
+    if (p.multi) {
+        apply_multi(td, p, event, siblings);
+        return;
+    }
     if (event == 'U' && siblings.empty() && changes_nothing_read(td, p.reads)) {
         g_counters[p.pgt_id].incremental++;
         return;
@@ -544,8 +664,14 @@ void apply_change(TriggerData* td, const Program& p, char event,
             for (const Stashed& e : siblings) {
                 all[std::strchr("IUD", e.event) - "IUD"] = e;
             }
-            all[std::strchr("IUD", event) - "IUD"] = {
-                p.pgt_id, 0, event, td->tg_oldtable, td->tg_newtable, td->tg_relation->rd_att, 0};
+            all[std::strchr("IUD", event) - "IUD"] = {p.pgt_id,
+                                                      0,
+                                                      RelationGetRelid(td->tg_relation),
+                                                      event,
+                                                      td->tg_oldtable,
+                                                      td->tg_newtable,
+                                                      td->tg_relation->rd_att,
+                                                      0};
             const TupleDesc desc = td->tg_relation->rd_att;
             spi.register_tuplestore(diff::kTransitionInserted, desc, all[0].news);
             spi.register_tuplestore(diff::kTransitionOld, desc, all[1].olds);
@@ -638,8 +764,9 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
         return PointerGetDatum(nullptr);
     }
     if (siblings) {
-        g_stash.push_back({pgt_id, cid, event, td->tg_oldtable, td->tg_newtable,
-                           td->tg_relation->rd_att, GetCurrentTransactionNestLevel()});
+        g_stash.push_back({pgt_id, cid, RelationGetRelid(td->tg_relation), event, td->tg_oldtable,
+                           td->tg_newtable, td->tg_relation->rd_att,
+                           GetCurrentTransactionNestLevel()});
         return PointerGetDatum(nullptr);
     }
     std::vector<Stashed> stashed = take_stashed(pgt_id, cid);

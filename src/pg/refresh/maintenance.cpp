@@ -141,15 +141,33 @@ void index_join_keys(Spi& spi, const catalog::StreamTableRow& st, const Analyzed
     }
 }
 
-std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+// The Δ input of source position i for IMMEDIATE: its four transition
+// relations (diff::source_transition_tables) shaped as buffer rows.
+std::string transition_input(Oid relid, const std::vector<int>& attnums, std::size_t i) {
+    ir::ScanFilterProject scan;
+    scan.columns = source_columns(relid, attnums);
+    return diff::transition_rows(scan, buffer_column_types(relid, attnums),
+                                 diff::source_transition_tables(i));
+}
+
+std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                       bool immediate) {
     std::vector<std::pair<CaptureSource, int>> sides;
     const std::vector<std::pair<Oid, std::vector<int>>> needs = capture_needs(q);
     for (int i = 0; i < 2; i++) {
+        if (immediate) {
+            sides.push_back({{i, needs.at(i).first,
+                              transition_input(needs.at(i).first, needs.at(i).second,
+                                               static_cast<std::size_t>(i))},
+                             i});
+            continue;
+        }
         CaptureSource src = ensure_capture(spi, needs.at(i).first, needs.at(i).second);
         attach_frontier(spi, st.pgt_id, src);
         sides.emplace_back(src, i);
     }
-    // Window parameters follow captured_sources_of: by source_id.
+    // Window parameters follow captured_sources_of: by source_id (IMMEDIATE:
+    // by position, the order of its transition relations).
     std::sort(sides.begin(), sides.end(),
               [](const auto& a, const auto& b) { return a.first.source_id < b.first.source_id; });
     diff::JoinRescan j;
@@ -157,7 +175,7 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
         if (i == q.join.preserved) {
             j.preserved = static_cast<int>(j.sides.size());
         }
-        diff::JoinSide side{src.buffer, q.join.key_attnums[i], {}};
+        diff::JoinSide side{src.buffer, q.join.key_attnums[i], {}, !immediate};
         for (int pos : q.join.key_outputs[i]) {
             side.key_outputs.push_back(quote_ident(q.columns[pos].name));
         }
@@ -233,7 +251,7 @@ std::string create_kept_copy(Spi& spi, const catalog::StreamTableRow& st, std::s
 // Every kept copy: decided, created, and the branches' names for the
 // candidates replaced by the copy or by the table itself.
 void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
-                 ir::JoinRegion& r) {
+                 ir::JoinRegion& r, bool allow_copies) {
     for (std::size_t i = 0; i < r.sources.size() && i < q.region.kept.size(); i++) {
         const ir::KeptCopy& k = q.region.kept[i];
         if (k.from.empty()) {
@@ -241,7 +259,7 @@ void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuer
         }
         std::string token = std::string(kKeptToken) + std::to_string(i) + " ";
         std::string name = k.from;
-        if (kept_copy_pays(spi, q.region.relids[i], k, r.sources[i].prefilter)) {
+        if (allow_copies && kept_copy_pays(spi, q.region.relids[i], k, r.sources[i].prefilter)) {
             r.sources[i].kept = k;
             r.sources[i].kept.table =
                 create_kept_copy(spi, st, i, q.region.relids[i], r.sources[i]);
@@ -266,25 +284,33 @@ std::vector<std::pair<std::string, std::string>> aux_of(const ir::AlgebraicGroup
 
 // Every source of a join region is captured whole; each gets its window
 // block by captured_sources_of order (source_id).
-std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+// IMMEDIATE (immediate): each source's Δ from its transition relations,
+// no capture, no kept copies, no fallbacks (a statement's transition
+// tables hold committed states only).
+std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                         bool immediate) {
     ir::JoinRegion r;
     std::vector<std::pair<int64_t, std::size_t>> order;
     for (std::size_t i = 0; i < q.region.relids.size(); i++) {
         Oid relid = q.region.relids[i];
         const std::vector<int>& attnums = q.region.attnums[i];
-        CaptureSource src = ensure_capture(spi, relid, attnums);
-        attach_frontier(spi, st.pgt_id, src);
+        CaptureSource src{static_cast<int64_t>(i), relid,
+                          immediate ? transition_input(relid, attnums, i) : ""};
+        if (!immediate) {
+            src = ensure_capture(spi, relid, attnums);
+            attach_frontier(spi, st.pgt_id, src);
+        }
         order.emplace_back(src.source_id, r.sources.size());
         r.sources.push_back({src.buffer, 0, source_columns(relid, attnums),
                              i < q.region.prefilters.size() ? q.region.prefilters[i] : "",
-                             ir::KeptCopy{}});
+                             ir::KeptCopy{}, !immediate});
     }
     std::sort(order.begin(), order.end());
     for (std::size_t w = 0; w < order.size(); w++) {
         r.sources[order[w].second].window = static_cast<int>(w);
     }
     r.branches = q.region.branches;
-    keep_copies(spi, st, q, r);
+    keep_copies(spi, st, q, r, !immediate);
     r.query = q.region.query.empty() ? q.effective : q.region.query;
     for (const OutputColumn& c : q.columns) {
         r.outputs.push_back(quote_ident(c.name));
@@ -294,8 +320,15 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     }
     r.key_nullable = q.region.key_nullable;
     r.key_filtered = q.region.key_filtered;
+    auto finish = [&](diff::DeltaProgram p) {
+        if (immediate) {
+            p.fallback.clear();
+            p.fallback_images.clear();
+        }
+        return diff::encode_program(p);
+    };
     if (!q.region.algebraic) {
-        return diff::encode_program(diff::join_region_program(r, identity_target(st)));
+        return finish(diff::join_region_program(r, identity_target(st)));
     }
     ir::AlgebraicJoin aj;
     aj.region = r;
@@ -313,7 +346,7 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
             "r." + diff::region_key(j);
     }
     sync_aux_columns(spi, st.relid, aux_of(aj.shape));
-    return diff::encode_program(diff::algebraic_join_program(aj, identity_target(st)));
+    return finish(diff::algebraic_join_program(aj, identity_target(st)));
 }
 
 // Algebraic aggregates: auxiliary columns in storage, and the query a FULL
@@ -344,6 +377,25 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
 }
 
 }  // namespace
+
+std::string multi_table_program(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    if (q.region.present) {
+        return region_delta(spi, st, q, true);
+    }
+    index_join_keys(spi, st, q);
+    return join_delta(spi, st, q, true);
+}
+
+std::vector<Oid> multi_table_sources(const AnalyzedQuery& q) {
+    if (q.region.present) {
+        return q.region.relids;
+    }
+    std::vector<Oid> out;
+    for (const auto& [relid, attnums] : capture_needs(q)) {
+        out.push_back(relid);
+    }
+    return out;
+}
 
 std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
                               const ir::ScanFilterProject& scan) {
@@ -435,10 +487,10 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     if (st.refresh_mode == RefreshMode::kImmediate) {
         prepare_immediate(spi, st, q);
     } else if (st.refresh_mode == RefreshMode::kDifferential && q.region.present) {
-        st.delta_sql = region_delta(spi, st, q);
+        st.delta_sql = region_delta(spi, st, q, false);
     } else if (st.refresh_mode == RefreshMode::kDifferential && q.join.present) {
         index_join_keys(spi, st, q);
-        st.delta_sql = join_delta(spi, st, q);
+        st.delta_sql = join_delta(spi, st, q, false);
     } else if (st.refresh_mode == RefreshMode::kDifferential) {
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);

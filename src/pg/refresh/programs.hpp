@@ -17,6 +17,13 @@ namespace pgt::pg {
 ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
                               const std::string& buffer);
 
+// IMMEDIATE over several tables (a join region or a two-table join): the
+// encoded program reading source position i's change from its transition
+// relations (diff::source_transition_tables(i)); positions are
+// multi_table_sources(q)'s.
+std::string multi_table_program(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
+std::vector<Oid> multi_table_sources(const AnalyzedQuery& q);
+
 // The encoded program (diff::encode_program) maintaining st's one-table
 // query q from scan's Δ: grouping sets, algebraic groups (their auxiliary
 // columns added to storage), group rescans, or a projection.
