@@ -444,6 +444,46 @@ AS $$
      WHERE x.n <> 5
 $$;
 
+-- The change rows of one source that a stream table has not consumed yet
+-- (at most max_rows when given); NULL when the caller may not read the
+-- source (SELECT on it, or pg_read_all_stats) or it has no frontier.
+CREATE FUNCTION pgtrickle._pending_changes(pgt_id bigint, source_id bigint,
+                                           max_rows bigint DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pgt_pending_changes'
+LANGUAGE C VOLATILE;
+
+-- Time since the stream table was last known equal to its sources: zero
+-- when every source it reads is captured and none has a change it has not
+-- consumed (and always for IMMEDIATE), else the time since its last
+-- refresh's snapshot; NULL when it was never populated.
+CREATE FUNCTION pgtrickle._staleness(id bigint)
+RETURNS interval
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE
+        WHEN NOT st.is_populated OR st.data_timestamp IS NULL THEN NULL
+        WHEN st.refresh_mode = 'IMMEDIATE' THEN interval '0'
+        WHEN NOT EXISTS (
+                 SELECT 1 FROM pgtrickle.pgt_dependencies d
+                  WHERE d.pgt_id = st.pgt_id AND d.source_type <> 'VIEW'
+                    AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f
+                                      JOIN pgtrickle.pgt_sources s ON s.source_id = f.source_id
+                                     WHERE f.pgt_id = st.pgt_id
+                                       AND s.source_relid = d.source_relid))
+         AND EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f WHERE f.pgt_id = st.pgt_id)
+         AND NOT EXISTS (
+                 SELECT 1 FROM pgtrickle.pgt_frontiers f
+                  WHERE f.pgt_id = st.pgt_id
+                    AND coalesce(pgtrickle._pending_changes(f.pgt_id, f.source_id, 1), 1) > 0)
+            THEN interval '0'
+        ELSE greatest(now() - st.data_timestamp, interval '0')
+    END
+      FROM pgtrickle.pgt_stream_tables st
+     WHERE st.pgt_id = id
+$$;
+
 DROP FUNCTION pgtrickle.pgt_status();
 CREATE FUNCTION pgtrickle.pgt_status()
 RETURNS TABLE (
@@ -458,13 +498,13 @@ RETURNS TABLE (
     data_timestamp     timestamptz,
     staleness          interval,
     reinit_reason      text)
-LANGUAGE sql STABLE
+LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),
            st.status, st.refresh_mode, st.requested_mode, st.schedule,
            st.is_populated, st.consecutive_errors, st.last_refresh_at,
-           st.data_timestamp, pg_catalog.now() - st.data_timestamp, st.reinit_reason
+           st.data_timestamp, pgtrickle._staleness(st.pgt_id), st.reinit_reason
       FROM pgtrickle.pgt_stream_tables st
       JOIN pg_catalog.pg_class c ON c.oid = st.pgt_relid
       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -1023,3 +1063,188 @@ BEGIN
 END
 $$;
 
+
+-- Freshness, change buffers and the dependency graph --------------------------
+
+-- Staleness in seconds (pgtrickle._staleness); NULL when never populated.
+CREATE FUNCTION pgtrickle.get_staleness(name text)
+RETURNS double precision
+LANGUAGE sql VOLATILE
+AS $$
+    SELECT pg_catalog.date_part('epoch', pgtrickle._staleness(pgtrickle._stream_table_id(name)))
+$$;
+
+-- Refreshes the stream table when it is staler than max_age (or was never
+-- populated); true when it refreshed.
+CREATE FUNCTION pgtrickle.refresh_if_stale(name text, max_age interval)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    id bigint := pgtrickle._stream_table_id(name);
+    age interval;
+BEGIN
+    IF max_age IS NULL THEN
+        RAISE EXCEPTION 'max_age must not be NULL' USING ERRCODE = '22004',
+            HINT = 'Pass an interval such as ''5 minutes''; ''0'' refreshes whenever anything is pending.';
+    END IF;
+    IF max_age OPERATOR(pg_catalog.<) interval '0' THEN
+        RAISE EXCEPTION 'max_age must not be negative (got %)', max_age USING ERRCODE = '22023';
+    END IF;
+    age := pgtrickle._staleness(id);
+    IF age IS NOT NULL AND age OPERATOR(pg_catalog.<=) max_age THEN
+        RETURN false;
+    END IF;
+    PERFORM pgtrickle.refresh_stream_table(name);
+    RETURN true;
+END
+$$;
+
+-- Refreshes of every stream table, the latest first (at most max_rows).
+CREATE FUNCTION pgtrickle.refresh_timeline(max_rows integer DEFAULT 50)
+RETURNS TABLE (refresh_id bigint, stream_table text, start_time timestamptz,
+               end_time timestamptz, action text, status text, initiated_by text,
+               rows_inserted bigint, rows_deleted bigint, duration_ms double precision,
+               reason text, error_message text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT h.refresh_id, format('%I.%I', s.pgt_schema, s.pgt_name), h.start_time, h.end_time,
+           h.action, h.status, h.initiated_by, h.rows_inserted, h.rows_deleted,
+           1000 * date_part('epoch', h.end_time - h.start_time), h.reason, h.error_message
+      FROM pgtrickle.pgt_refresh_history h
+      JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = h.pgt_id
+     ORDER BY h.refresh_id DESC
+     LIMIT greatest(max_rows, 0)
+$$;
+
+-- The mode asked for, the mode maintained, and why; then what the last
+-- refresh did and why.
+CREATE FUNCTION pgtrickle.explain_refresh_mode(name text)
+RETURNS TABLE (configured_mode text, effective_mode text, reason text,
+               last_refresh_action text, last_refresh_reason text)
+LANGUAGE sql VOLATILE
+AS $$
+    SELECT s.requested_mode, s.refresh_mode,
+           CASE
+               WHEN s.requested_mode = s.refresh_mode AND s.requested_mode = 'AUTO' THEN NULL
+               WHEN s.requested_mode = s.refresh_mode THEN 'requested'
+               ELSE coalesce(
+                   (SELECT v.value FROM pgtrickle.validate_query(s.defining_query, s.requested_mode) v
+                     WHERE v.property = 'reason'),
+                   'AUTO chose ' || s.refresh_mode)
+           END,
+           h.action, h.reason
+      FROM pgtrickle.pgt_stream_tables s
+      LEFT JOIN LATERAL (SELECT x.action, x.reason FROM pgtrickle.pgt_refresh_history x
+                          WHERE x.pgt_id OPERATOR(pg_catalog.=) s.pgt_id
+                          ORDER BY x.refresh_id DESC LIMIT 1) h ON true
+     WHERE s.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
+$$;
+
+-- Pending change rows and buffer size per (stream table, captured source),
+-- for sources the caller may read (SELECT, or pg_read_all_stats); the
+-- buffer's size is shared by every consumer of the source.
+CREATE FUNCTION pgtrickle.change_buffer_sizes()
+RETURNS TABLE (stream_table text, source_table text, source_oid bigint, cdc_mode text,
+               pending_rows bigint, buffer_bytes bigint)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT format('%I.%I', st.pgt_schema, st.pgt_name), s.source_relid::regclass::text,
+           s.source_relid::oid::bigint, 'trigger', p.n,
+           pg_total_relation_size(to_regclass(s.buffer_name))
+      FROM pgtrickle.pgt_frontiers f
+      JOIN pgtrickle.pgt_sources s ON s.source_id = f.source_id
+      JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = f.pgt_id
+     CROSS JOIN LATERAL (SELECT pgtrickle._pending_changes(f.pgt_id, f.source_id) AS n) p
+     WHERE p.n IS NOT NULL
+     ORDER BY 1, 2
+$$;
+
+-- The graph of stream tables and what they read. format 'text': one row
+-- per node of a tree rooted at each stream table no other stream table
+-- reads, its sources below it; 'dot' (Graphviz) and 'mermaid': the graph,
+-- one line per row in tree_line, edges pointing the way data flows.
+CREATE FUNCTION pgtrickle.dependency_tree(format text DEFAULT 'text')
+RETURNS TABLE (tree_line text, node text, node_type text, depth integer, status text,
+               refresh_mode text)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF format IS NULL OR lower(format) NOT IN ('text', 'dot', 'mermaid') THEN
+        RAISE EXCEPTION 'invalid format "%"', format USING ERRCODE = '22023',
+            HINT = 'Valid values are ''text'', ''dot'' and ''mermaid''.';
+    END IF;
+    IF lower(format) = 'text' THEN
+        RETURN QUERY
+        WITH RECURSIVE
+        nodes AS (
+            SELECT st.pgt_relid AS relid, 'STREAM_TABLE'::text AS kind, st.status, st.refresh_mode
+              FROM pgtrickle.pgt_stream_tables st),
+        edges AS (  -- consumer -> source, with the source's place among its siblings
+            SELECT st.pgt_relid AS parent, d.source_relid::oid AS child,
+                   row_number() OVER w = count(*) OVER w AS last,
+                   row_number() OVER w AS pos
+              FROM pgtrickle.pgt_dependencies d
+              JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = d.pgt_id
+            WINDOW w AS (PARTITION BY st.pgt_relid ORDER BY d.source_relid::regclass::text
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
+        tree AS (
+            SELECT n.relid, 0 AS depth, ''::text AS prefix, ''::text AS branch,
+                   ARRAY[n.relid::regclass::text] AS path
+              FROM nodes n
+             WHERE NOT EXISTS (SELECT 1 FROM edges e WHERE e.child = n.relid)
+            UNION ALL
+            SELECT e.child, t.depth + 1,
+                   t.prefix || CASE WHEN t.depth = 0 THEN '' WHEN t.branch = '└── ' THEN '    '
+                                    ELSE '│   ' END,
+                   CASE WHEN e.last THEN '└── ' ELSE '├── ' END,
+                   t.path || lpad(e.pos::text, 6, '0') || e.child::regclass::text
+              FROM tree t JOIN edges e ON e.parent = t.relid
+             WHERE t.depth < 64)
+        SELECT t.prefix || t.branch || t.relid::regclass::text, t.relid::regclass::text,
+               coalesce(n.kind, d.source_type), t.depth, n.status, n.refresh_mode
+          FROM tree t
+          LEFT JOIN nodes n ON n.relid = t.relid
+          LEFT JOIN LATERAL (SELECT x.source_type FROM pgtrickle.pgt_dependencies x
+                              WHERE x.source_relid::oid = t.relid LIMIT 1) d ON true
+         ORDER BY t.path;
+        RETURN;
+    END IF;
+    RETURN QUERY
+    WITH
+    named AS (
+        SELECT DISTINCT x.relid, x.relid::regclass::text AS label,
+               EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables st WHERE st.pgt_relid = x.relid)
+                   AS is_st
+          FROM (SELECT st.pgt_relid AS relid FROM pgtrickle.pgt_stream_tables st
+                UNION SELECT d.source_relid::oid FROM pgtrickle.pgt_dependencies d) x),
+    edges AS (
+        SELECT d.source_relid::oid AS src, st.pgt_relid AS dst
+          FROM pgtrickle.pgt_dependencies d
+          JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = d.pgt_id),
+    lines AS (
+        SELECT 0 AS part, '' AS k,
+               CASE WHEN lower(format) = 'dot' THEN 'digraph pg_trickle {' ELSE 'graph LR' END AS l
+        UNION ALL
+        SELECT 1, n.label,
+               CASE WHEN lower(format) = 'dot'
+                    THEN '  "n' || n.relid || '" [label="' || replace(n.label, '"', '\"') || '"' ||
+                         CASE WHEN n.is_st THEN ', shape=box' ELSE '' END || '];'
+                    ELSE '  n' || n.relid || CASE WHEN n.is_st THEN '[' ELSE '(' END ||
+                         '"' || replace(n.label, '"', '#quot;') || '"' ||
+                         CASE WHEN n.is_st THEN ']' ELSE ')' END END
+          FROM named n
+        UNION ALL
+        SELECT 2, e.src::regclass::text || ' ' || e.dst::regclass::text,
+               CASE WHEN lower(format) = 'dot' THEN '  "n' || e.src || '" -> "n' || e.dst || '";'
+                    ELSE '  n' || e.src || ' --> n' || e.dst END
+          FROM edges e
+        UNION ALL
+        SELECT 3, '', '}' WHERE lower(format) = 'dot')
+    SELECT l.l, NULL::text, NULL::text, NULL::integer, NULL::text, NULL::text
+      FROM lines l ORDER BY l.part, l.k;
+END
+$$;

@@ -1,5 +1,8 @@
-// The monitoring functions of the everyday API: get_refresh_history and
-// list_sources, as a user calls them, with the errors of a wrong name.
+// The monitoring functions of the everyday API: get_refresh_history,
+// list_sources, staleness (get_staleness, refresh_if_stale, pgt_status),
+// refresh_timeline, explain_refresh_mode, change_buffer_sizes (as a role
+// that may not read the source, too) and dependency_tree, as a user calls
+// them, with the errors of a wrong name or argument.
 #include <string>
 
 #include "fixture.hpp"
@@ -71,6 +74,160 @@ TEST_F(Monitoring, list_sources_names_each_source_and_its_capture) {
     EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.list_sources('dv')").sqlstate, "42809");
     EXPECT_MATCHES_QUERY(*db, "j");
     EXPECT_MATCHES_QUERY(*db, "f");
+}
+
+// Staleness is the time since the table was last known equal to its
+// sources: zero while nothing it reads has changed since its refresh (it
+// does not age when idle), the time since the refresh once a change is
+// pending, NULL before it was ever populated; FULL tables, which know
+// nothing of their sources' changes, age from their refresh.
+TEST_F(Monitoring, staleness_is_zero_while_nothing_is_pending_and_ages_after_a_change) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT i, i FROM generate_series(1, 10) i;"
+        "SELECT pgtrickle.create_stream_table('d', 'SELECT id, v FROM t WHERE v > 2', "
+        "refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('f', 'SELECT count(*) AS n FROM t', "
+        "refresh_mode => 'FULL');"
+        "SELECT pgtrickle.create_stream_table('never', 'SELECT id FROM t', "
+        "refresh_mode => 'DIFFERENTIAL', initialize => false)");
+    db->exec("SELECT pg_sleep(0.05)");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.get_staleness('d')"), "0");
+    EXPECT_EQ(db->scalar("SELECT staleness = interval '0' FROM pgtrickle.pgt_status() "
+                         "WHERE name = 'public.d'"),
+              "t");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.get_staleness('f') > 0"), "t");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.get_staleness('never') IS NULL"), "t");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.refresh_if_stale('d', '1 hour')"), "f");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.refresh_if_stale('d', '0')"), "f");
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.get_refresh_history('d')"), 1);
+
+    db->exec("UPDATE t SET v = v + 10 WHERE id = 1");
+    db->exec("SELECT pg_sleep(0.05)");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.get_staleness('d') >= 0.05"), "t");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.refresh_if_stale('d', '1 hour')"), "f");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.refresh_if_stale('d', '0')"), "t");
+    EXPECT_MATCHES_QUERY(*db, "d");
+    EXPECT_EQ(last("d").substr(0, 13), "DIFFERENTIAL/");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.get_staleness('d')"), "0");
+    EXPECT_EQ(db->scalar("SELECT pgtrickle.refresh_if_stale('never', '1 day')"), "t");
+    EXPECT_MATCHES_QUERY(*db, "never");
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.refresh_if_stale('d', NULL)").sqlstate, "22004");
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.refresh_if_stale('d', '-1 s')").sqlstate, "22023");
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.get_staleness('t')").sqlstate, "42809");
+}
+
+// Pending rows per (stream table, source) count the changes its next
+// refresh consumes, per consumer; a role that may not read the source sees
+// no row for it (nor a staleness that would tell a change is pending).
+TEST_F(Monitoring, change_buffer_sizes_counts_per_consumer_and_hides_unreadable_sources) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT i, i FROM generate_series(1, 10) i;"
+        "SELECT pgtrickle.create_stream_table('a', 'SELECT id, v FROM t', "
+        "refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('b', 'SELECT id FROM t WHERE v > 3', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    db->exec("INSERT INTO t VALUES (11, 11), (12, 12); DELETE FROM t WHERE id = 1");
+    refresh("a");
+    db->exec("UPDATE t SET v = 0 WHERE id = 2");
+    Result r = db->exec(
+        "SELECT stream_table, source_table, cdc_mode, pending_rows, buffer_bytes > 0 "
+        "FROM pgtrickle.change_buffer_sizes() ORDER BY 1");
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r.at(0, 0), "public.a");
+    EXPECT_EQ(r.at(0, 1), "public.t");
+    EXPECT_EQ(r.at(0, 2), "trigger");
+    EXPECT_EQ(r.at(0, 3), "1");
+    EXPECT_EQ(r.at(0, 4), "t");
+    EXPECT_EQ(r.at(1, 0), "public.b");
+    EXPECT_EQ(r.at(1, 3), "4");
+    // Not counted for a role that cannot read t.
+    db->exec(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'peeker') THEN "
+        "CREATE ROLE peeker; END IF; END $$;"
+        "GRANT USAGE ON SCHEMA pgtrickle TO peeker");
+    const std::string buffer = db->scalar("SELECT buffer_name FROM pgtrickle.pgt_sources");
+    db->exec("SET ROLE peeker");
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.change_buffer_sizes()"), 0);
+    EXPECT_EQ(db->scalar("SELECT pgtrickle._pending_changes(f.pgt_id, f.source_id) IS NULL "
+                         "FROM pgtrickle.pgt_frontiers f LIMIT 1"),
+              "t");
+    EXPECT_EQ(db->error_of("SELECT * FROM " + buffer).sqlstate, "42501");
+    db->exec("RESET ROLE");
+    db->exec("GRANT SELECT ON t TO peeker; SET ROLE peeker");
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.change_buffer_sizes()"), 2);
+    db->exec("RESET ROLE");
+    refresh("a");
+    refresh("b");
+    EXPECT_MATCHES_QUERY(*db, "a");
+    EXPECT_MATCHES_QUERY(*db, "b");
+    EXPECT_EQ(last("b").substr(0, 13), "DIFFERENTIAL/");
+}
+
+TEST_F(Monitoring, refresh_timeline_and_explain_refresh_mode) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT i, i FROM generate_series(1, 10) i;"
+        "SELECT pgtrickle.create_stream_table('a', 'SELECT id, v FROM t', "
+        "refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('w', 'SELECT id, sum(v) OVER (ORDER BY id) AS s "
+        "FROM t', refresh_mode => 'AUTO')");
+    db->exec("UPDATE t SET v = v + 1 WHERE id = 3");
+    refresh("a");
+    EXPECT_MATCHES_QUERY(*db, "a");
+    Result tl =
+        db->exec("SELECT stream_table, action, initiated_by FROM pgtrickle.refresh_timeline()");
+    ASSERT_EQ(tl.size(), 3u);
+    EXPECT_EQ(tl.at(0, 0), "public.a");
+    EXPECT_EQ(tl.at(0, 1), "DIFFERENTIAL");
+    EXPECT_EQ(tl.at(1, 0), "public.w");
+    EXPECT_EQ(tl.at(1, 2), "CREATE");
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.refresh_timeline(1)"), 1);
+    Result a = db->exec("SELECT * FROM pgtrickle.explain_refresh_mode('a')");
+    EXPECT_EQ(a.at(0, 0), "DIFFERENTIAL");
+    EXPECT_EQ(a.at(0, 1), "DIFFERENTIAL");
+    EXPECT_EQ(a.at(0, 3), "DIFFERENTIAL");
+    Result w = db->exec("SELECT * FROM pgtrickle.explain_refresh_mode('w')");
+    EXPECT_EQ(w.at(0, 0), "AUTO");
+    EXPECT_EQ(w.at(0, 1), "FULL");
+    EXPECT_NE(lower(w.at(0, 2)).find("window"), std::string::npos) << w.at(0, 2);
+    EXPECT_EQ(w.at(0, 3), "FULL");
+}
+
+// A chain over two tables: the tree, rooted at the stream table nobody
+// reads, lists each stream table's sources below it; dot and mermaid give
+// one node per relation and one edge per dependency.
+TEST_F(Monitoring, dependency_tree_as_text_dot_and_mermaid) {
+    db->exec(
+        "CREATE TABLE orders (id int PRIMARY KEY, cust int, amount int);"
+        "CREATE TABLE customers (id int PRIMARY KEY, region text);"
+        "SELECT pgtrickle.create_stream_table('by_cust', 'SELECT cust, sum(amount) AS total "
+        "FROM orders GROUP BY cust', refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('by_region', 'SELECT c.region, sum(b.total) AS "
+        "total FROM by_cust b JOIN customers c ON c.id = b.cust GROUP BY c.region', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    Result t = db->exec("SELECT tree_line, node_type, depth FROM pgtrickle.dependency_tree()");
+    ASSERT_EQ(t.size(), 4u);
+    EXPECT_EQ(t.at(0, 0), "public.by_region");
+    EXPECT_EQ(t.at(0, 1), "STREAM_TABLE");
+    EXPECT_EQ(t.at(1, 0), "├── public.by_cust");
+    EXPECT_EQ(t.at(1, 1), "STREAM_TABLE");
+    EXPECT_EQ(t.at(2, 0), "│   └── public.orders");
+    EXPECT_EQ(t.at(2, 1), "TABLE");
+    EXPECT_EQ(t.at(2, 2), "2");
+    EXPECT_EQ(t.at(3, 0), "└── public.customers");
+    const std::string dot =
+        db->scalar("SELECT string_agg(tree_line, E'\\n') FROM pgtrickle.dependency_tree('dot')");
+    EXPECT_EQ(dot.rfind("digraph pg_trickle {", 0), 0u) << dot;
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.dependency_tree('dot') WHERE tree_line LIKE '%->%'"),
+              3);
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.dependency_tree('mermaid') WHERE tree_line LIKE "
+                    "'%-->%'"),
+              3);
+    EXPECT_EQ(db->scalar("SELECT tree_line FROM pgtrickle.dependency_tree('mermaid') LIMIT 1"),
+              "graph LR");
+    EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.dependency_tree('svg')").sqlstate, "22023");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -101,7 +102,11 @@ struct Program {
     bool recompute = false;  // the stream table awaits reinitialisation
     std::vector<int> reads;  // the source's columns the query reads (0: the whole row)
 };
-std::unordered_map<Oid, Program> g_programs;  // by trigger OID
+// By trigger OID. Shared: a relcache invalidation (an autoanalyze of the
+// source, a DDL) can arrive while a statement's change is being applied,
+// at any lock the apply takes, and drops the entry; the apply keeps its
+// own reference to the program it started with.
+std::unordered_map<Oid, std::shared_ptr<const Program>> g_programs;
 
 // A statement on a source whose AFTER trigger has not fired yet.
 struct Pending {
@@ -165,8 +170,8 @@ void on_relcache(Datum, Oid relid) {
         return;
     }
     std::erase_if(g_programs, [&](const auto& e) {
-        const std::vector<Oid>& s = e.second.sources;
-        return e.second.source_relid == relid || e.second.st_relid == relid ||
+        const std::vector<Oid>& s = e.second->sources;
+        return e.second->source_relid == relid || e.second->st_relid == relid ||
                std::find(s.begin(), s.end(), relid) != s.end();
     });
 }
@@ -412,11 +417,11 @@ TriggerData* immediate_trigger(FunctionCallInfo fcinfo) {
 
 // The trigger's program: kept, or read now (nullptr: the trigger belongs to
 // no stream table of this database, e.g. restored from another one).
-const Program* program_of(TriggerData* td) {
+std::shared_ptr<const Program> program_of(TriggerData* td) {
     const Oid tgoid = td->tg_trigger->tgoid;
     auto found = g_programs.find(tgoid);
     if (found != g_programs.end()) {
-        return &found->second;
+        return found->second;
     }
     const int64_t pgt_id = std::stoll(td->tg_trigger->tgargs[0]);
     Spi spi = Spi::connect();
@@ -483,7 +488,9 @@ const Program* program_of(TriggerData* td) {
         }
     }
     spi.close();
-    return &g_programs.emplace(tgoid, std::move(p)).first->second;
+    auto kept = std::make_shared<const Program>(std::move(p));
+    g_programs[tgoid] = kept;
+    return kept;
 }
 
 void lock_for(Spi& spi, const Program& p, bool exclusive) {
@@ -642,12 +649,12 @@ void apply_multi(TriggerData* td, const Program& p, char event,
 void apply_change(TriggerData* td, const Program& p, char event,
                   const std::vector<Stashed>& siblings) {
     check_row_cap(td, p);
-    if (p.multi) {
-        apply_multi(td, p, event, siblings);
-        return;
-    }
     if (event == 'U' && siblings.empty() && changes_nothing_read(td, p.reads)) {
         g_counters[p.pgt_id].incremental++;
+        return;
+    }
+    if (p.multi) {
+        apply_multi(td, p, event, siblings);
         return;
     }
     int which = static_cast<int>(std::strchr(kEvents, event) - kEvents);
@@ -754,7 +761,7 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
     } else {
         nested = pending_for(pgt_id);
     }
-    const Program* p = program_of(td);
+    const std::shared_ptr<const Program> p = program_of(td);
     if (p == nullptr) {
         return PointerGetDatum(nullptr);
     }
