@@ -1248,3 +1248,51 @@ BEGIN
       FROM lines l ORDER BY l.part, l.k;
 END
 $$;
+
+-- Views for exporters (monitoring/postgres_exporter.yml), readable by
+-- pg_monitor. Pending changes are counted for pg_monitor's members
+-- (pg_read_all_stats) and for roles that may read the source.
+
+-- One row per stream table: its state and freshness.
+CREATE VIEW pgtrickle.stream_tables AS
+SELECT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name) AS name,
+       st.pgt_schema::text AS schema_name, st.pgt_name::text AS table_name,
+       st.status, st.refresh_mode, st.requested_mode, st.schedule, st.is_populated,
+       st.consecutive_errors, st.last_refresh_at, st.data_timestamp,
+       pg_catalog.date_part('epoch', pgtrickle._staleness(st.pgt_id)) AS staleness_seconds,
+       st.reinit_reason IS NOT NULL AS reinit_pending,
+       (SELECT pg_catalog.count(*) FROM pgtrickle.pgt_dependencies d
+         WHERE d.pgt_id OPERATOR(pg_catalog.=) st.pgt_id) AS sources
+  FROM pgtrickle.pgt_stream_tables st;
+
+-- Per stream table and refresh action, over the history kept
+-- (pg_trickle.history_retention): counts, failures, duration percentiles
+-- and rows written.
+CREATE VIEW pgtrickle.refresh_stats AS
+SELECT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name) AS name,
+       h.action,
+       pg_catalog.count(*) AS refreshes,
+       pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'FAILED') AS failed,
+       pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'SKIPPED') AS skipped,
+       pg_catalog.percentile_cont(0.5) WITHIN GROUP (ORDER BY 1000 OPERATOR(pg_catalog.*)
+           pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) h.start_time))
+           AS p50_ms,
+       pg_catalog.percentile_cont(0.95) WITHIN GROUP (ORDER BY 1000 OPERATOR(pg_catalog.*)
+           pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) h.start_time))
+           AS p95_ms,
+       pg_catalog.sum(h.rows_inserted)::bigint AS rows_inserted,
+       pg_catalog.sum(h.rows_deleted)::bigint AS rows_deleted,
+       pg_catalog.max(h.end_time) AS last_end_time
+  FROM pgtrickle.pgt_refresh_history h
+  JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id OPERATOR(pg_catalog.=) h.pgt_id
+ GROUP BY st.pgt_schema, st.pgt_name, h.action;
+
+-- change_buffer_sizes() as a view.
+CREATE VIEW pgtrickle.change_buffers AS
+SELECT b.stream_table, b.source_table, b.source_oid, b.cdc_mode, b.pending_rows, b.buffer_bytes
+  FROM pgtrickle.change_buffer_sizes() b;
+
+REVOKE ALL ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers
+    FROM PUBLIC;
+GRANT SELECT ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers
+    TO pg_monitor;

@@ -3,7 +3,10 @@
 // refresh_timeline, explain_refresh_mode, change_buffer_sizes (as a role
 // that may not read the source, too) and dependency_tree, as a user calls
 // them, with the errors of a wrong name or argument.
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "fixture.hpp"
 
@@ -228,6 +231,70 @@ TEST_F(Monitoring, dependency_tree_as_text_dot_and_mermaid) {
     EXPECT_EQ(db->scalar("SELECT tree_line FROM pgtrickle.dependency_tree('mermaid') LIMIT 1"),
               "graph LR");
     EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.dependency_tree('svg')").sqlstate, "22023");
+}
+
+// The `query: |` blocks of monitoring/postgres_exporter.yml, in order.
+std::vector<std::string> exporter_queries() {
+    std::ifstream in(std::string(PGT_SOURCE_DIR) + "/monitoring/postgres_exporter.yml");
+    std::vector<std::string> out;
+    std::string line;
+    bool inside = false;
+    while (std::getline(in, line)) {
+        if (line.find("query: |") != std::string::npos) {
+            out.emplace_back();
+            inside = true;
+        } else if (inside && line.rfind("    ", 0) == 0) {
+            out.back() += line.substr(4) + "\n";
+        } else {
+            inside = false;
+        }
+    }
+    return out;
+}
+
+// Every exporter query runs as a member of pg_monitor (and nothing else)
+// and returns the stream tables' rows, pending changes counted; the views
+// are not readable by a role outside pg_monitor.
+TEST_F(Monitoring, every_exporter_query_runs_as_pg_monitor) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT i, i FROM generate_series(1, 10) i;"
+        "SELECT pgtrickle.create_stream_table('a', 'SELECT id, v FROM t', "
+        "refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('g', 'SELECT v % 2 AS p, count(*) AS n FROM t "
+        "GROUP BY 1', refresh_mode => 'DIFFERENTIAL')");
+    db->exec("UPDATE t SET v = v + 1 WHERE id < 4");
+    refresh("a");
+    EXPECT_MATCHES_QUERY(*db, "a");
+    EXPECT_EQ(last("a").substr(0, 13), "DIFFERENTIAL/");
+    db->exec(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'exporter') THEN "
+        "CREATE ROLE exporter; END IF; IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = "
+        "'outsider') THEN CREATE ROLE outsider; END IF; END $$;"
+        "GRANT pg_monitor TO exporter");
+    const std::vector<std::string> queries = exporter_queries();
+    ASSERT_EQ(queries.size(), 3u);
+    db->exec("SET ROLE exporter");
+    for (const std::string& q : queries) {
+        SCOPED_TRACE(q);
+        Result r = db->exec(q);
+        EXPECT_GE(r.size(), 2u);  // both stream tables (refresh_stats: per action too)
+    }
+    EXPECT_EQ(db->scalar("SELECT staleness_seconds FROM pgtrickle.stream_tables WHERE name = "
+                         "'public.a'"),
+              "0");
+    EXPECT_EQ(db->scalar("SELECT pending_rows FROM pgtrickle.change_buffers WHERE stream_table "
+                         "= 'public.g'"),
+              "3");
+    EXPECT_EQ(db->scalar("SELECT refreshes FROM pgtrickle.refresh_stats WHERE name = 'public.a' "
+                         "AND action = 'DIFFERENTIAL'"),
+              "1");
+    db->exec("RESET ROLE; SET ROLE outsider");
+    for (const char* view : {"stream_tables", "refresh_stats", "change_buffers"}) {
+        EXPECT_EQ(db->error_of(std::string("SELECT * FROM pgtrickle.") + view).sqlstate, "42501")
+            << view;
+    }
+    db->exec("RESET ROLE");
 }
 
 }  // namespace
