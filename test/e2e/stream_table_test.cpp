@@ -525,12 +525,24 @@ TEST_F(Identity, unproven_key_is_keyless_row_and_keeps_duplicates) {
     EXPECT_MATCHES_QUERY(*db, "k");
 }
 
-TEST_F(Identity, join_output_is_keyless) {
+// An order joined to its customer by the customer's primary key meets one
+// customer at most: the order's key stays the join's key. Without the
+// order's key selected, or joined on what is not a key, rows are counted.
+TEST_F(Identity, join_on_a_unique_key_keeps_the_other_sides_key) {
     db->exec(
         "SELECT pgtrickle.create_stream_table('j', 'SELECT o.id, c.name FROM orders o "
-        "JOIN customers c ON c.id = o.customer_id')");
-    EXPECT_EQ(shape("j"), "keyless_row|id,name|false");
+        "JOIN customers c ON c.id = o.customer_id');"
+        "SELECT pgtrickle.create_stream_table('n', 'SELECT c.name FROM orders o "
+        "JOIN customers c ON c.id = o.customer_id');"
+        "SELECT pgtrickle.create_stream_table('x', 'SELECT o.id, c.name FROM orders o "
+        "JOIN customers c ON c.id >= o.customer_id')");
+    EXPECT_EQ(shape("j"), "scan_key|id|true");
+    EXPECT_EQ(wrong_ids("j", "pgtrickle.encode_row_id_v2('scan_key', ROW(id))"), 0);
+    EXPECT_EQ(shape("n"), "keyless_row|name|false");
+    EXPECT_EQ(shape("x"), "keyless_row|id,name|false");
     EXPECT_MATCHES_QUERY(*db, "j");
+    EXPECT_MATCHES_QUERY(*db, "n");
+    EXPECT_MATCHES_QUERY(*db, "x");
 }
 
 TEST_F(Identity, refresh_refuses_other_identity_versions) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -67,9 +68,12 @@ struct Builder {
         n.key_count = keys;
         return t.add(std::move(n));
     }
-    int join(int left, int right) {
+    int join(int left, int right, std::vector<std::pair<int, int>> equalities = {},
+             pgt::ir::JoinKind kind = pgt::ir::JoinKind::kInner) {
         Node n;
         n.op = Op::kJoin;
+        n.join = kind;
+        n.equalities = std::move(equalities);
         n.children = {left, right};
         n.columns = t.at(left).columns;
         for (const Column& c : t.at(right).columns) {
@@ -105,7 +109,7 @@ TEST(OperatorTree, a_key_not_selected_leaves_rows_keyless_unless_another_key_is)
     EXPECT_EQ(id.columns, (std::vector<int>{0, 1}));  // every column
 }
 
-TEST(OperatorTree, tablesample_and_joins_prove_no_key) {
+TEST(OperatorTree, tablesample_and_cross_joins_prove_no_key) {
     Builder b;
     int s = b.scan(2, {{0}});
     b.t.at(s).sampled = true;
@@ -113,6 +117,65 @@ TEST(OperatorTree, tablesample_and_joins_prove_no_key) {
     Builder c;
     int j = c.join(c.scan(2, {{0}}), c.scan(2, {{0}}));
     EXPECT_EQ(c.root(c.project(j, {0, 2})).domain, Domain::kKeylessRow);
+}
+
+using pgt::ir::JoinKind;
+
+// t(id, grp) JOIN d(grp, name) ON d.grp = t.grp: d's key is matched, so
+// each t row meets one d row at most and t.id stays a key.
+TEST(OperatorTree, a_join_on_the_other_sides_unique_key_keeps_this_sides_key) {
+    Builder b;
+    int j = b.join(b.scan(2, {{0}}), b.scan(2, {{0}}), {{1, 2}});
+    pgt::ir::RootIdentity id = b.root(b.project(j, {0, 3}));
+    EXPECT_EQ(id.domain, Domain::kScanKey);
+    EXPECT_EQ(id.columns, std::vector<int>{0});
+    // d's key (grp) is not a key of the join: several t rows share a grp.
+    Builder c;
+    int j2 = c.join(c.scan(2, {{0}}), c.scan(2, {{0}}), {{1, 2}});
+    EXPECT_EQ(c.root(c.project(j2, {2, 3})).domain, Domain::kKeylessRow);
+}
+
+TEST(OperatorTree, a_composite_key_must_be_matched_whole) {
+    Builder b;  // d(a, b, name) keyed by (a, b), matched on a only
+    int j = b.join(b.scan(3, {{0}}), b.scan(3, {{0, 1}}), {{1, 3}});
+    EXPECT_EQ(b.root(b.project(j, {0, 5})).domain, Domain::kKeylessRow);
+    Builder c;  // matched on a and b
+    int j2 = c.join(c.scan(3, {{0}}), c.scan(3, {{0, 1}}), {{1, 3}, {2, 4}});
+    EXPECT_EQ(c.root(c.project(j2, {0, 5})).domain, Domain::kScanKey);
+}
+
+TEST(OperatorTree, outer_joins_keep_the_preserved_sides_key_only) {
+    auto root_of = [](JoinKind kind, const std::vector<int>& picks) {
+        Builder b;
+        int j = b.join(b.scan(2, {{0}}), b.scan(2, {{0}}), {{1, 2}, {0, 3}}, kind);
+        return b.root(b.project(j, picks)).domain;
+    };
+    // Both keys matched (1:1 on t.grp = d.grp and t.id = d.name).
+    EXPECT_EQ(root_of(JoinKind::kLeft, {0}), Domain::kScanKey);
+    EXPECT_EQ(root_of(JoinKind::kLeft, {2}), Domain::kKeylessRow);  // nullable side
+    EXPECT_EQ(root_of(JoinKind::kRight, {2}), Domain::kScanKey);
+    EXPECT_EQ(root_of(JoinKind::kRight, {0}), Domain::kKeylessRow);
+    EXPECT_EQ(root_of(JoinKind::kFull, {0, 2}), Domain::kKeylessRow);
+    EXPECT_EQ(root_of(JoinKind::kInner, {2}), Domain::kScanKey);
+}
+
+// FROM t, d, e WHERE t.g = d.g AND t.h = e.h: the WHERE's equalities reach
+// the joins below it.
+TEST(OperatorTree, a_where_over_comma_joins_keys_them) {
+    Builder b;
+    int td = b.join(b.scan(3, {{0}}), b.scan(2, {{0}}));  // t(id, g, h), d(g, x)
+    int tde = b.join(td, b.scan(2, {{0}}));               // e(h, y)
+    int f = b.pass(Op::kFilter, tde);
+    b.t.at(f).equalities = {{1, 3}, {2, 5}};
+    pgt::ir::RootIdentity id = b.root(b.project(f, {0, 4, 6}));
+    EXPECT_EQ(id.domain, Domain::kScanKey);
+    EXPECT_EQ(id.columns, std::vector<int>{0});
+    // Without e's key matched, e's rows multiply t's.
+    Builder c;
+    int td2 = c.join(c.scan(3, {{0}}), c.scan(2, {{0}}));
+    int f2 = c.pass(Op::kFilter, c.join(td2, c.scan(2, {{0}})));
+    c.t.at(f2).equalities = {{1, 3}, {2, 6}};
+    EXPECT_EQ(c.root(c.project(f2, {0, 4})).domain, Domain::kKeylessRow);
 }
 
 TEST(OperatorTree, group_by_is_keyed_by_its_selected_keys) {

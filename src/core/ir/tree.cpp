@@ -120,12 +120,122 @@ Identity scan_identity(const Node& n) {
     return Identity{rowid::Domain::kScanKey, n.unique_keys, false};
 }
 
+// Whether every column of `key` (positions in the join's output) is equal,
+// by one of `eq`, to a column outside [lo, hi): the key's side then has at
+// most one row per row of the other side.
+bool key_matched(const std::vector<int>& key, int lo, int hi,
+                 const std::vector<std::pair<int, int>>& eq) {
+    auto outside = [&](int c) { return c < lo || c >= hi; };
+    return std::all_of(key.begin(), key.end(), [&](int k) {
+        return std::any_of(eq.begin(), eq.end(), [&](const std::pair<int, int>& e) {
+            return (e.first == k && outside(e.second)) || (e.second == k && outside(e.first));
+        });
+    });
+}
+
+bool usable(const Identity& id) {
+    return id.keyed() && !id.set_column && id.domain != rowid::Domain::kSynthetic;
+}
+
+std::vector<int> shifted(const std::vector<int>& key, int by) {
+    std::vector<int> out;
+    for (int c : key) {
+        out.push_back(c + by);
+    }
+    return out;
+}
+
+// Whether some unique key of a side (its columns at [lo, lo + width) of
+// the join's output) is matched to the other side.
+bool side_matched(const Identity& side, int lo, int width,
+                  const std::vector<std::pair<int, int>>& eq) {
+    return usable(side) &&
+           std::any_of(side.keys.begin(), side.keys.end(), [&](const std::vector<int>& key) {
+               return key_matched(shifted(key, lo), lo, lo + width, eq);
+           });
+}
+
+// The identity of node `self` when `extra` equalities (positions in its
+// output) also hold: a WHERE over inner joins (comma joins) passes its
+// equalities down to the joins below it.
+Identity identity_with(const Tree& t, int self, const std::vector<std::pair<int, int>>& extra);
+
+// Keys through a join (functional dependencies): a side joined on a unique
+// key of the other side keeps its keys, since each of its rows meets at
+// most one row there. An inner join keeps the keys of each side whose
+// partner is so matched; a left join those of its preserved (left) side
+// when the right is matched, a right join the mirror; a full join none
+// (its padded rows carry NULL keys).
+Identity join_identity(const Tree& t, const Node& n,
+                       const std::vector<std::pair<int, int>>& extra) {
+    if (n.children.size() != 2 || n.join == JoinKind::kFull || n.join == JoinKind::kSemi ||
+        n.join == JoinKind::kAnti) {
+        return kKeyless;
+    }
+    const bool inner = n.join == JoinKind::kInner;
+    std::vector<std::pair<int, int>> eq = n.equalities;
+    if (inner) {
+        eq.insert(eq.end(), extra.begin(), extra.end());
+    }
+    const int shift = static_cast<int>(t.at(n.children[0]).columns.size());
+    const int width = static_cast<int>(n.columns.size());
+    // Equalities within one side hold for that side's rows too (inner only).
+    std::vector<std::pair<int, int>> in_left, in_right;
+    for (const auto& [a, b] : inner ? eq : std::vector<std::pair<int, int>>{}) {
+        if (a < shift && b < shift) {
+            in_left.emplace_back(a, b);
+        } else if (a >= shift && b >= shift) {
+            in_right.emplace_back(a - shift, b - shift);
+        }
+    }
+    const Identity left = identity_with(t, n.children[0], in_left);
+    const Identity right = identity_with(t, n.children[1], in_right);
+    const bool right_single = side_matched(right, shift, width - shift, eq);
+    const bool left_single = side_matched(left, 0, shift, eq);
+    Identity out = kKeyless;
+    auto keep = [&](const Identity& side, int lo) {
+        if (!usable(side)) {
+            return;
+        }
+        if (out.keys.empty()) {
+            out.domain = side.domain;
+        }
+        for (const std::vector<int>& key : side.keys) {
+            out.keys.push_back(shifted(key, lo));
+        }
+    };
+    if (right_single && n.join != JoinKind::kRight) {
+        keep(left, 0);
+    }
+    if (left_single && n.join != JoinKind::kLeft) {
+        keep(right, shift);
+    }
+    return out.keys.empty() ? kKeyless : out;
+}
+
+Identity identity_with(const Tree& t, int self, const std::vector<std::pair<int, int>>& extra) {
+    const Node& n = t.at(self);
+    if (extra.empty() || n.op != Op::kJoin || n.join != JoinKind::kInner) {
+        return n.identity;
+    }
+    return join_identity(t, n, extra);
+}
+
+Identity filter_identity(const Tree& t, const Node& n) {
+    const int child = n.children.front();
+    Identity joined = identity_with(t, child, n.equalities);
+    return joined.keyed() ? joined : t.at(child).identity;
+}
+
 Identity identity_of(const Tree& t, int self) {
     const Node& n = t.at(self);
     switch (n.op) {
         case Op::kScan:
             return scan_identity(n);
         case Op::kFilter:
+            return filter_identity(t, n);
+        case Op::kJoin:
+            return join_identity(t, n, {});
         case Op::kWindow:
         case Op::kLimit:
             return t.at(n.children.front()).identity;
@@ -144,8 +254,8 @@ Identity identity_of(const Tree& t, int self) {
         case Op::kDistinct:
             return distinct_identity(t, self, n);
         default:
-            // Joins, derived tables, set operations, functions, VALUES and
-            // WITH queries prove no key (yet): their rows are counted.
+            // Derived tables, set operations, functions, VALUES and WITH
+            // queries prove no key (yet): their rows are counted.
             return kKeyless;
     }
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/rowid/format.hpp"
@@ -85,6 +86,10 @@ struct Node {
     std::vector<std::vector<int>> unique_keys;
     bool sampled = false;   // kScan: TABLESAMPLE
     std::string condition;  // kFilter: predicate; kJoin: ON ("" for a cross join)
+    // kJoin and kFilter: conjuncts of the condition `a = b` between two of
+    // the node's columns, by their type's default equality (a deterministic
+    // collation): every row the node passes has a and b equal, not NULL.
+    std::vector<std::pair<int, int>> equalities;
     JoinKind join = JoinKind::kInner;
     SetOpKind set_op = SetOpKind::kUnion;
     bool all = false;  // kSetOp: ALL

@@ -27,6 +27,7 @@ extern "C" {
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/typcache.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
 }
@@ -161,6 +162,42 @@ std::optional<int> var_position(Query* q, const FromMap& from, const Node* e) {
         return std::nullopt;
     }
     return it->second + v->varattno - 1;
+}
+
+// The conjuncts `a = b` of a condition between two columns of this level's
+// FROM (positions in the FROM node's output, as var_position), compared by
+// their type's default equality with a deterministic collation: two values
+// it calls equal are the same value, so a unique key matched this way
+// matches at most one row.
+std::vector<std::pair<int, int>> column_equalities(Query* q, const FromMap& from, Node* quals) {
+    std::vector<std::pair<int, int>> out;
+    if (quals == nullptr) {
+        return out;
+    }
+    pg_call([&] {
+        ListCell* lc;
+        foreach (lc, make_ands_implicit(reinterpret_cast<Expr*>(quals))) {
+            Node* n = static_cast<Node*>(lfirst(lc));
+            if (!IsA(n, OpExpr) || list_length(castNode(OpExpr, n)->args) != 2) {
+                continue;
+            }
+            OpExpr* op = castNode(OpExpr, n);
+            Node* a = static_cast<Node*>(linitial(op->args));
+            Node* b = static_cast<Node*>(lsecond(op->args));
+            const Oid type = exprType(a);
+            if (type != exprType(b) ||
+                lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr != op->opno ||
+                (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))) {
+                continue;
+            }
+            std::optional<int> pa = var_position(q, from, a);
+            std::optional<int> pb = var_position(q, from, b);
+            if (pa && pb && *pa != *pb) {
+                out.emplace_back(*pa, *pb);
+            }
+        }
+    });
+    return out;
 }
 
 // Columns named as the range-table entry names them, types where known.
@@ -305,8 +342,10 @@ int lower_from_item(Lowering& L, Query* q, Node* item, const Texts& texts, FromM
         FromMap rmap;
         int left = lower_from_item(L, q, j->larg, texts, map, deparse);
         int right = lower_from_item(L, q, j->rarg, texts, rmap, deparse);
-        return lower_join(L, join_kind(j->jointype), left, right, text_of(texts, j->quals), map,
-                          rmap);
+        int n =
+            lower_join(L, join_kind(j->jointype), left, right, text_of(texts, j->quals), map, rmap);
+        L.tree.at(n).equalities = column_equalities(q, map, j->quals);
+        return n;
     }
     // A nested FROM list: a cross join of its items.
     int n = -1;
@@ -500,6 +539,7 @@ int lower_select(Lowering& L, Query* q, bool deparse) {
     int n = lower_from(L, q, texts, from, deparse);
     if (q->jointree->quals != nullptr) {
         n = add_filter(L, n, text_of(texts, q->jointree->quals));
+        L.tree.at(n).equalities = column_equalities(q, from, q->jointree->quals);
     }
     const bool grouped = q->groupClause != NIL || q->groupingSets != NIL || q->hasAggs;
     if (grouped) {

@@ -808,9 +808,11 @@ bool check_functions(Query* q, AnalyzedQuery& out) {
 }
 
 void derive_scan_shape(Query* q, AnalyzedQuery& out) {
-    // A two-table join with both keys selected has its own delta; otherwise
-    // a join region may still maintain it (and names what it cannot).
-    if (derive_join_shape(q, out)) {
+    // A two-table join with both keys selected has its own delta (over
+    // counted rows: a join keyed through a unique key is a join region,
+    // rewritten by key); otherwise a join region may still maintain it
+    // (and names what it cannot).
+    if (out.identity.domain == rowid::Domain::kKeylessRow && derive_join_shape(q, out)) {
         if (out.join.present) {
             if (!check_functions(q, out)) {
                 out.join.present = false;

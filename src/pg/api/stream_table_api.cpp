@@ -28,6 +28,7 @@
 #include "pg/catalog/catalog.hpp"
 #include "pg/common/relation_names.hpp"
 #include "pg/cdc/frontier.hpp"
+#include "pg/guard/storage_guard.hpp"
 #include "pg/notify/stream_notify.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/immediate.hpp"
@@ -581,6 +582,26 @@ void alter_stream_table(const Args& a) {
     spi.close();
 }
 
+// A reinitialisation whose query now proves another row identity (a newer
+// library proves keys an older one did not) moves the storage to it: its
+// rows go, within this transaction (readers keep seeing them until commit;
+// the FULL refresh that follows writes them again under the new identity),
+// and the probe index is made again for it.
+void adopt_identity(Spi& spi, catalog::StreamTableRow& row, const AnalyzedQuery& q) {
+    const rowid::Domain old_domain = row.identity_domain;
+    const std::vector<std::string> old_columns = row.identity_columns;
+    set_identity(row, q);
+    if (row.identity_domain == old_domain && row.identity_columns == old_columns) {
+        return;
+    }
+    {
+        RefreshWriteScope writing(row.relid);
+        spi.exec("DELETE FROM " + quoted_relation_name(row.relid));
+    }
+    replace_identity_index(spi, row.relid, q);
+    catalog::update_definition(spi, row);
+}
+
 // Reinitialises row (marked by pgtrickle._on_ddl_end): its query analysed
 // again, its mode resolved again (a function that became VOLATILE, a new
 // inheritance child), its maintenance rebuilt and its rows recomputed, as
@@ -602,6 +623,7 @@ RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row,
         }
         const std::string why = *row.reinit_reason + ": reinitialised";
         AnalyzedQuery q = reanalyze(spi, row);
+        adopt_identity(spi, row, q);
         ResolvedMode mode = resolve_mode(spi, mode_name(row.requested_mode), q, owner);
         row.refresh_mode = mode.effective;
         row.reinit_reason.reset();

@@ -43,6 +43,22 @@ void add_identity_storage(Spi& spi, const std::string& quoted_table, const Analy
     spi.exec(guard_trigger_sql(quoted_table));
 }
 
+void replace_identity_index(Spi& spi, Oid relid, const AnalyzedQuery& q) {
+    SpiRows idx = spi.query(
+        "SELECT i.indexrelid::pg_catalog.regclass::pg_catalog.text FROM pg_catalog.pg_index i "
+        "JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) i.indrelid "
+        "AND a.attnum OPERATOR(pg_catalog.=) ANY (i.indkey::pg_catalog.int2[]) "
+        "WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND a.attname OPERATOR(pg_catalog.=) $2",
+        {oid_param(relid), text_param(std::string(kRowProbeColumn))});
+    for (const auto& row : idx.rows) {
+        spi.exec("DROP INDEX " + *row.at(0));
+    }
+    const bool unique =
+        q.identity.domain != rowid::Domain::kKeylessRow && identity_probe_is_exact(q);
+    spi.exec(std::string(unique ? "CREATE UNIQUE INDEX ON " : "CREATE INDEX ON ") +
+             quoted_relation_name(relid) + " (" + kRowProbeColumn + ")");
+}
+
 std::string row_id_expression(const catalog::StreamTableRow& st, const std::string& alias) {
     std::vector<std::string> fields;
     for (const std::string& col : st.identity_columns) {

@@ -24,6 +24,10 @@ inline constexpr const char* kRowProbeColumn = "__pgt_row_probe";
 // storage table.
 void add_identity_storage(Spi& spi, const std::string& quoted_table, const AnalyzedQuery& q);
 
+// The probe index made again for q's identity (UNIQUE when it may be):
+// storage whose identity changed, emptied first.
+void replace_identity_index(Spi& spi, Oid relid, const AnalyzedQuery& q);
+
 // SQL expression computing __pgt_row_id of one output row of `alias`.
 std::string row_id_expression(const catalog::StreamTableRow& st, const std::string& alias);
 
