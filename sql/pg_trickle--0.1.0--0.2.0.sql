@@ -75,11 +75,14 @@ CREATE TABLE pgtrickle.pgt_immediate (
     -- How concurrent writers are kept apart: 'r' the source's row locks
     -- suffice (the stream table's rows are the source's), 'i' lock_sql
     -- locks the identities the change touches, 't' one writer at a time.
-    locking      "char" NOT NULL CHECK (locking IN ('r', 'i', 't')),
+    locking      "char" NOT NULL CHECK (locking IN ('r', 'i', 't', 'k')),
     lock_sql     text,
     -- A query over several tables (source_relid 0): the table of each
     -- source position, whose transition relations the program reads
     sources      oid[],
+    -- locking 'k': the table whose key is the stream table's; under READ
+    -- COMMITTED its writers share the stream table's lock
+    shared_relid oid,
     PRIMARY KEY (pgt_id, source_relid, event)
 );
 SELECT pg_catalog.pg_extension_config_dump('pgtrickle.pgt_immediate', '');

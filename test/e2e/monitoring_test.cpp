@@ -297,5 +297,45 @@ TEST_F(Monitoring, every_exporter_query_runs_as_pg_monitor) {
     db->exec("RESET ROLE");
 }
 
+// pg_trickle.log_min_duration_refresh: a refresh that takes at least that
+// long logs one line naming the stream table, what ran and the rows
+// written; -1 (the default) logs none. Read here as the client receives
+// LOG lines (client_min_messages = log).
+TEST_F(Monitoring, log_min_duration_refresh_logs_slow_refreshes) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, v int);"
+        "INSERT INTO t SELECT i, i FROM generate_series(1, 10) i;"
+        "SELECT pgtrickle.create_stream_table('a', 'SELECT id, v FROM t', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    auto logged = [&] {
+        long n = 0;
+        for (const std::string& m : db->notices) {
+            n += m.find("pg_trickle: refresh of \"public.a\" took") != std::string::npos ? 1 : 0;
+        }
+        return n;
+    };
+    db->exec("SET client_min_messages = log");
+    db->exec("UPDATE t SET v = v + 1 WHERE id = 1");
+    refresh("a");
+    EXPECT_EQ(logged(), 0);
+    db->exec("SET pg_trickle.log_min_duration_refresh = 0");
+    db->exec("UPDATE t SET v = v + 1 WHERE id = 2");
+    refresh("a");
+    EXPECT_EQ(logged(), 1);
+    db->exec("SET pg_trickle.log_min_duration_refresh = '1h'");
+    db->exec("UPDATE t SET v = v + 1 WHERE id = 3");
+    refresh("a");
+    EXPECT_EQ(logged(), 1);
+    db->exec("RESET pg_trickle.log_min_duration_refresh; RESET client_min_messages");
+    EXPECT_MATCHES_QUERY(*db, "a");
+    EXPECT_EQ(last("a").substr(0, 13), "DIFFERENTIAL/");
+    // Superuser only, as log_min_duration_statement.
+    db->exec(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'plain_user') THEN "
+        "CREATE ROLE plain_user; END IF; END $$; SET ROLE plain_user");
+    EXPECT_EQ(db->error_of("SET pg_trickle.log_min_duration_refresh = 0").sqlstate, "42501");
+    db->exec("RESET ROLE");
+}
+
 }  // namespace
 }  // namespace pgt::e2e

@@ -647,6 +647,10 @@ TEST_F(Scheduler, drop_database_succeeds_while_its_scheduler_is_in_a_long_refres
                        "'pg_trickle scheduler' AND wait_event = 'PgSleep'") == "1";
         },
         "the scheduler sleeping in a refresh"));
+    // pg_stat_activity names the stream table it refreshes.
+    EXPECT_EQ(db->scalar("SELECT query || ' / ' || application_name FROM pg_stat_activity WHERE "
+                         "backend_type = 'pg_trickle scheduler' AND wait_event = 'PgSleep'"),
+              "pg_trickle: refresh public.st / pg_trickle scheduler");
     db.reset();
     Conn admin = connect_to("postgres");
     admin.exec("DROP DATABASE \"" + dbname_ + "\"");

@@ -262,6 +262,46 @@ Identity identity_of(const Tree& t, int self) {
 
 }  // namespace
 
+uint32_t identity_relation(const Tree& t) {
+    if (t.root < 0) {
+        return 0;
+    }
+    const Node& root = t.at(t.root);
+    if (root.identity.domain != rowid::Domain::kScanKey || root.identity.keys.empty()) {
+        return 0;
+    }
+    int scan = -1;
+    std::vector<int> at_scan;
+    for (int c : root.identity.keys.front()) {
+        int node = t.root;
+        int col = c;
+        while (t.at(node).op != Op::kScan) {
+            const Column& column = t.at(node).columns.at(static_cast<std::size_t>(col));
+            if (!column.ref) {
+                return 0;
+            }
+            node = column.ref->node;
+            col = column.ref->column;
+        }
+        if (scan >= 0 && scan != node) {
+            return 0;
+        }
+        scan = node;
+        at_scan.push_back(col);
+    }
+    const Node& s = t.at(scan);
+    const bool is_key =
+        std::any_of(s.unique_keys.begin(), s.unique_keys.end(), [&](const std::vector<int>& k) {
+            return std::all_of(k.begin(), k.end(), [&](int c) {
+                return std::find(at_scan.begin(), at_scan.end(), c) != at_scan.end();
+            });
+        });
+    const auto reads = std::count_if(t.nodes.begin(), t.nodes.end(), [&](const Node& n) {
+        return n.op == Op::kScan && n.relid == s.relid;
+    });
+    return is_key && reads == 1 ? s.relid : 0;
+}
+
 const char* op_name(Op op) {
     static constexpr const char* kNames[] = {
         "Scan",    "Values",     "FunctionScan",   "CteScan",   "Subquery",     "Filter",

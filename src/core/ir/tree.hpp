@@ -133,6 +133,12 @@ struct RootIdentity {
 };
 RootIdentity root_identity(const Tree& t);
 
+// The table (relid) whose unique key the root's identity is, when it is one
+// table's key carried up unchanged (scan_key through filters, projections
+// and joins) and that table is read once in the whole query; 0 otherwise.
+// Rows of the result then each derive from one row of that table.
+uint32_t identity_relation(const Tree& t);
+
 // The tree for explain_st: one node per line, children indented under
 // their parent, each with its identity and rule.
 std::string format_tree(const Tree& t);

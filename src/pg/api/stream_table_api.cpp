@@ -25,6 +25,7 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/boundary/spi.hpp"
+#include "pg/boundary/subtransaction.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/common/relation_names.hpp"
 #include "pg/cdc/frontier.hpp"
@@ -422,6 +423,84 @@ void check_no_cycle(Spi& spi, const catalog::StreamTableRow& row, const Analyzed
     dag::check_no_cycle(graph, row.pgt_id, upstreams, [&](int64_t id) { return names.at(id); });
 }
 
+// What users add to a stream table's storage that a rebuild must keep:
+// GRANTs (table and column), comments, and their own indexes, as the
+// statements that make them again on storage of the same name. Column
+// grants and comments only for columns the new storage has. Read and
+// replayed under the pinned search_path (every name qualified).
+std::vector<std::string> storage_decorations(Spi& spi, Oid relid, const std::string& quoted,
+                                             const std::vector<OutputColumn>& columns) {
+    std::string names = "{";
+    for (const OutputColumn& c : columns) {
+        names += (names.size() > 1 ? "," : "") + std::string("\"");
+        for (char ch : c.name) {
+            names += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
+        }
+        names += "\"";
+    }
+    names += "}";
+    const char* kSql =
+        "WITH g AS (SELECT a.privilege_type AS p, a.is_grantable AS w, CASE WHEN a.grantee "
+        "OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r.rolname) END AS "
+        "who, NULL::pg_catalog.name AS col FROM pg_catalog.pg_class c, "
+        "pg_catalog.aclexplode(c.relacl) a LEFT JOIN pg_catalog.pg_roles r ON r.oid "
+        "OPERATOR(pg_catalog.=) a.grantee WHERE c.oid OPERATOR(pg_catalog.=) $1 AND a.grantee "
+        "OPERATOR(pg_catalog.<>) c.relowner "
+        "UNION ALL SELECT a.privilege_type, a.is_grantable, CASE WHEN a.grantee "
+        "OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r.rolname) END, "
+        "att.attname FROM pg_catalog.pg_attribute att, pg_catalog.aclexplode(att.attacl) a LEFT "
+        "JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee WHERE att.attrelid "
+        "OPERATOR(pg_catalog.=) $1 AND att.attnum OPERATOR(pg_catalog.>) 0 AND NOT "
+        "att.attisdropped AND att.attname::pg_catalog.text OPERATOR(pg_catalog.=) ANY "
+        "($3::pg_catalog.text[])) "
+        "SELECT 1, pg_catalog.format('GRANT %s%s ON %s TO %s%s', g.p, CASE WHEN g.col IS NULL "
+        "THEN '' ELSE pg_catalog.format(' (%I)', g.col) END, $2, g.who, CASE WHEN g.w THEN ' "
+        "WITH GRANT OPTION' ELSE '' END) FROM g "
+        "UNION ALL SELECT 2, pg_catalog.format('COMMENT ON TABLE %s IS %L', $2, "
+        "pg_catalog.obj_description($1, 'pg_class')) WHERE pg_catalog.obj_description($1, "
+        "'pg_class') IS NOT NULL "
+        "UNION ALL SELECT 2, pg_catalog.format('COMMENT ON COLUMN %s.%I IS %L', $2, att.attname, "
+        "pg_catalog.col_description($1, att.attnum)) FROM pg_catalog.pg_attribute att WHERE "
+        "att.attrelid OPERATOR(pg_catalog.=) $1 AND att.attnum OPERATOR(pg_catalog.>) 0 AND NOT "
+        "att.attisdropped AND pg_catalog.col_description($1, att.attnum) IS NOT NULL AND "
+        "att.attname::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($3::pg_catalog.text[]) "
+        "UNION ALL SELECT 3, pg_catalog.pg_get_indexdef(i.indexrelid) FROM pg_catalog.pg_index i "
+        "JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid WHERE "
+        "i.indrelid OPERATOR(pg_catalog.=) $1 AND ic.relname::pg_catalog.text NOT LIKE "
+        "'pgt\\_%' AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid "
+        "OPERATOR(pg_catalog.=) i.indrelid AND a.attnum OPERATOR(pg_catalog.=) ANY "
+        "(i.indkey::pg_catalog.int2[]) AND a.attname::pg_catalog.text LIKE '\\_\\_pgt\\_%') "
+        "ORDER BY 1, 2";
+    SpiRows r = with_pinned_search_path([&] {
+        return spi.query(kSql, {oid_param(relid), text_param(quoted), text_param(names)});
+    });
+    std::vector<std::string> out;
+    for (const auto& row : r.rows) {
+        out.push_back(*row.at(1));
+    }
+    return out;
+}
+
+// Makes them again on the rebuilt storage; an index the new columns cannot
+// serve (it names a column that is gone) is left out with a NOTICE.
+void restore_decorations(Spi& spi, const std::vector<std::string>& statements) {
+    for (const std::string& sql : statements) {
+        if (sql.rfind("CREATE ", 0) != 0) {
+            with_pinned_search_path([&] { spi.exec(sql); });
+            continue;
+        }
+        try {
+            in_subtransaction([&] {
+                with_pinned_search_path([&] { spi.exec(sql); });
+                return 0;
+            });
+        } catch (const pgt::Error& e) {
+            notice("index not made again on the rebuilt stream table: " + sql + " (" + e.what() +
+                   ")");
+        }
+    }
+}
+
 // Replaces the defining query; keeps the storage table when the output
 // columns are unchanged, otherwise rebuilds it (dependent views block this
 // with PostgreSQL's own error).
@@ -467,10 +546,13 @@ AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::s
         }
         NewRelationName target = existing_relation_name(row.relid);
         Oid old_relid = row.relid;
+        const std::vector<std::string> decorations =
+            storage_decorations(spi, old_relid, target.quoted(), q.columns);
         row.relid = InvalidOid;  // detach first: the drop hook must not remove the row
         catalog::update_definition(spi, row);
         spi.exec("DROP TABLE " + quoted_relation_name(old_relid));
         row.relid = create_storage(spi, target, q);
+        restore_decorations(spi, decorations);
     }
     row.defining_query = q.original;
     row.effective_query = q.effective;

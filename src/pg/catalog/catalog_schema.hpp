@@ -99,7 +99,7 @@ inline constexpr const char* kImmediate = "pgt_immediate";
 inline constexpr ColumnDef kImmediateColumns[] = {
     {1, "pgt_id", "bigint"}, {2, "source_relid", "oid"}, {3, "event", "\"char\""},
     {4, "program", "text"},  {5, "locking", "\"char\""}, {6, "lock_sql", "text"},
-    {7, "sources", "oid[]"},
+    {7, "sources", "oid[]"}, {8, "shared_relid", "oid"},
 };
 
 // Prefix of every column the extension adds to a stream table; user

@@ -26,6 +26,7 @@ bool g_drive_from_changes = true;
 double g_kept_copy_fraction = 0.2;
 int g_lock_timeout_ms = 5000;
 int g_immediate_max_rows = 0;
+int g_log_min_duration_refresh_ms = -1;
 
 namespace {
 
@@ -120,6 +121,12 @@ void define_settings() {
         "A statement changing more fails (54000) instead of maintaining the stream table inside "
         "it; 0 sets no bound.",
         &g_immediate_max_rows, 0, 0, INT_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_trickle.log_min_duration_refresh", "Logs every refresh that takes at least this long.",
+        "A LOG line names the stream table, what ran (FULL, DIFFERENTIAL), who started it, the "
+        "rows written and why it recomputed. 0 logs every refresh; -1 none.",
+        &g_log_min_duration_refresh_ms, -1, -1, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr,
+        nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 

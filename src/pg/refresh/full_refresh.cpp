@@ -397,12 +397,31 @@ void finish(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& 
     catalog::mark_refreshed(spi, st.pgt_id);
 }
 
+// pg_trickle.log_min_duration_refresh: a LOG line for a refresh that took
+// at least that long (lock waits not counted).
+void log_if_slow(const catalog::StreamTableRow& st, const RefreshResult& r,
+                 const std::string& initiated_by, double ms) {
+    if (g_log_min_duration_refresh_ms < 0 || ms < g_log_min_duration_refresh_ms) {
+        return;
+    }
+    const std::string name = relation_display_name(st.relid);
+    const std::string detail = "Action " + r.action + ", started by " + initiated_by + ", " +
+                               std::to_string(r.rows_inserted) + " rows written, " +
+                               std::to_string(r.rows_deleted) + " deleted" +
+                               (r.reason.empty() ? "" : ", reason: " + r.reason) + ".";
+    pg_call([&] {
+        ereport(LOG, (errmsg("pg_trickle: refresh of %s took %.3f ms", name.c_str(), ms),
+                      errdetail_internal("%s", detail.c_str())));
+    });
+}
+
 // Runs body under the refresh lock and snapshot, records history.
 template <typename F>
 RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
                           const std::string& initiated_by, std::string reason, F&& body) {
     check_identity_versions(st);
     lock_stream_table_for_refresh(spi, st.pgt_id);
+    const auto began = std::chrono::steady_clock::now();
     std::string start = catalog::clock_now(spi);
     RefreshSnapshot rs = RefreshSnapshot::take(spi);
     std::vector<Window> windows;
@@ -417,6 +436,9 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
         spi, {st.pgt_id, r.action, initiated_by, r.rows_inserted, r.rows_deleted, start,
               reason.empty() ? std::nullopt : std::optional(reason), r.source_changes,
               r.kept_refill_ms});
+    log_if_slow(st, r, initiated_by,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
+                    .count());
     return r;
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
+#include "core/ir/tree.hpp"
 #include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
@@ -98,9 +99,10 @@ struct Program {
     catalog::StreamTableRow row;  // what apply_transition_program runs
     std::string main[4];          // per kEvents
     std::string lock_sql[4];
-    char locking = 't';      // pgt_immediate.locking: 'r', 'i' (lock_sql) or 't'
-    bool recompute = false;  // the stream table awaits reinitialisation
-    std::vector<int> reads;  // the source's columns the query reads (0: the whole row)
+    char locking = 't';             // pgt_immediate.locking: 'r', 'i' (lock_sql), 't' or 'k'
+    Oid shared_relid = InvalidOid;  // 'k': the table whose writers share the lock
+    bool recompute = false;         // the stream table awaits reinitialisation
+    std::vector<int> reads;         // the source's columns the query reads (0: the whole row)
 };
 // By trigger OID. Shared: a relcache invalidation (an autoanalyze of the
 // source, a DDL) can arrive while a statement's change is being applied,
@@ -331,8 +333,15 @@ std::string immediate_problems(Spi& spi, int64_t pgt_id) {
 }
 
 // A join: one program for every event, the same DIFFERENTIAL program over
-// each source position's transition relations; one writer at a time.
+// each source position's transition relations. One writer at a time ('t'),
+// except when the stream table's key is one table's key read once ('k'):
+// every row then derives from one row of that table, so writers of that
+// table touch disjoint rows (their own rows are row-locked by their
+// statements) and recompute them against the other tables, which no one
+// else writes meanwhile: under READ COMMITTED they share the lock, and
+// writers of the other tables take it alone.
 void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    const Oid shared = ir::identity_relation(q.operators);
     const std::string program = multi_table_program(spi, st, q);
     const std::vector<Oid> sources = multi_table_sources(q);
     std::string array = "{";
@@ -344,10 +353,11 @@ void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q
         catalog::exec_as_owner(
             spi,
             "INSERT INTO " + kPrograms +
-                " (pgt_id, source_relid, event, program, locking, sources) VALUES ($1, 0, $2, $3, "
-                "'t', $4::pg_catalog.oid[])",
+                " (pgt_id, source_relid, event, program, locking, sources, shared_relid) VALUES "
+                "($1, 0, $2, $3, $5, $4::pg_catalog.oid[], $6)",
             {int8_param(st.pgt_id), text_param(std::string(1, *e)), text_param(program),
-             text_param(array)});
+             text_param(array), text_param(std::string(1, OidIsValid(shared) ? 'k' : 't')),
+             OidIsValid(shared) ? oid_param(shared) : SpiParam{OIDOID, (Datum)0, true}});
     }
     st.delta_sql = program;
     std::vector<Oid> distinct;
@@ -455,8 +465,8 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
     }
     SpiRows r = catalog::query_as_owner(
         spi,
-        "SELECT event, program, source_relid, locking, lock_sql, sources FROM " + kPrograms +
-            " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+        "SELECT event, program, source_relid, locking, lock_sql, sources, shared_relid FROM " +
+            kPrograms + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
         {int8_param(pgt_id)});
     for (const auto& row : r.rows) {
         const char* at = std::strchr(kEvents, row.at(0)->at(0));
@@ -477,6 +487,7 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
         p.main[at - kEvents] = diff::decode_program(*row.at(1)).main;
         p.lock_sql[at - kEvents] = row.at(4).value_or("");
         p.locking = row.at(3)->at(0);
+        p.shared_relid = row.at(6) ? static_cast<Oid>(std::stoul(*row.at(6))) : InvalidOid;
     }
     for (const std::string& m : p.main) {
         if (m.empty()) {
@@ -595,9 +606,14 @@ void apply_multi(TriggerData* td, const Program& p, char event,
     std::vector<Stashed> events = siblings;
     events.push_back({p.pgt_id, 0, RelationGetRelid(td->tg_relation), event, td->tg_oldtable,
                       td->tg_newtable, td->tg_relation->rd_att, 0});
+    // Writers of the key's table share the lock under READ COMMITTED (see
+    // prepare_multi); a statement that also wrote another table does not.
+    const bool shared = p.locking == 'k' && !IsolationUsesXactSnapshot() &&
+                        std::all_of(events.begin(), events.end(),
+                                    [&](const Stashed& e) { return e.relid == p.shared_relid; });
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {
-        lock_for(spi, p, true);
+        lock_for(spi, p, !shared);
         if (IsolationUsesXactSnapshot()) {
             catalog::exec_as_owner(spi,
                                    "UPDATE " + kPrograms +

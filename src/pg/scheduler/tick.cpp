@@ -38,6 +38,7 @@ extern "C" {
 #include "commands/async.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
+#include "utils/backend_status.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -234,7 +235,12 @@ void refresh_one(Spi& spi, const TableInfo& t) {
     if (!row) {
         return;  // dropped since the state was read
     }
+    // pg_stat_activity shows which stream table this worker refreshes (its
+    // query column; the statements a refresh runs do not report there).
+    const std::string activity = "pg_trickle: refresh " + t.display;
+    pg_call([&] { pgstat_report_activity(STATE_RUNNING, activity.c_str()); });
     refresh_or_reinitialize(spi, *row, "SCHEDULER");
+    pg_call([] { pgstat_report_activity(STATE_IDLE, nullptr); });
 }
 
 struct UnitRun {
