@@ -319,6 +319,40 @@ TEST_F(Immediate, join_update_of_unread_columns_reads_nothing) {
     expect_maintained("commit");
 }
 
+// Writers of a join's table share its lock ('k') only when every row of
+// the stream table derives from one row of that table: its key is the
+// stream table's and nothing else in the query reads it (not a subquery
+// over the same table, not a self-join); otherwise one writer at a time.
+TEST_F(Immediate, join_writers_share_the_lock_only_when_rows_derive_from_one_row) {
+    db->exec(
+        "CREATE TABLE u (grp int PRIMARY KEY, name text);"
+        "INSERT INTO u VALUES (0, 'zero'), (1, 'one'), (2, 'two')");
+    auto locking = [&](const std::string& st) {
+        return db->scalar(
+            "SELECT string_agg(DISTINCT locking::text || coalesce('/' || shared_relid::regclass::text, "
+            "''), ',') FROM pgtrickle.pgt_immediate i JOIN pgtrickle.pgt_stream_tables s USING "
+            "(pgt_id) WHERE s.pgt_relid = $1::regclass",
+            {st});
+    };
+    create("keyed", "SELECT t.id, u.name FROM t JOIN u ON u.grp = t.grp");
+    create("keyed_semi",
+           "SELECT id, val FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.grp = t.grp)");
+    create("self_semi",
+           "SELECT id, val FROM t WHERE EXISTS (SELECT 1 FROM t t2 WHERE t2.grp = t.grp AND "
+           "t2.id <> t.id)");
+    create("counted", "SELECT u.name, t.val FROM t JOIN u ON u.grp = t.grp");
+    create("grouped",
+           "SELECT u.name, count(*) AS n FROM t JOIN u ON u.grp = t.grp GROUP BY u.name");
+    EXPECT_EQ(locking("keyed"), "k/t");
+    EXPECT_EQ(locking("keyed_semi"), "k/t");
+    EXPECT_EQ(locking("self_semi"), "t");
+    EXPECT_EQ(locking("counted"), "t");
+    EXPECT_EQ(locking("grouped"), "t");
+    run("UPDATE t SET grp = (grp + 1) % 3 WHERE id < 6");
+    run("INSERT INTO t VALUES (50, 1, 5, 'x')");
+    run("UPDATE u SET name = 'uno' WHERE grp = 1");
+}
+
 // What no mode maintains incrementally here is refused with 0A000 naming
 // IMMEDIATE, and nothing is left behind.
 TEST_F(Immediate, shapes_beyond_the_engine_are_rejected_with_0a000_naming_immediate) {

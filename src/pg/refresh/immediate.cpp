@@ -341,7 +341,14 @@ std::string immediate_problems(Spi& spi, int64_t pgt_id) {
 // else writes meanwhile: under READ COMMITTED they share the lock, and
 // writers of the other tables take it alone.
 void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
-    const Oid shared = ir::identity_relation(q.operators);
+    // The operator tree does not hold subqueries in expressions (EXISTS,
+    // IN, scalar): the key's table must be referenced once in the whole
+    // query, as its reads count references.
+    Oid shared = ir::identity_relation(q.operators);
+    if (std::count_if(q.reads.begin(), q.reads.end(),
+                      [&](const ReadRight& r) { return r.relid == shared; }) != 1) {
+        shared = InvalidOid;
+    }
     const std::string program = multi_table_program(spi, st, q);
     const std::vector<Oid> sources = multi_table_sources(q);
     std::string array = "{";
