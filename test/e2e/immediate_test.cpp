@@ -329,7 +329,8 @@ TEST_F(Immediate, join_writers_share_the_lock_only_when_rows_derive_from_one_row
         "INSERT INTO u VALUES (0, 'zero'), (1, 'one'), (2, 'two')");
     auto locking = [&](const std::string& st) {
         return db->scalar(
-            "SELECT string_agg(DISTINCT locking::text || coalesce('/' || shared_relid::regclass::text, "
+            "SELECT string_agg(DISTINCT locking::text || coalesce('/' || "
+            "shared_relid::regclass::text, "
             "''), ',') FROM pgtrickle.pgt_immediate i JOIN pgtrickle.pgt_stream_tables s USING "
             "(pgt_id) WHERE s.pgt_relid = $1::regclass",
             {st});
