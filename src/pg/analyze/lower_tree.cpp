@@ -13,6 +13,7 @@
 
 #include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/output_key.hpp"
+#include "pg/analyze/scan_shape.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/common/quote.hpp"
@@ -175,27 +176,19 @@ std::vector<std::pair<int, int>> column_equalities(Query* q, const FromMap& from
         return out;
     }
     pg_call([&] {
-        ListCell* lc;
-        foreach (lc, make_ands_implicit(reinterpret_cast<Expr*>(quals))) {
-            Node* n = static_cast<Node*>(lfirst(lc));
-            if (!IsA(n, OpExpr) || list_length(castNode(OpExpr, n)->args) != 2) {
-                continue;
-            }
-            OpExpr* op = castNode(OpExpr, n);
-            Node* a = static_cast<Node*>(linitial(op->args));
-            Node* b = static_cast<Node*>(lsecond(op->args));
+        for_each_binary_conjunct(quals, [&](OpExpr* op, Node* a, Node* b) {
             const Oid type = exprType(a);
             if (type != exprType(b) ||
                 lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr != op->opno ||
                 (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))) {
-                continue;
+                return;
             }
             std::optional<int> pa = var_position(q, from, a);
             std::optional<int> pb = var_position(q, from, b);
             if (pa && pb && *pa != *pb) {
                 out.emplace_back(*pa, *pb);
             }
-        }
+        });
     });
     return out;
 }

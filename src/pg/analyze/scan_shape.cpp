@@ -131,23 +131,25 @@ std::vector<std::string> names_of(List* names) {
 
 }  // namespace
 
-void for_each_column_equality(Node* quals, const std::function<void(const Var*, const Var*)>& fn) {
-    List* conj = make_ands_implicit(reinterpret_cast<Expr*>(quals));
+void for_each_binary_conjunct(Node* quals, const std::function<void(OpExpr*, Node*, Node*)>& fn) {
     ListCell* lc;
-    foreach (lc, conj) {
+    foreach (lc, make_ands_implicit(reinterpret_cast<Expr*>(quals))) {
         Node* n = static_cast<Node*>(lfirst(lc));
-        if (!IsA(n, OpExpr) || list_length(castNode(OpExpr, n)->args) != 2) {
-            continue;
+        if (IsA(n, OpExpr) && list_length(castNode(OpExpr, n)->args) == 2) {
+            OpExpr* op = castNode(OpExpr, n);
+            fn(op, static_cast<Node*>(linitial(op->args)), static_cast<Node*>(lsecond(op->args)));
         }
-        OpExpr* op = castNode(OpExpr, n);
-        Node* a = static_cast<Node*>(linitial(op->args));
-        Node* b = static_cast<Node*>(lsecond(op->args));
+    }
+}
+
+void for_each_column_equality(Node* quals, const std::function<void(const Var*, const Var*)>& fn) {
+    for_each_binary_conjunct(quals, [&](OpExpr* op, Node* a, Node* b) {
         if (IsA(a, Var) && IsA(b, Var) && op_mergejoinable(op->opno, exprType(a)) &&
             castNode(Var, a)->varno != castNode(Var, b)->varno && castNode(Var, a)->varattno > 0 &&
             castNode(Var, b)->varattno > 0) {
             fn(castNode(Var, a), castNode(Var, b));
         }
-    }
+    });
 }
 
 namespace {

@@ -37,6 +37,10 @@ std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid,
 // equality: what an index on either column serves). Runs inside pg_call.
 void for_each_column_equality(Node* quals, const std::function<void(const Var*, const Var*)>& fn);
 
+// fn(op, left, right) for every conjunct of quals that is a two-argument
+// operator (quals: an expression or an implicit-AND list).
+void for_each_binary_conjunct(Node* quals, const std::function<void(OpExpr*, Node*, Node*)>& fn);
+
 // The conjuncts of quals (its top-level AND) that read only range-table
 // entry rtindex (table relid), only user columns, and cannot raise on any
 // row (operators of btree families, leakproof functions; constants aside),
