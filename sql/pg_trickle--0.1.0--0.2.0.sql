@@ -330,6 +330,19 @@ AS $$
      WHERE s.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
 $$;
 
+-- An IMMEDIATE stream table's triggers that fire always, and how many it
+-- has when whole: five on each table it reads (a join's tables, a view's
+-- base tables, an upstream stream table), once per table.
+CREATE FUNCTION pgtrickle._immediate_triggers(id bigint, OUT present bigint, OUT expected bigint)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT (SELECT count(*) FROM pg_catalog.pg_trigger t
+             WHERE t.tgname LIKE 'pgt\_immediate\_' || id || '\_%' AND t.tgenabled = 'A'),
+           (SELECT 5 * count(*) FROM pgtrickle.pgt_dependencies d
+             WHERE d.pgt_id = id AND d.source_type IN ('TABLE', 'STREAM_TABLE'))
+$$;
+
 -- One row per check; ok = false says what needs attention and how.
 CREATE OR REPLACE FUNCTION pgtrickle.health_check()
 RETURNS TABLE (check_name text, ok boolean, detail text)
@@ -433,18 +446,16 @@ AS $$
     -- statements on its source pass without maintaining it.
     SELECT 'immediate_maintenance', count(*) = 0,
            CASE WHEN count(*) = 0 THEN 'every IMMEDIATE stream table''s triggers fire always'
-                ELSE string_agg(format('%I.%I (%s of its 5 triggers fire always)', x.pgt_schema,
-                                       x.pgt_name, x.n), ', ' ORDER BY x.pgt_id)
+                ELSE string_agg(format('%I.%I (%s of its %s triggers fire always)', x.pgt_schema,
+                                       x.pgt_name, x.present, x.expected), ', ' ORDER BY x.pgt_id)
                      || ': statements on their sources do not maintain them; run '
                         'pgtrickle.repair_stream_table on them'
            END
-      FROM (SELECT st.pgt_id, st.pgt_schema, st.pgt_name,
-                   (SELECT count(*) FROM pg_catalog.pg_trigger t
-                     WHERE t.tgname LIKE 'pgt\_immediate\_' || st.pgt_id || '\_%'
-                       AND t.tgenabled = 'A') AS n
-              FROM pgtrickle.pgt_stream_tables st
+      FROM (SELECT st.pgt_id, st.pgt_schema, st.pgt_name, tr.present, tr.expected
+              FROM pgtrickle.pgt_stream_tables st,
+                   LATERAL pgtrickle._immediate_triggers(st.pgt_id) tr
              WHERE st.refresh_mode = 'IMMEDIATE' AND st.instance = pgtrickle._instance()) x
-     WHERE x.n <> 5
+     WHERE x.present <> x.expected
 $$;
 
 -- The change rows of one source that a stream table has not consumed yet

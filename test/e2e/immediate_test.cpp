@@ -288,6 +288,13 @@ TEST_F(Immediate, joins_and_subqueries_are_maintained_after_every_statement) {
          }) {
         run(sql);
     }
+    // Each table read has its five triggers: health_check and repair see
+    // a whole join (and a three-table one) as healthy.
+    EXPECT_EQ(db->scalar("SELECT ok::text || ' ' || detail FROM pgtrickle.health_check() WHERE "
+                         "check_name = 'immediate_maintenance'"),
+              "true every IMMEDIATE stream table's triggers fire always");
+    EXPECT_EQ(db->scalar("SELECT string_agg(found, ',') FROM pgtrickle.repair_stream_table('j7')"),
+              "healthy");
     // Altered from DIFFERENTIAL, and back.
     create("joined", "SELECT t.id, u.name FROM t JOIN u ON u.grp = t.grp", "DIFFERENTIAL");
     alter_mode("joined", "IMMEDIATE");

@@ -316,17 +316,17 @@ bool immediate_being_installed() {
 
 std::string immediate_problems(Spi& spi, int64_t pgt_id) {
     SpiRows r = spi.query(
-        "SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t WHERE t.tgname "
-        "OPERATOR(pg_catalog.~~) $1 AND t.tgenabled OPERATOR(pg_catalog.=) 'A'), "
-        "(SELECT pg_catalog.count(*) FROM " +
-            kPrograms + " p WHERE p.pgt_id OPERATOR(pg_catalog.=) $2)",
-        {text_param(trigger_prefix(pgt_id) + "%"), int8_param(pgt_id)});
+        "SELECT tr.present, tr.expected, (SELECT pg_catalog.count(*) FROM " + kPrograms +
+            " p WHERE p.pgt_id OPERATOR(pg_catalog.=) $1) FROM pgtrickle._immediate_triggers($1) "
+            "tr",
+        {int8_param(pgt_id)});
     std::string problems;
-    if (*r.rows.at(0).at(0) != "5") {
-        problems = *r.rows.at(0).at(0) + " of its 5 triggers there and ENABLE ALWAYS";
+    if (*r.rows.at(0).at(0) != *r.rows.at(0).at(1)) {
+        problems = *r.rows.at(0).at(0) + " of its " + *r.rows.at(0).at(1) +
+                   " triggers there and ENABLE ALWAYS";
     }
-    if (*r.rows.at(0).at(1) != std::to_string(std::strlen(kEvents))) {
-        problems += std::string(problems.empty() ? "" : ", ") + *r.rows.at(0).at(1) + " of its " +
+    if (*r.rows.at(0).at(2) != std::to_string(std::strlen(kEvents))) {
+        problems += std::string(problems.empty() ? "" : ", ") + *r.rows.at(0).at(2) + " of its " +
                     std::to_string(std::strlen(kEvents)) + " programs";
     }
     return problems;
