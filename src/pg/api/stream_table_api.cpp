@@ -430,15 +430,10 @@ void check_no_cycle(Spi& spi, const catalog::StreamTableRow& row, const Analyzed
 // replayed under the pinned search_path (every name qualified).
 std::vector<std::string> storage_decorations(Spi& spi, Oid relid, const std::string& quoted,
                                              const std::vector<OutputColumn>& columns) {
-    std::string names = "{";
+    std::vector<std::string> names;
     for (const OutputColumn& c : columns) {
-        names += (names.size() > 1 ? "," : "") + std::string("\"");
-        for (char ch : c.name) {
-            names += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
-        }
-        names += "\"";
+        names.push_back(c.name);
     }
-    names += "}";
     const char* kSql =
         "WITH g AS (SELECT a.privilege_type AS p, a.is_grantable AS w, CASE WHEN a.grantee "
         "OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r.rolname) END AS "
@@ -472,7 +467,8 @@ std::vector<std::string> storage_decorations(Spi& spi, Oid relid, const std::str
         "(i.indkey::pg_catalog.int2[]) AND a.attname::pg_catalog.text LIKE '\\_\\_pgt\\_%') "
         "ORDER BY 1, 2";
     SpiRows r = with_pinned_search_path([&] {
-        return spi.query(kSql, {oid_param(relid), text_param(quoted), text_param(names)});
+        return spi.query(kSql, {oid_param(relid), text_param(quoted),
+                                text_param(catalog::text_array_literal(names))});
     });
     std::vector<std::string> out;
     for (const auto& row : r.rows) {

@@ -53,16 +53,6 @@ SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiPa
     return as_role_restricted(catalog_owner(), [&] { return spi.query(sql, params); });
 }
 
-namespace {
-
-const char* kSelectColumns =
-    "pgt_id, pgt_relid::pg_catalog.oid, pgt_schema, pgt_name, defining_query, effective_query, "
-    "schedule, "
-    "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
-    "row_identity_version, row_probe_version, delta_sql, notify_channel, query_tree, "
-    "reinit_reason, delta_version, delta_strategy, operator_tree";
-
-// A text[] literal with every element quoted ({"a","b\"c"}).
 std::string text_array_literal(const std::vector<std::string>& items) {
     std::string lit = "{";
     for (size_t i = 0; i < items.size(); i++) {
@@ -77,6 +67,15 @@ std::string text_array_literal(const std::vector<std::string>& items) {
     }
     return lit + "}";
 }
+
+namespace {
+
+const char* kSelectColumns =
+    "pgt_id, pgt_relid::pg_catalog.oid, pgt_schema, pgt_name, defining_query, effective_query, "
+    "schedule, "
+    "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
+    "row_identity_version, row_probe_version, delta_sql, notify_channel, query_tree, "
+    "reinit_reason, delta_version, delta_strategy, operator_tree";
 
 StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     StreamTableRow row;

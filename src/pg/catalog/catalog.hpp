@@ -64,6 +64,10 @@ struct HistoryRow {
     std::optional<double> kept_refill_ms;   // kept copies refilled (DIFFERENTIAL)
 };
 
+// A text[] literal with every element quoted ({"a","b\"c"}), for a
+// parameter cast to text[].
+std::string text_array_literal(const std::vector<std::string>& items);
+
 // Runs one statement as the catalog's owner (catalog writes, change buffers,
 // capture triggers): callers never need rights on pgtrickle objects.
 uint64_t exec_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiParam>& params = {});
