@@ -1141,7 +1141,6 @@ LANGUAGE sql VOLATILE
 AS $$
     SELECT s.requested_mode, s.refresh_mode,
            CASE
-               WHEN s.requested_mode = s.refresh_mode AND s.requested_mode = 'AUTO' THEN NULL
                WHEN s.requested_mode = s.refresh_mode THEN 'requested'
                ELSE coalesce(
                    (SELECT v.value FROM pgtrickle.validate_query(s.defining_query, s.requested_mode) v

@@ -351,6 +351,9 @@ TEST_F(Immediate, join_writers_share_the_lock_only_when_rows_derive_from_one_row
     create("counted", "SELECT u.name, t.val FROM t JOIN u ON u.grp = t.grp");
     create("grouped",
            "SELECT u.name, count(*) AS n FROM t JOIN u ON u.grp = t.grp GROUP BY u.name");
+    for (const char* st : {"keyed", "keyed_semi", "self_semi", "counted", "grouped"}) {
+        EXPECT_EQ(modes(st), "IMMEDIATE/IMMEDIATE") << st;
+    }
     EXPECT_EQ(locking("keyed"), "k/t");
     EXPECT_EQ(locking("keyed_semi"), "k/t");
     EXPECT_EQ(locking("self_semi"), "t");

@@ -219,6 +219,20 @@ std::string paired_images(const ir::ScanFilterProject& scan) {
            k.keep_old + ") OR (" + k.keep_new + "))";
 }
 
+namespace {
+
+// The scan's columns as a select list over a transition table aliased t
+// ("1" when it reads none, as count(*) does).
+std::string transition_columns(const ir::ScanFilterProject& scan) {
+    std::vector<std::string> names;
+    for (const ir::SourceColumn& c : scan.columns) {
+        names.push_back("t." + c.name);
+    }
+    return names.empty() ? std::string("1") : join(names, ", ");
+}
+
+}  // namespace
+
 std::string transition_rows(const ir::ScanFilterProject& scan,
                             const std::vector<std::string>& types, const TransitionTables& tables) {
     if (tables.olds.empty() && tables.news.empty()) {
@@ -270,11 +284,7 @@ TransitionTables source_transition_tables(std::size_t source) {
 
 std::string transition_keyed_sql(const ir::ScanFilterProject& scan,
                                  const ir::IdentityTarget& target, const TransitionTables& tables) {
-    std::vector<std::string> names;
-    for (const ir::SourceColumn& c : scan.columns) {
-        names.push_back("t." + c.name);
-    }
-    const std::string cols = names.empty() ? std::string("1") : join(names, ", ");
+    const std::string cols = transition_columns(scan);
     // The rows of some transition tables under the scan's alias; none: the
     // rows of one of them that are never there (a relation of its shape).
     auto rows_of = [&](const std::vector<std::string>& rels) {
@@ -317,11 +327,7 @@ std::string transition_keyed_sql(const ir::ScanFilterProject& scan,
 std::string identity_locks_sql(const ir::ScanFilterProject& scan, rowid::Domain domain,
                                const std::vector<std::string>& key_exprs, int64_t lock_space,
                                const TransitionTables& tables) {
-    std::vector<std::string> names;
-    for (const ir::SourceColumn& c : scan.columns) {
-        names.push_back("t." + c.name);
-    }
-    const std::string cols = names.empty() ? std::string("1") : join(names, ", ");
+    const std::string cols = transition_columns(scan);
     std::vector<std::string> sides;
     for (const std::vector<std::string>* rels : {&tables.olds, &tables.news}) {
         for (const std::string& rel : *rels) {

@@ -446,11 +446,12 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
 
 void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id) {
     // First the lock IMMEDIATE writers share (immediate.cpp): a refresh
-    // never runs while one applies a change, and always in this order.
-    spi.exec("SELECT pg_catalog.pg_advisory_xact_lock($1::pg_catalog.int4, $2::pg_catalog.int4)",
-             {int8_param(kImmediateLockClass), int8_param(pgt_id)});
-    spi.exec("SELECT pg_catalog.pg_advisory_xact_lock($1::pg_catalog.int4, $2::pg_catalog.int4)",
-             {int8_param(kRefreshLockClass), int8_param(pgt_id)});
+    // never runs while one applies a change, and always in this order
+    // (a select list is evaluated left to right); one statement for both.
+    spi.exec(
+        "SELECT pg_catalog.pg_advisory_xact_lock($1::pg_catalog.int4, $3::pg_catalog.int4), "
+        "pg_catalog.pg_advisory_xact_lock($2::pg_catalog.int4, $3::pg_catalog.int4)",
+        {int8_param(kImmediateLockClass), int8_param(kRefreshLockClass), int8_param(pgt_id)});
 }
 
 namespace {
