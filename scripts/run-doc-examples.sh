@@ -148,7 +148,7 @@ report_failure() {
     tail -n 20 "$out" | sed 's/^/  /'
     return
   fi
-  read -r mdline block < <(awk -v g="$genline" '$1 == g { print $2, $3 }' "$map")
+  read -r mdline block < <(awk -v g="$genline" '$1 == g { print $2, $3 }' "$map") || true
   echo "FAILED: $file: block at line $block (statement ending at line $mdline):"
   awk -v g="$genline" '
     index($0, "psql:") == 1 { on = ($0 ~ ("^psql:[^:]*:" g ": (ERROR|FATAL|PANIC|error):")) }
