@@ -231,6 +231,64 @@ TEST_F(Scheduler, one_second_schedule_reflects_an_insert) {
     EXPECT_EQ(history_count("st", "h.initiated_by NOT IN ('CREATE', 'SCHEDULER')"), 0);
 }
 
+// pg_trickle.scheduler_interval_ms raised to a minute for one test: the
+// worker's longest sleep. Put back (and reloaded) when the test ends.
+class LongSchedulerInterval {
+public:
+    explicit LongSchedulerInterval(Conn& db) : db_(db) {
+        db_.exec("ALTER SYSTEM SET pg_trickle.scheduler_interval_ms = 60000");
+        db_.exec("SELECT pg_reload_conf()");
+        // The worker reads the setting after its current sleep (at most
+        // the previous interval, 1 s).
+        std::this_thread::sleep_for(1500ms);
+    }
+    ~LongSchedulerInterval() {
+        db_.exec("ALTER SYSTEM RESET pg_trickle.scheduler_interval_ms");
+        db_.exec("SELECT pg_reload_conf()");
+    }
+    LongSchedulerInterval(const LongSchedulerInterval&) = delete;
+    LongSchedulerInterval& operator=(const LongSchedulerInterval&) = delete;
+
+private:
+    Conn& db_;
+};
+
+// A write to a source of a table that is not yet due does not make the
+// worker tick; it sleeps until the table is due (3 s after the refresh),
+// not for its whole interval (a minute, past eventually()'s deadline).
+TEST_F(Scheduler, a_change_before_the_table_is_due_is_applied_when_it_is_due) {
+    db->exec("CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 10)");
+    create_st("st", "SELECT id, v FROM src", "3s", "DIFFERENTIAL");
+    // A new stream table is seen at the worker's next tick: made first.
+    LongSchedulerInterval minute(*db);
+    const long before = last_refresh_id();
+    db->exec("SELECT pgtrickle.refresh_stream_table('st')");
+    db->exec("INSERT INTO src VALUES (2, 20)");
+    ASSERT_TRUE(
+        eventually([&] { return bool(matches_query(*db, "st")); }, "st to show the inserted row"));
+    EXPECT_EQ(history_count("st", "h.initiated_by = 'SCHEDULER' AND h.rows_inserted = 1", before),
+              1);
+}
+
+// A table that is due but has nothing to do waits for a write to its
+// source: the writer's commit wakes the worker (its sleep is a minute),
+// which sees the change although it found the source quiet before.
+TEST_F(Scheduler, a_write_wakes_the_worker_for_a_table_waiting_for_changes) {
+    db->exec("CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 10)");
+    create_st("st", "SELECT id, v FROM src", "1s", "DIFFERENTIAL");
+    std::this_thread::sleep_for(1500ms);  // due by time, nothing pending
+    LongSchedulerInterval minute(*db);
+    const long before = last_refresh_id();
+    db->exec("INSERT INTO src VALUES (2, 20)");
+    ASSERT_TRUE(
+        eventually([&] { return bool(matches_query(*db, "st")); }, "st to show the inserted row"));
+    EXPECT_EQ(history_count("st", "h.initiated_by = 'SCHEDULER' AND h.rows_inserted = 1", before),
+              1);
+    db->exec("UPDATE src SET v = 11 WHERE id = 1");
+    ASSERT_TRUE(
+        eventually([&] { return bool(matches_query(*db, "st")); }, "st to show the update"));
+}
+
 // DDL that marks a stream table for reinitialisation (here: the function
 // its query calls replaced) is carried out by its next scheduled refresh:
 // FULL, initiated by the scheduler, with the reason; no mark left behind.

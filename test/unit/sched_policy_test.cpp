@@ -128,6 +128,40 @@ TEST(SchedDue, back_off_window_delays_the_due) {
     EXPECT_TRUE(is_due(every(60), in));
 }
 
+// next_due_us is the instant is_due turns true with changes pending: a
+// worker that sleeps until then wakes when the table is due, not later.
+TEST(SchedNextDue, interval_and_cron_give_the_instant_is_due_turns_true) {
+    const EffectiveSchedule sixty = every(60);
+    ASSERT_EQ(next_due_us(sixty, at(10, false)), kJan1 + 60 * kSec);
+    EXPECT_FALSE(is_due(sixty, at(59, true)));
+    EXPECT_TRUE(is_due(sixty, at(60, true)));
+    DueInput in = at(10, false);
+    in.last_refresh_us = kJan1 + 300 * kSec + 400'000;  // 00:05:00.4
+    const EffectiveSchedule five = cron("*/5 * * * *");
+    ASSERT_EQ(next_due_us(five, in), kJan1 + 600 * kSec);
+    in.now_us = kJan1 + 600 * kSec - 1;
+    EXPECT_FALSE(is_due(five, in));
+    in.now_us = kJan1 + 600 * kSec;
+    EXPECT_TRUE(is_due(five, in));
+}
+
+TEST(SchedNextDue, counts_from_creation_and_waits_out_a_back_off) {
+    DueInput in = at(0, false);
+    in.last_refresh_us.reset();
+    EXPECT_EQ(next_due_us(every(60), in), kJan1 - 3600 * kSec + 60 * kSec);
+    in = at(600, true);
+    in.retry_not_before_us = kJan1 + 700 * kSec;
+    EXPECT_EQ(next_due_us(every(60), in), kJan1 + 700 * kSec);
+}
+
+TEST(SchedNextDue, suspended_and_follow_consumers_have_no_instant_of_their_own) {
+    DueInput in = at(600, true);
+    EXPECT_FALSE(next_due_us(kFollow, in).has_value());
+    in.status = Status::Suspended;
+    EXPECT_FALSE(next_due_us(every(60), in).has_value());
+    EXPECT_FALSE(next_due_us(cron("* * * * *"), in).has_value());
+}
+
 // ---- retryable classification -------------------------------------------------
 
 TEST(SchedRetry, transient_sqlstates_are_retryable) {

@@ -70,6 +70,25 @@ bool is_due(const EffectiveSchedule& schedule, const DueInput& in) {
     throw Error(sqlstate::kInternalError, "invalid schedule timing");
 }
 
+std::optional<std::int64_t> next_due_us(const EffectiveSchedule& schedule, const DueInput& in) {
+    if (in.status == Status::Suspended) {
+        return std::nullopt;
+    }
+    const std::int64_t reference = in.last_refresh_us.value_or(in.created_us);
+    std::int64_t at = 0;
+    switch (schedule.timing) {
+        case Timing::Interval:
+            at = reference + schedule.interval.count() * kMicrosPerSecond;
+            break;
+        case Timing::Cron:
+            at = next_fire_after(schedule.cron, floor_seconds(reference)) * kMicrosPerSecond;
+            break;
+        case Timing::FollowConsumers:
+            return std::nullopt;
+    }
+    return std::max(at, in.retry_not_before_us);
+}
+
 bool is_retryable(std::string_view sqlstate) {
     if (!well_formed(sqlstate)) {
         return false;

@@ -65,6 +65,14 @@ struct DueInput {
 // Instants are converted to whole seconds (floor) for cron.
 bool is_due(const EffectiveSchedule& schedule, const DueInput& in);
 
+// When the scheduler must look at the table again without being told of a
+// write: the earliest instant at which is_due can turn true with
+// has_pending_changes (Interval: reference + interval; Cron: the next fire
+// after the reference), no earlier than retry_not_before_us. nullopt when
+// time alone never makes it due (SUSPENDED; FollowConsumers, which follows
+// its consumers' instants). May be at or before now_us: due already.
+std::optional<std::int64_t> next_due_us(const EffectiveSchedule& schedule, const DueInput& in);
+
 // ---- status machine ---------------------------------------------------------
 
 // Retryable failures are transient: serialization failure 40001, deadlock

@@ -315,7 +315,7 @@ Datum capture_row(FunctionCallInfo fcinfo) {
     cp.values[kActionPos] = CharGetDatum(action);
     cp.nulls[kSeqPos] = cp.nulls[kXidPos] = cp.nulls[kActionPos] = false;
     append_row(cp);
-    mark_source_written();
+    mark_source_written(RelationGetRelid(td->tg_relation));
     return PointerGetDatum(nullptr);
 }
 
@@ -432,7 +432,7 @@ Datum capture_statement(FunctionCallInfo fcinfo) {
                          "pg_trickle installs its capture triggers itself.");
     }
     pg_call([&] { capture_transition_rows(td, cp, action); });
-    mark_source_written();
+    mark_source_written(RelationGetRelid(td->tg_relation));
     return PointerGetDatum(nullptr);
 }
 
@@ -452,7 +452,7 @@ Datum capture_truncate(FunctionCallInfo fcinfo) {
     catalog::exec_as_owner(spi, "INSERT INTO " + target +
                                     " (xid, action) VALUES (pg_catalog.pg_current_xact_id(), 'T')");
     spi.close();
-    mark_source_written();
+    mark_source_written(RelationGetRelid(td->tg_relation));
     return PointerGetDatum(nullptr);
 }
 

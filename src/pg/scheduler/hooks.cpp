@@ -4,8 +4,9 @@
 //  - DROP DATABASE: ask that database's worker to leave and wait for it
 //    (5 s, then it is terminated; up to 10 s), so the drop is not refused
 //    for a connected worker;
-//  - a transaction that wrote a captured source: at commit, set the
-//    database scheduler's latch (mark_source_written).
+//  - a transaction that wrote captured sources: at commit, count the
+//    writes and wake the database's scheduler when it waits for one of
+//    those sources (mark_source_written).
 // Invariant: nothing here fails a user's statement; the hooks only signal.
 #include <optional>
 #include <vector>
@@ -33,23 +34,29 @@ namespace {
 
 ProcessUtility_hook_type g_prev_utility = nullptr;
 bool g_callback_registered = false;
-bool g_wake_at_commit = false;
+// Captured sources this transaction wrote (a few: past kMaxWritten, one
+// InvalidOid stands for all), counted at commit (note_committed_writes).
+constexpr int kMaxWritten = 16;
+Oid g_written[kMaxWritten];
+int g_nwritten = 0;
 std::vector<Oid>* g_probe_at_commit = nullptr;  // TopMemoryContext-free: plain heap
 
 void xact_callback(XactEvent event, void*) {
     if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) {
-        if (g_wake_at_commit) {
-            wake_scheduler(MyDatabaseId);
-        }
+        note_committed_writes(MyDatabaseId, g_written, g_nwritten);
         if (g_probe_at_commit != nullptr) {
             for (Oid db : *g_probe_at_commit) {
                 request_probe(db);
             }
         }
     }
+    // A prepared transaction's writes are counted by no one (COMMIT
+    // PREPARED runs no callback of ours): the worker does not trust its
+    // counts while prepared transactions are possible.
     if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
-        event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
-        g_wake_at_commit = false;
+        event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+        event == XACT_EVENT_PREPARE) {
+        g_nwritten = 0;
         if (g_probe_at_commit != nullptr) {
             g_probe_at_commit->clear();
         }
@@ -128,11 +135,22 @@ void install_scheduler_hooks() {
     ProcessUtility_hook = utility_hook;
 }
 
-void mark_source_written() {
-    if (!g_wake_at_commit && scheduler_preloaded()) {
-        ensure_callback();
-        g_wake_at_commit = true;
+void mark_source_written(Oid relid) {
+    if (!scheduler_preloaded()) {
+        return;
     }
+    for (int i = 0; i < g_nwritten; i++) {
+        if (g_written[i] == relid || g_written[i] == InvalidOid) {
+            return;
+        }
+    }
+    ensure_callback();
+    if (g_nwritten == kMaxWritten) {
+        g_written[0] = InvalidOid;
+        g_nwritten = 1;
+        return;
+    }
+    g_written[g_nwritten++] = relid;
 }
 
 }  // namespace pgt::pg

@@ -2,11 +2,16 @@
 // Invariant: installed only when pg_trickle is preloaded.
 #pragma once
 
+extern "C" {
+#include "postgres.h"
+}
+
 namespace pgt::pg {
 
 void install_scheduler_hooks();
 
-// Called by the capture trigger: at commit, wake this database's scheduler.
-void mark_source_written();
+// Called by the capture trigger for the source it captured: at commit the
+// write is counted for the scheduler (note_committed_writes).
+void mark_source_written(Oid relid);
 
 }  // namespace pgt::pg

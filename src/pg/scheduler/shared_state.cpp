@@ -21,12 +21,19 @@ namespace {
 constexpr int kSlots = 64;
 constexpr int kQueue = 64;
 
+// Writes to captured sources are counted per bucket of source OIDs (two
+// sources in one bucket only cost a needless look); a bucket set in wake_on
+// wakes the worker at a writer's commit.
+constexpr int kWriteBuckets = kSourceWriteBuckets;
+
 struct DbSlot {
     Oid dboid;
     SlotState state;
     pid_t pid;
     Latch* latch;
     bool stop;
+    uint32 written[kWriteBuckets];
+    uint64 wake_on[kWriteBuckets / 64];
 };
 
 struct SchedulerShared {
@@ -104,7 +111,7 @@ bool claim_slot(Oid dboid) {
             }
         }
         if (s != nullptr) {
-            *s = DbSlot{dboid, SlotState::kStarting, 0, nullptr, false};
+            *s = DbSlot{dboid, SlotState::kStarting, 0, nullptr, false, {}, {}};
             claimed = true;
         }
     }
@@ -193,6 +200,67 @@ void wake_scheduler(Oid dboid) {
     if (latch != nullptr) {
         SetLatch(latch);
     }
+}
+
+int source_write_bucket(Oid relid) {
+    return static_cast<int>(relid % kWriteBuckets);
+}
+
+void note_committed_writes(Oid dboid, const Oid* relids, int n) {
+    if (g_shared == nullptr || n == 0) {
+        return;
+    }
+    Latch* latch = nullptr;
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    if (s != nullptr) {
+        bool wake = false;
+        for (int i = 0; i < n; i++) {
+            // InvalidOid stands for sources too many to list: every bucket.
+            int lo = relids[i] == InvalidOid ? 0 : source_write_bucket(relids[i]);
+            int hi = relids[i] == InvalidOid ? kWriteBuckets : lo + 1;
+            for (int b = lo; b < hi; b++) {
+                s->written[b]++;
+                wake = wake || (s->wake_on[b / 64] & (uint64(1) << (b % 64))) != 0;
+            }
+        }
+        if (wake && s->state == SlotState::kRunning) {
+            latch = s->latch;
+        }
+    }
+    SpinLockRelease(&g_shared->mutex);
+    if (latch != nullptr) {
+        SetLatch(latch);
+    }
+}
+
+SourceWriteCounts source_write_counts(Oid dboid) {
+    SourceWriteCounts out{};
+    if (g_shared == nullptr) {
+        return out;
+    }
+    SpinLockAcquire(&g_shared->mutex);
+    if (DbSlot* s = find_slot(dboid)) {
+        memcpy(out.data(), s->written, sizeof(s->written));
+    }
+    SpinLockRelease(&g_shared->mutex);
+    return out;
+}
+
+void set_wake_sources(Oid dboid, const std::vector<Oid>& relids) {
+    uint64 mask[kWriteBuckets / 64] = {};
+    for (Oid r : relids) {
+        int b = source_write_bucket(r);
+        mask[b / 64] |= uint64(1) << (b % 64);
+    }
+    if (g_shared == nullptr) {
+        return;
+    }
+    SpinLockAcquire(&g_shared->mutex);
+    if (DbSlot* s = find_slot(dboid)) {
+        memcpy(s->wake_on, mask, sizeof(mask));
+    }
+    SpinLockRelease(&g_shared->mutex);
 }
 
 bool stop_worker_for_drop(Oid dboid) {

@@ -6,6 +6,7 @@
 // nothing that can fail or allocate runs under it.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -46,9 +47,25 @@ void attach_worker(Oid dboid);  // kRunning, pid and latch recorded
 void leave_worker(Oid dboid, SlotState why);
 bool worker_stop_requested(Oid dboid);
 
+// Writes to captured sources, counted at commit per bucket of source OIDs.
+// The worker reads the counts before it looks at the buffers: a source
+// whose bucket has not moved since it last found nothing pending still has
+// nothing pending (a count moves after the writer's commit is visible).
+inline constexpr int kSourceWriteBuckets = 256;
+using SourceWriteCounts = std::array<uint32, kSourceWriteBuckets>;
+int source_write_bucket(Oid relid);
+SourceWriteCounts source_write_counts(Oid dboid);
+// Worker side: the sources whose committed writes wake it (those of stream
+// tables due as soon as they have a change); others wait for its timeout.
+void set_wake_sources(Oid dboid, const std::vector<Oid>& relids);
+
 // Any backend.
 void request_probe(Oid dboid);   // the launcher looks at dboid soon
 void wake_scheduler(Oid dboid);  // sets the worker's latch, if any
+// At the commit of a transaction that wrote captured sources relids[0..n)
+// (InvalidOid: any, too many to list): counts them, and sets the worker's
+// latch when one is a wake source.
+void note_committed_writes(Oid dboid, const Oid* relids, int n);
 // Asks dboid's worker to leave (DROP DATABASE); false when none is
 // starting or running.
 bool stop_worker_for_drop(Oid dboid);

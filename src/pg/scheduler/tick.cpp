@@ -31,9 +31,11 @@
 #include "pg/common/relation_names.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/common/settings.hpp"
+#include "pg/scheduler/shared_state.hpp"
 
 extern "C" {
 #include "postgres.h"
+#include "access/twophase.h"
 #include "access/xact.h"
 #include "commands/async.h"
 #include "commands/extension.h"
@@ -59,6 +61,7 @@ struct TableInfo {
     std::optional<int64_t> last_refresh_us;
     int64_t created_us = 0;
     bool pending = false;
+    std::vector<Oid> sources;  // captured relations it reads (DIFFERENTIAL)
 };
 
 struct TickState {
@@ -118,14 +121,33 @@ void load_tables(Spi& spi, TickState& ts) {
 }
 
 // DIFFERENTIAL tables: pending when a buffer holds a committed row past the
-// table's frontier for that source.
-void load_pending(Spi& spi, TickState& ts) {
+// table's frontier for that source. A (table, source) found with nothing
+// pending is not looked at again until its source's write count (read
+// before this transaction's snapshots) moves; a frontier only moves
+// forward, so nothing can become pending without a write. Not while
+// prepared transactions are possible: their commits are not counted.
+void load_pending(Spi& spi, TickState& ts, SchedulerMemory& mem, const SourceWriteCounts& counts) {
     SpiRows fr = spi.query(
-        "SELECT f.pgt_id, s.buffer_name, f.frontier::pg_catalog.text FROM "
-        "pgtrickle.pgt_frontiers f JOIN pgtrickle.pgt_sources s USING (source_id)");
+        "SELECT f.pgt_id, s.buffer_name, f.frontier::pg_catalog.text, s.source_id, "
+        "s.source_relid::pg_catalog.oid FROM pgtrickle.pgt_frontiers f JOIN pgtrickle.pgt_sources "
+        "s USING "
+        "(source_id)");
+    std::map<std::pair<int64_t, int64_t>, uint32_t> quiet;
     for (const auto& r : fr.rows) {
         auto it = ts.tables.find(std::stoll(*r[0]));
-        if (it == ts.tables.end() || it->second.pending) {
+        if (it == ts.tables.end()) {
+            continue;
+        }
+        const Oid relid = static_cast<Oid>(std::stoul(*r[4]));
+        it->second.sources.push_back(relid);
+        if (it->second.pending) {
+            continue;
+        }
+        const std::pair<int64_t, int64_t> key{it->first, std::stoll(*r[3])};
+        const uint32_t count = counts.at(static_cast<std::size_t>(source_write_bucket(relid)));
+        auto q = mem.quiet.find(key);
+        if (q != mem.quiet.end() && q->second == count) {
+            quiet.insert(*q);
             continue;
         }
         it->second.pending =
@@ -134,7 +156,11 @@ void load_pending(Spi& spi, TickState& ts) {
                            "pg_catalog.pg_current_snapshot()) AND NOT "
                            "pg_catalog.pg_visible_in_snapshot(b.xid, $1::pg_catalog.pg_snapshot))",
                        {text_param(*r[2])}) == "t";
+        if (!it->second.pending && max_prepared_xacts == 0) {
+            quiet.emplace(key, count);
+        }
     }
+    mem.quiet = std::move(quiet);
 }
 
 // A worker transaction with a snapshot (each tick step runs in its own).
@@ -155,7 +181,7 @@ void commit_transaction() {
 
 // Reads everything the decisions need, in one short transaction. Returns
 // false when the extension is gone.
-bool read_state(TickState& ts) {
+bool read_state(TickState& ts, SchedulerMemory& mem, const SourceWriteCounts& counts) {
     begin_transaction();
     bool present = pg_call([] { return OidIsValid(get_extension_oid("pg_trickle", true)); });
     if (present) {
@@ -178,7 +204,7 @@ bool read_state(TickState& ts) {
             said = false;
             catalog::adopt_restored(spi, false);
             load_tables(spi, ts);
-            load_pending(spi, ts);
+            load_pending(spi, ts, mem, counts);
         }
         spi.close();
     }
@@ -299,6 +325,9 @@ void record_skip(Spi& spi, UnitRun& u, const Failure& f, const std::string& star
 void record_success(Spi& spi, UnitRun& u, const std::map<int64_t, int64_t>& durations) {
     for (const auto& [id, duration] : durations) {
         TableInfo& t = u.ts.tables.at(id);
+        // As the catalog has it now (last_refresh_at is the refresh's end).
+        t.last_refresh_us = now_us();
+        t.pending = false;
         TableMemory& m = u.mem.tables[id];
         sched::Health h = sched::on_success({t.status, t.consecutive_errors, m.failed_attempts});
         m.failed_attempts = 0;
@@ -456,15 +485,64 @@ void trim_buffers(SchedulerMemory& mem) {
     mem.trimmed_at = std::move(seen);
 }
 
+// After a tick: the sources whose writes wake the worker (those of tables
+// that are due as soon as they have a change) and how long it sleeps
+// otherwise (until the next table is due by time alone, at most
+// pg_trickle.scheduler_interval_ms). A write to a wake source committed
+// while the tick ran makes it look again at once.
+void plan_sleep(const TickState& ts, SchedulerMemory& mem,
+                const std::map<dag::NodeId, sched::EffectiveSchedule>& eff,
+                const SourceWriteCounts& counts) {
+    TickState waiting = ts;
+    for (auto& [id, t] : waiting.tables) {
+        t.pending = true;
+    }
+    const std::set<int64_t> due_on_change = due_tables(waiting, mem, eff);
+    std::vector<Oid> wake;
+    const int64_t now = now_us();
+    int64_t next = now + int64_t(g_scheduler_interval_ms) * 1000;
+    for (const auto& [id, t] : ts.tables) {
+        if (due_on_change.count(id) != 0) {
+            if (!t.pending) {
+                wake.insert(wake.end(), t.sources.begin(), t.sources.end());
+            }
+            continue;
+        }
+        sched::DueInput in;
+        in.status = t.status;
+        in.now_us = now;
+        in.last_refresh_us = t.last_refresh_us;
+        in.created_us = t.created_us;
+        auto m = mem.tables.find(id);
+        in.retry_not_before_us = m == mem.tables.end() ? 0 : m->second.retry_not_before_us;
+        if (std::optional<int64_t> at = sched::next_due_us(eff.at(id), in)) {
+            next = std::min(next, *at);
+        }
+    }
+    set_wake_sources(MyDatabaseId, wake);
+    mem.sleep_ms = static_cast<int>(std::max<int64_t>(1, (next - now + 999) / 1000));
+    const SourceWriteCounts after = source_write_counts(MyDatabaseId);
+    for (Oid relid : wake) {
+        const auto b = static_cast<std::size_t>(source_write_bucket(relid));
+        if (after.at(b) != counts.at(b)) {
+            mem.sleep_ms = 0;
+        }
+    }
+}
+
 }  // namespace
 
 bool run_tick(SchedulerMemory& memory) {
+    // Before any snapshot of this tick (load_pending's rule).
+    const SourceWriteCounts counts = source_write_counts(MyDatabaseId);
+    memory.sleep_ms = g_scheduler_interval_ms;
     TickState ts;
-    if (!read_state(ts)) {
+    if (!read_state(ts, memory, counts)) {
         return false;
     }
     prune_history(memory);
     if (ts.tables.empty()) {
+        set_wake_sources(MyDatabaseId, {});
         return true;
     }
     std::map<int64_t, sched::Schedule> schedules;
@@ -480,6 +558,7 @@ bool run_tick(SchedulerMemory& memory) {
         run_unit(u);
     }
     trim_buffers(memory);
+    plan_sleep(ts, memory, eff, counts);
     return true;
 }
 

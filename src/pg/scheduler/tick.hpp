@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 
 #include "core/sched/policy.hpp"
 
@@ -27,6 +28,11 @@ struct SchedulerMemory {
     // Per capture source: its consumers' frontiers when its buffer was
     // last trimmed (a buffer is trimmed again once one of them moved).
     std::map<int64_t, std::string> trimmed_at;
+    // (pgt_id, source_id) found with nothing pending, and its source's
+    // write count then (load_pending).
+    std::map<std::pair<int64_t, int64_t>, uint32_t> quiet;
+    // How long the worker may wait for its latch before the next tick.
+    int sleep_ms = 0;
 };
 
 // Runs one tick. Returns false when the database no longer has pg_trickle.

@@ -1,8 +1,10 @@
-// The per-database scheduler worker: waits on its latch (set by writers'
-// commits and by the launcher) or pg_trickle.scheduler_interval_ms, then
-// runs a tick. Leaves cleanly when the extension is gone, the database is
-// being dropped, or the server is in recovery.
-// Invariant: between ticks no transaction is open and no lock is held.
+// The per-database scheduler worker: waits on its latch (set by the
+// launcher, and at the commit of a write to a source of a stream table
+// that is due as soon as it has a change) until the next stream table is
+// due by time, at most pg_trickle.scheduler_interval_ms, then runs a tick. Leaves cleanly when the
+// extension is gone, the database is being dropped, or the server is in recovery. Invariant:
+// between ticks no transaction is open and no lock is held.
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -80,11 +82,19 @@ void worker_loop() {
         if (RecoveryInProgress()) {
             leave(SlotState::kRecovery);
         }
-        if (g_scheduler_enabled && !tick_survived(memory)) {
+        // Disabled: no writer wakes it; it looks at the setting again after
+        // pg_trickle.scheduler_interval_ms.
+        memory.sleep_ms = g_scheduler_interval_ms;
+        if (!g_scheduler_enabled) {
+            set_wake_sources(g_dboid, {});
+        } else if (!tick_survived(memory)) {
             leave(SlotState::kNoExtension);
         }
+        if (memory.sleep_ms == 0) {
+            continue;  // a wake source was written while the tick ran
+        }
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-                        g_scheduler_interval_ms, PG_WAIT_EXTENSION);
+                        std::min(memory.sleep_ms, g_scheduler_interval_ms), PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
     }
 }
