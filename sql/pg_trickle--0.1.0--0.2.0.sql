@@ -100,6 +100,15 @@ LANGUAGE C;
 -- As for capture triggers: only the extension installs them.
 REVOKE EXECUTE ON FUNCTION pgtrickle._immediate_before(), pgtrickle._immediate_after() FROM PUBLIC;
 
+-- Change notes of FULL stream tables (pgt_note_<pgt_id>): a statement
+-- trigger that tells the scheduler a source was written. Only the
+-- extension installs them.
+CREATE FUNCTION pgtrickle._note_write()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_note_write'
+LANGUAGE C;
+REVOKE EXECUTE ON FUNCTION pgtrickle._note_write() FROM PUBLIC;
+
 CREATE FUNCTION pgtrickle._reinit_immediate()
 RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_reinit_immediate'
@@ -612,15 +621,19 @@ BEGIN
     LOOP
         EXECUTE 'DROP TABLE ' || tname;
     END LOOP;
-    -- IMMEDIATE triggers whose stream table is gone (one at a time, each
-    -- checked first: the DROP fires this trigger again).
+    -- IMMEDIATE triggers and change notes whose stream table is gone (one
+    -- at a time, each checked first: the DROP fires this trigger again).
     FOR imm IN
         SELECT t.tgname, t.tgrelid FROM pg_catalog.pg_trigger t
-         WHERE t.tgname LIKE 'pgt\_immediate\_%'
-           AND t.tgfoid IN ('pgtrickle._immediate_before()'::pg_catalog.regprocedure,
-                            'pgtrickle._immediate_after()'::pg_catalog.regprocedure)
-           AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i
-                            WHERE i.pgt_id::pg_catalog.text = pg_catalog.split_part(t.tgname, '_', 3))
+         WHERE (t.tgname LIKE 'pgt\_immediate\_%'
+                AND t.tgfoid IN ('pgtrickle._immediate_before()'::pg_catalog.regprocedure,
+                                 'pgtrickle._immediate_after()'::pg_catalog.regprocedure)
+                AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i
+                                 WHERE i.pgt_id::pg_catalog.text = pg_catalog.split_part(t.tgname, '_', 3)))
+            OR (t.tgname LIKE 'pgt\_note\_%'
+                AND t.tgfoid = 'pgtrickle._note_write()'::pg_catalog.regprocedure
+                AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables st
+                                 WHERE t.tgname = 'pgt_note_' || st.pgt_id))
     LOOP
         IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
                     WHERE t.tgrelid = imm.tgrelid AND t.tgname = imm.tgname) THEN
@@ -1232,10 +1245,10 @@ BEGIN
         SELECT DISTINCT x.relid, x.relid::regclass::text AS label,
                EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables st WHERE st.pgt_relid = x.relid)
                    AS is_st
-          FROM (SELECT st.pgt_relid AS relid FROM pgtrickle.pgt_stream_tables st
+          FROM (SELECT st.pgt_relid::oid AS relid FROM pgtrickle.pgt_stream_tables st
                 UNION SELECT d.source_relid::oid FROM pgtrickle.pgt_dependencies d) x),
     edges AS (
-        SELECT d.source_relid::oid AS src, st.pgt_relid AS dst
+        SELECT d.source_relid::oid AS src, st.pgt_relid::oid AS dst
           FROM pgtrickle.pgt_dependencies d
           JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = d.pgt_id),
     lines AS (
@@ -1287,11 +1300,13 @@ SELECT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name) AS name,
        pg_catalog.count(*) AS refreshes,
        pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'FAILED') AS failed,
        pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'SKIPPED') AS skipped,
-       pg_catalog.percentile_cont(0.5) WITHIN GROUP (ORDER BY 1000 OPERATOR(pg_catalog.*)
-           pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) h.start_time))
+       pg_catalog.round((pg_catalog.percentile_cont(0.5) WITHIN GROUP (ORDER BY 1000
+           OPERATOR(pg_catalog.*) pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-)
+           h.start_time)))::pg_catalog.numeric, 3)::pg_catalog.float8
            AS p50_ms,
-       pg_catalog.percentile_cont(0.95) WITHIN GROUP (ORDER BY 1000 OPERATOR(pg_catalog.*)
-           pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-) h.start_time))
+       pg_catalog.round((pg_catalog.percentile_cont(0.95) WITHIN GROUP (ORDER BY 1000
+           OPERATOR(pg_catalog.*) pg_catalog.date_part('epoch', h.end_time OPERATOR(pg_catalog.-)
+           h.start_time)))::pg_catalog.numeric, 3)::pg_catalog.float8
            AS p95_ms,
        pg_catalog.sum(h.rows_inserted)::bigint AS rows_inserted,
        pg_catalog.sum(h.rows_deleted)::bigint AS rows_deleted,

@@ -12,6 +12,10 @@
 #     no stream table, a DIFFERENTIAL stream table over t2 with the
 #     scheduler on, the same with pg_trickle.enabled = off. TPS and the
 #     ratios to none.
+#  4. Commit -> visible: pgbench -c1 -R 20 single-row INSERTs of
+#     (clock_timestamp()) into ev for $secs s while a DIFFERENTIAL stream
+#     table over ev has schedule '0s', then '1s'; a row trigger on its
+#     storage notes when each row arrives. p50/p95/max of the difference.
 # Run as root or as the cluster's OS user (reads /proc/<worker pid>/stat).
 # Uses the libpq environment (PGHOST, PGPORT, PGDATABASE) and must connect
 # as a superuser (ALTER SYSTEM). WARNING: drops and recreates t, t2, the
@@ -111,4 +115,27 @@ for r in 1 2; do
     scheduler on
     "${P[@]}" -c "SELECT pgtrickle.drop_stream_table('ins')" >/dev/null
     awk -v r="$r" -v a="$none" -v b="$on" -v c="$off" 'BEGIN { printf "| %d | %.0f | %.0f | %.0f | %.2f | %.2f |\n", r, a, b, c, b / a, c / a }'
+done
+
+echo
+echo "## 4. Commit -> visible (pgbench -c1 -R 20 INSERTs for ${secs} s)"
+"${P[@]}" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ev, seen CASCADE" \
+    -c "CREATE TABLE ev (id bigserial PRIMARY KEY, at timestamptz NOT NULL)" \
+    -c "CREATE TABLE seen (id bigint, seen_at timestamptz)" \
+    -c "DROP FUNCTION IF EXISTS note_seen()" -c "CREATE FUNCTION note_seen() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN INSERT INTO public.seen VALUES (NEW.id, clock_timestamp()); RETURN NULL; END \$\$" >/dev/null || die "setup 4"
+cat > "$work/event.sql" <<'SQL'
+INSERT INTO ev (at) VALUES (clock_timestamp());
+SQL
+echo "| schedule | rows seen / written | p50 (ms) | p95 (ms) | max (ms) |"
+echo "|---|---|---|---|---|"
+for sched in 0s 1s; do
+    "${P[@]}" -c "TRUNCATE ev, seen" \
+        -c "SELECT pgtrickle.create_stream_table('fresh', 'SELECT id, at FROM ev', schedule => '$sched', refresh_mode => 'DIFFERENTIAL')" \
+        -c "CREATE TRIGGER note_seen AFTER INSERT ON fresh FOR EACH ROW EXECUTE FUNCTION note_seen()" >/dev/null || die "create fresh"
+    sleep 1
+    pgbench -n -c1 -R 20 -T "$secs" -f "$work/event.sql" >/dev/null 2>&1
+    sleep 2
+    "${P[@]}" -F ' ' -c "SELECT count(*) || '/' || (SELECT count(*) FROM ev), percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY ms), max(ms) FROM (SELECT 1000 * extract(epoch FROM s.seen_at - e.at) AS ms FROM ev e JOIN seen s USING (id)) x" |
+        awk -v s="$sched" '{ printf "| %s | %s | %.1f | %.1f | %.1f |\n", s, $1, $2, $3, $4 }'
+    "${P[@]}" -c "SELECT pgtrickle.drop_stream_table('fresh')" >/dev/null
 done

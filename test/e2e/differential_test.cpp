@@ -78,9 +78,10 @@ protected:
         EXPECT_FALSE(buf.empty() || buf == "<NULL>") << "no change buffer for " << src;
         return buf.empty() || buf == "<NULL>" ? -1 : count("SELECT * FROM " + buf);
     }
+    // Triggers on src other than FULL stream tables' change notes.
     long capture_triggers(const std::string& src) {
         return count("SELECT 1 FROM pg_trigger WHERE tgrelid = '" + src +
-                     "'::regclass AND NOT tgisinternal");
+                     "'::regclass AND NOT tgisinternal AND tgname NOT LIKE 'pgt\\_note\\_%'");
     }
     // Physical version of every row of st, to see whether a refresh rewrote it.
     std::string row_versions(const std::string& st) {
@@ -979,6 +980,11 @@ TEST_F(Differential, dropping_last_consumer_removes_buffer_triggers_and_source_r
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_sources"), "0");
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class WHERE oid = to_regclass($1)", {buf}), "0");
     EXPECT_EQ(capture_triggers("t"), 0);
+    EXPECT_EQ(count("SELECT 1 FROM pg_trigger WHERE tgrelid = 't'::regclass AND tgname = "
+                    "'pgt_note_' || (SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE "
+                    "pgt_name = 'all_rows')"),
+              1)
+        << "the FULL stream table keeps its change notes";
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class "
                          "WHERE relnamespace = 'pgtrickle_changes'::regnamespace"),
               "0");
@@ -991,6 +997,11 @@ TEST_F(Differential, drop_table_of_last_consumer_removes_capture) {
     db->exec("DROP TABLE s");
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_sources"), "0");
     EXPECT_EQ(capture_triggers("t"), 0);
+    EXPECT_EQ(count("SELECT 1 FROM pg_trigger WHERE tgrelid = 't'::regclass AND tgname = "
+                    "'pgt_note_' || (SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE "
+                    "pgt_name = 'all_rows')"),
+              1)
+        << "the FULL stream table keeps its change notes";
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class "
                          "WHERE relnamespace = 'pgtrickle_changes'::regnamespace"),
               "0");

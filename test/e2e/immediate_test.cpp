@@ -177,10 +177,11 @@ protected:
     Counters counters(const std::string& st) { return counters_in(*db, st); }
 
     // Triggers of pg_trickle's on a table (IMMEDIATE or capture).
+    // Triggers of ours on table, but FULL stream tables' change notes.
     long pgt_triggers(const std::string& table) {
         return std::stol(
             db->scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = $1::regclass "
-                       "AND tgname LIKE '%pgt%'",
+                       "AND tgname LIKE '%pgt%' AND tgname NOT LIKE 'pgt\\_note\\_%'",
                        {table}));
     }
 

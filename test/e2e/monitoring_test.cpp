@@ -230,6 +230,22 @@ TEST_F(Monitoring, dependency_tree_as_text_dot_and_mermaid) {
               3);
     EXPECT_EQ(db->scalar("SELECT tree_line FROM pgtrickle.dependency_tree('mermaid') LIMIT 1"),
               "graph LR");
+    // Every edge joins two declared nodes, named n<oid> (a dot in a
+    // mermaid id would split it).
+    auto dangling = [&](const std::string& format, const std::string& node_re,
+                        const std::string& edge_re) {
+        return db->scalar(
+            "WITH l AS (SELECT tree_line FROM pgtrickle.dependency_tree($1)), "
+            "nodes AS (SELECT (regexp_match(tree_line, $2))[1] AS id FROM l), "
+            "ends AS (SELECT unnest(regexp_match(tree_line, $3)) AS id FROM l) "
+            "SELECT count(*) FILTER (WHERE id !~ '^n[0-9]+$' OR id NOT IN (SELECT id FROM nodes "
+            "WHERE id IS NOT NULL)) || '/' || count(*) FROM ends WHERE id IS NOT NULL",
+            {format, node_re, edge_re});
+    };
+    EXPECT_EQ(dangling("dot", R"re(^  "([^"]+)" \[)re", R"re(^  "([^"]+)" -> "([^"]+)";$)re"),
+              "0/6");
+    EXPECT_EQ(dangling("mermaid", R"re(^  ([^ \[(]+)[\[(])re", R"re(^  ([^ ]+) --> ([^ ]+)$)re"),
+              "0/6");
     EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.dependency_tree('svg')").sqlstate, "22023");
 }
 

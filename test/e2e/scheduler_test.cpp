@@ -289,6 +289,87 @@ TEST_F(Scheduler, a_write_wakes_the_worker_for_a_table_waiting_for_changes) {
         eventually([&] { return bool(matches_query(*db, "st")); }, "st to show the update"));
 }
 
+// '0s': due as soon as a change commits. Each write wakes the worker
+// (whose own wait is a minute here), which refreshes at once. Durations
+// take milliseconds.
+TEST_F(Scheduler, zero_schedule_applies_each_commit_and_durations_take_milliseconds) {
+    db->exec("CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 10)");
+    create_st("st", "SELECT id, v FROM src", "0ms", "DIFFERENTIAL");
+    create_st("ms_st", "SELECT id FROM src", "1500ms", "DIFFERENTIAL");
+    EXPECT_EQ(db->scalar("SELECT string_agg(schedule, ' ' ORDER BY pgt_name) FROM "
+                         "pgtrickle.pgt_stream_tables"),
+              "1s500ms 0s");
+    std::this_thread::sleep_for(1500ms);
+    LongSchedulerInterval minute(*db);
+    for (int i = 2; i <= 4; i++) {
+        const long before = last_refresh_id();
+        db->exec("INSERT INTO src VALUES ($1, $1)", {std::to_string(i)});
+        ASSERT_TRUE(eventually([&] { return bool(matches_query(*db, "st")); },
+                               "st to show row " + std::to_string(i)));
+        EXPECT_EQ(
+            history_count("st", "h.initiated_by = 'SCHEDULER' AND h.rows_inserted = 1", before), 1);
+    }
+}
+
+// A FULL stream table over plain tables, with a deterministic query, is
+// recomputed only after a write to one of them: idle, the worker leaves it
+// alone (before, a '1s' FULL table recomputed every second). A FULL table
+// whose query reads the clock, or whose owner may not put a trigger on a
+// source, has no change notes and recomputes at every due time.
+TEST_F(Scheduler, an_unwritten_full_stream_table_is_not_recomputed) {
+    db->exec("CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 10)");
+    db->exec("CREATE TABLE other (id int PRIMARY KEY); INSERT INTO other VALUES (1)");
+    db->exec("CREATE VIEW src_view AS SELECT id, v FROM src WHERE v > 0");
+    create_st("full_st", "SELECT s.id, s.v FROM src_view s JOIN other o ON o.id = s.id", "1s",
+              "FULL");
+    create_st("clock_st", "SELECT id, v, now() > '2000-01-01' AS later FROM src", "1s", "FULL");
+    db->exec(
+        "DO $$ BEGIN CREATE ROLE pgt_reader_no_trigger; EXCEPTION WHEN duplicate_object "
+        "THEN NULL; END $$");
+    db->exec("GRANT SELECT ON src TO pgt_reader_no_trigger");
+    db->exec("GRANT CREATE ON SCHEMA public TO pgt_reader_no_trigger");
+    db->exec("SET ROLE pgt_reader_no_trigger");
+    create_st("reader_st", "SELECT id, v FROM src", "1s", "FULL");
+    db->exec("RESET ROLE");
+    EXPECT_EQ(db->scalar("SELECT string_agg(tgrelid::regclass || ':' || tgname, ' ' ORDER BY 1) "
+                         "FROM pg_trigger WHERE tgname LIKE 'pgt_note_%'"),
+              "other:pgt_note_" +
+                  db->scalar("SELECT pgt_id FROM pgtrickle.pgt_stream_tables "
+                             "WHERE pgt_name = 'full_st'") +
+                  " src:pgt_note_" +
+                  db->scalar(
+                      "SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE pgt_name = 'full_st'"));
+    // The worker refreshes each once after it first sees them.
+    ASSERT_TRUE(eventually([&] { return scheduler_refreshes("full_st") >= 1; },
+                           "a first scheduled refresh of full_st"));
+    std::this_thread::sleep_for(1500ms);
+    const long idle_from = last_refresh_id();
+    std::this_thread::sleep_for(3500ms);
+    EXPECT_EQ(scheduler_refreshes("full_st", idle_from), 0);
+    EXPECT_GE(scheduler_refreshes("clock_st", idle_from), 2);
+    EXPECT_GE(scheduler_refreshes("reader_st", idle_from), 2);
+    // A write to the table behind the view, then to the joined one.
+    db->exec("INSERT INTO src VALUES (2, 20); INSERT INTO other VALUES (2)");
+    ASSERT_TRUE(eventually([&] { return bool(matches_query(*db, "full_st")); },
+                           "full_st to show the new row"));
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM full_st"), "2");
+    db->exec("TRUNCATE other");
+    ASSERT_TRUE(eventually([&] { return db->scalar("SELECT count(*) FROM full_st") == "0"; },
+                           "full_st to be emptied by the TRUNCATE"));
+    EXPECT_EQ(history_count("full_st", "h.initiated_by = 'SCHEDULER' AND h.action <> 'FULL'"), 0);
+    db->exec("SELECT pgtrickle.drop_stream_table('full_st')");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgt_note_%'"), "0");
+    // Dropped as a table, not through the API: its notes go too.
+    create_st("gone_st", "SELECT id FROM src", "1m", "FULL");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgt_note_%'"), "1");
+    db->exec("DROP TABLE gone_st");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgt_note_%'"), "0");
+    db->exec("SELECT pgtrickle.drop_stream_table('reader_st')");
+    db->exec("REVOKE ALL ON src FROM pgt_reader_no_trigger");
+    db->exec("REVOKE ALL ON SCHEMA public FROM pgt_reader_no_trigger");
+    db->exec("DROP ROLE pgt_reader_no_trigger");
+}
+
 // DDL that marks a stream table for reinitialisation (here: the function
 // its query calls replaced) is carried out by its next scheduled refresh:
 // FULL, initiated by the scheduler, with the reason; no mark left behind.

@@ -29,7 +29,7 @@ constexpr std::int64_t kHour = 3600;
 constexpr std::int64_t kDay = 86400;
 
 const char* const kHint =
-    "Use 'calculated', a duration such as '30s', '5m', '1h30m', '1d' or '1w', or a cron "
+    "Use 'calculated', a duration such as '500ms', '30s', '5m', '1h30m', '1d' or '1w', or a cron "
     "expression such as '*/5 * * * *' or '@hourly'.";
 
 // Parses text expecting a rejection; checks the shared error shape and
@@ -142,15 +142,34 @@ TEST(Schedule, rejects_empty_and_blank) {
     EXPECT_EQ(rejection_detail("  \t "), "The schedule is empty.");
 }
 
-TEST(Schedule, rejects_zero_duration) {
-    EXPECT_EQ(rejection_detail("0s"), "Duration amounts must be positive, but \"0s\" is zero.");
-    rejection_detail("0h0m");
-    rejection_detail("1h0m");
+TEST(Schedule, a_lone_zero_is_as_soon_as_possible_other_zero_groups_are_rejected) {
+    for (const char* text : {"0s", "0ms", "00s"}) {
+        const Schedule s = parse_schedule(text);
+        EXPECT_EQ(s.kind, Kind::Duration) << text;
+        EXPECT_EQ(s.interval.count(), 0) << text;
+        EXPECT_EQ(s.canonical, "0s") << text;
+    }
+    EXPECT_EQ(rejection_detail("0h0m"), "Only a duration of one group may be zero, but \"0h\" is.");
+    EXPECT_EQ(rejection_detail("1h0m"), "Only a duration of one group may be zero, but \"0m\" is.");
+}
+
+TEST(Schedule, milliseconds_after_seconds) {
+    const std::vector<std::pair<const char*, const char*>> cases{
+        {"500ms", "500ms"}, {"1500ms", "1s500ms"}, {"2m 30s 250ms", "2m30s250ms"},
+        {"1000ms", "1s"},   {"1MS", "1ms"},
+    };
+    for (const auto& [text, canonical] : cases) {
+        const Schedule s = parse_schedule(text);
+        EXPECT_EQ(s.canonical, canonical) << text;
+        EXPECT_EQ(parse_schedule(s.canonical).interval, s.interval) << text;
+    }
+    EXPECT_EQ(parse_schedule("2m 30s 250ms").interval, std::chrono::milliseconds{150250});
+    EXPECT_EQ(rejection_detail("5ms1s"), "Unit \"s\" must come before unit \"ms\".");
 }
 
 TEST(Schedule, rejects_unknown_unit) {
-    EXPECT_EQ(rejection_detail("5x"), "Unit \"x\" is not one of w, d, h, m or s.");
-    EXPECT_EQ(rejection_detail("5min"), "Unit \"min\" is not one of w, d, h, m or s.");
+    EXPECT_EQ(rejection_detail("5x"), "Unit \"x\" is not one of w, d, h, m, s or ms.");
+    EXPECT_EQ(rejection_detail("5min"), "Unit \"min\" is not one of w, d, h, m, s or ms.");
 }
 
 TEST(Schedule, rejects_number_without_unit) {

@@ -1,6 +1,6 @@
 // 'calculated' schedule inheritance: consumers are resolved before their
 // upstreams by walking the topological order backwards.
-// Invariant: every Interval this module produces is >= min_seconds and > 0.
+// Invariant: every Interval this module produces is >= min_seconds.
 #include "core/dag/calculated.hpp"
 
 #include "core/error.hpp"
@@ -15,10 +15,11 @@ namespace {
 
 using sched::EffectiveSchedule;
 using sched::Timing;
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-EffectiveSchedule interval_of(seconds s, seconds floor) {
-    return {Timing::Interval, std::max(s, floor), {}};
+EffectiveSchedule interval_of(milliseconds s, seconds floor) {
+    return {Timing::Interval, std::max(s, milliseconds{floor}), {}};
 }
 
 // A calculated node, given its consumers' resolved schedules.
@@ -29,7 +30,7 @@ EffectiveSchedule inherit(const Graph& graph, NodeId id,
     if (consumers.empty()) {
         return interval_of(default_seconds, min_seconds);
     }
-    std::optional<seconds> tightest;
+    std::optional<milliseconds> tightest;
     for (const NodeId c : consumers) {
         const EffectiveSchedule& e = resolved.at(c);
         if (e.timing == Timing::Interval && (!tightest || e.interval < *tightest)) {

@@ -38,6 +38,10 @@ std::int64_t floor_seconds(std::int64_t us) {
     return (us % kMicrosPerSecond < 0) ? s - 1 : s;
 }
 
+std::int64_t micros(std::chrono::milliseconds d) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
 }  // namespace
 
 std::string_view status_name(Status status) {
@@ -60,7 +64,7 @@ bool is_due(const EffectiveSchedule& schedule, const DueInput& in) {
     const bool pending = in.has_pending_changes || !in.last_refresh_us.has_value();
     switch (schedule.timing) {
         case Timing::Interval:
-            return pending && in.now_us - reference >= schedule.interval.count() * kMicrosPerSecond;
+            return pending && in.now_us - reference >= micros(schedule.interval);
         case Timing::Cron:
             return next_fire_after(schedule.cron, floor_seconds(reference)) <=
                    floor_seconds(in.now_us);
@@ -78,7 +82,7 @@ std::optional<std::int64_t> next_due_us(const EffectiveSchedule& schedule, const
     std::int64_t at = 0;
     switch (schedule.timing) {
         case Timing::Interval:
-            at = reference + schedule.interval.count() * kMicrosPerSecond;
+            at = reference + micros(schedule.interval);
             break;
         case Timing::Cron:
             at = next_fire_after(schedule.cron, floor_seconds(reference)) * kMicrosPerSecond;

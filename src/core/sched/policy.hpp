@@ -27,8 +27,9 @@ enum class Timing {
 
 struct EffectiveSchedule {
     Timing timing = Timing::Interval;
-    std::chrono::seconds interval{0};  // Timing::Interval only; > 0
-    CronSpec cron;                     // Timing::Cron only
+    // Timing::Interval only; 0: due as soon as a change is pending.
+    std::chrono::milliseconds interval{0};
+    CronSpec cron;  // Timing::Cron only
 
     bool operator==(const EffectiveSchedule&) const = default;
 };

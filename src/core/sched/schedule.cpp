@@ -19,7 +19,7 @@ namespace pgt::sched {
 namespace {
 
 constexpr std::string_view kHint =
-    "Use 'calculated', a duration such as '30s', '5m', '1h30m', '1d' or '1w', or a cron "
+    "Use 'calculated', a duration such as '500ms', '30s', '5m', '1h30m', '1d' or '1w', or a cron "
     "expression such as '*/5 * * * *' or '@hourly'.";
 constexpr std::string_view kSpace = " \t\n\r\f\v";
 
@@ -104,14 +104,15 @@ std::optional<T> to_number(std::string_view s) {
 // ---- durations --------------------------------------------------------------
 
 struct Unit {
-    char letter;
-    std::int64_t seconds;
+    std::string_view name;
+    std::int64_t ms;
 };
 // Descending: a duration's units must appear in this order.
-constexpr std::array<Unit, 5> kUnits{
-    {{'w', 604800}, {'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
+constexpr std::array<Unit, 6> kUnits{
+    {{"w", 604800000}, {"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}}};
 // Largest interval whose microseconds fit PostgreSQL's int64 interval.
 constexpr std::int64_t kMaxDurationSeconds = std::numeric_limits<std::int64_t>::max() / 1000000;
+constexpr std::int64_t kMaxDurationMs = kMaxDurationSeconds * 1000;
 
 std::string too_long() {
     return "The duration exceeds the maximum of " + std::to_string(kMaxDurationSeconds) +
@@ -119,7 +120,7 @@ std::string too_long() {
 }
 
 struct Group {
-    std::int64_t seconds;
+    std::int64_t ms;
     std::size_t rank;  // index into kUnits
 };
 
@@ -135,31 +136,29 @@ Group read_group(std::string_view s, std::size_t& pos) {
     if (unit.empty())
         bad("The number " + quoted(number) + " has no unit.");
     std::size_t rank = 0;
-    while (rank < kUnits.size() &&
-           (unit.size() != 1 || to_case(unit, false)[0] != kUnits[rank].letter)) {
+    while (rank < kUnits.size() && to_case(unit, false) != kUnits[rank].name) {
         ++rank;
     }
     if (rank == kUnits.size())
-        bad("Unit " + quoted(unit) + " is not one of w, d, h, m or s.");
+        bad("Unit " + quoted(unit) + " is not one of w, d, h, m, s or ms.");
     pos = unit_end;
     const std::optional<std::int64_t> amount = to_number<std::int64_t>(number);
-    if (!amount || *amount > kMaxDurationSeconds / kUnits[rank].seconds)
+    if (!amount || *amount > kMaxDurationMs / kUnits[rank].ms)
         bad(too_long());
-    if (*amount == 0) {
-        bad("Duration amounts must be positive, but " + quoted(s.substr(start, pos - start)) +
-            " is zero.");
-    }
-    return {*amount * kUnits[rank].seconds, rank};
+    return {*amount * kUnits[rank].ms, rank};
 }
 
-std::string duration_text(std::int64_t total) {
+std::string duration_text(std::int64_t total_ms) {
+    if (total_ms == 0) {
+        return "0s";
+    }
     std::string out;
     for (const Unit& unit : kUnits) {
-        if (total < unit.seconds)
+        if (total_ms < unit.ms)
             continue;
-        out += std::to_string(total / unit.seconds);
-        out += unit.letter;
-        total %= unit.seconds;
+        out += std::to_string(total_ms / unit.ms);
+        out += unit.name;
+        total_ms %= unit.ms;
     }
     return out;
 }
@@ -167,24 +166,35 @@ std::string duration_text(std::int64_t total) {
 Schedule parse_duration(std::string_view s) {
     std::int64_t total = 0;
     std::optional<std::size_t> prev;
+    std::size_t groups = 0;
+    std::string_view zero;
     for (std::size_t pos = 0; pos < s.size(); pos = skip_while(s, pos, is_space)) {
+        const std::size_t start = pos;
         const Group group = read_group(s, pos);
+        const std::string name(kUnits[group.rank].name);
         if (prev && group.rank == *prev) {
-            bad("Unit " + quoted(std::string(1, kUnits[group.rank].letter)) +
-                " appears more than once.");
+            bad("Unit " + quoted(name) + " appears more than once.");
         }
         if (prev && group.rank < *prev) {
-            bad("Unit " + quoted(std::string(1, kUnits[group.rank].letter)) +
-                " must come before unit " + quoted(std::string(1, kUnits[*prev].letter)) + ".");
+            bad("Unit " + quoted(name) + " must come before unit " +
+                quoted(std::string(kUnits[*prev].name)) + ".");
         }
-        if (group.seconds > kMaxDurationSeconds - total)
+        if (group.ms == 0 && zero.empty()) {
+            zero = s.substr(start, pos - start);
+        }
+        if (group.ms > kMaxDurationMs - total)
             bad(too_long());
-        total += group.seconds;
+        total += group.ms;
         prev = group.rank;
+        ++groups;
+    }
+    // A lone zero ("0s", "0ms") means: as soon as a change is pending.
+    if (!zero.empty() && groups > 1) {
+        bad("Only a duration of one group may be zero, but " + quoted(zero) + " is.");
     }
     Schedule result;
     result.kind = Kind::Duration;
-    result.interval = std::chrono::seconds{total};
+    result.interval = std::chrono::milliseconds{total};
     result.canonical = duration_text(total);
     return result;
 }

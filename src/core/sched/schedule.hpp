@@ -40,10 +40,11 @@ struct CronSpec {
 
 struct Schedule {
     Kind kind = Kind::Calculated;
-    std::chrono::seconds interval{0};  // Kind::Duration only; always > 0
-    CronSpec cron;                     // Kind::Cron only
+    std::chrono::milliseconds interval{0};  // Kind::Duration only; 0 for "0s"
+    CronSpec cron;                          // Kind::Cron only
     // Normalized text for the catalog: "calculated"; a duration rebuilt from
-    // the interval in w/d/h/m/s ("90m" -> "1h30m"); a cron expression with
+    // the interval in w/d/h/m/s/ms ("90m" -> "1h30m", "1500ms" -> "1s500ms",
+    // zero -> "0s"); a cron expression with
     // single spaces and upper-case names; an alias in its primary spelling
     // ("@annually" -> "@yearly", "@midnight" -> "@daily").
     std::string canonical;
@@ -51,10 +52,12 @@ struct Schedule {
 
 // Parses a schedule string; surrounding whitespace and letter case are
 // ignored.
-//  - Duration: groups "<positive integer><unit>", unit one of w, d, h, m, s,
+//  - Duration: groups "<integer><unit>", unit one of w, d, h, m, s, ms,
 //    each unit at most once and in that order; whitespace is allowed between
-//    groups ("2h 15m") but not inside one ("2 h"). The total must be at most
-//    9223372036854 seconds, so its microseconds fit PostgreSQL's interval.
+//    groups ("2h 15m") but not inside one ("2 h"). A group may be zero only
+//    when it is the only one ("0s": due as soon as a change is pending).
+//    The total must be at most 9223372036854 seconds, so its microseconds
+//    fit PostgreSQL's interval.
 //  - Cron: 5 fields (minute hour day-of-month month day-of-week) or 6
 //    (leading seconds); or @yearly, @annually, @monthly, @weekly, @daily,
 //    @midnight, @hourly.

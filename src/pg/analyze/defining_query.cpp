@@ -20,6 +20,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "optimizer/optimizer.h"
 #include "access/sysattr.h"
 #include "catalog/catalog.h"
 #include "catalog/namespace.h"
@@ -392,6 +393,11 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     // The row identity is what the operator tree's root proves.
     out.operators = lower_query_tree(q);
     out.identity = tree_identity(out.operators);
+    out.deterministic =
+        !pg_call([&] { return contain_mutable_functions(reinterpret_cast<Node*>(q)); });
+    for (const ir::Node& n : out.operators.nodes) {
+        out.deterministic = out.deterministic && !n.sampled;
+    }
     derive_scan_shape(q, out);
     if (OidIsValid(st.inherited) && out.differential_blocker.empty()) {
         // Capture is installed on the table read, not on its children.

@@ -140,14 +140,18 @@ struct AnalyzedQuery {
     std::vector<Oid> types;               // types of its expressions, their elements and bases
     std::string tree;                     // the analysed query (nodeToString) `effective` deparses
     bool selects_star = false;            // its select list has * or t.* (seed EC-15)
-    RowIdentityShape identity;            // the proven key, or keyless_row of every column
-    ir::Tree operators;                   // the operator tree, identity per node
-    std::string differential_blocker;     // "" when DIFFERENTIAL can maintain the query
-    bool blocker_is_limit = false;        // the blocker is pg_trickle.max_grouping_set_branches
-    std::string auto_full_reason;         // DIFFERENTIAL would recompute it all: AUTO picks FULL
-    ScanShape scan;                       // filled when differential_blocker is "" (one table)
-    JoinShape join;                       // or this, for a two-table inner join
-    RegionShape region;                   // or this, for other inner joins
+    // Its result is a function of the rows it reads alone: no function
+    // that is not IMMUTABLE, no CURRENT_TIMESTAMP and the like, no
+    // nextval, no TABLESAMPLE (change notes, pg/cdc/change_notes).
+    bool deterministic = false;
+    RowIdentityShape identity;         // the proven key, or keyless_row of every column
+    ir::Tree operators;                // the operator tree, identity per node
+    std::string differential_blocker;  // "" when DIFFERENTIAL can maintain the query
+    bool blocker_is_limit = false;     // the blocker is pg_trickle.max_grouping_set_branches
+    std::string auto_full_reason;      // DIFFERENTIAL would recompute it all: AUTO picks FULL
+    ScanShape scan;                    // filled when differential_blocker is "" (one table)
+    JoinShape join;                    // or this, for a two-table inner join
+    RegionShape region;                // or this, for other inner joins
 };
 
 // stored: sql is a stream table's effective query (which selects the

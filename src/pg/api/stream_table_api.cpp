@@ -15,6 +15,7 @@
 #include "core/rowid/format.hpp"
 #include "core/rowid/probe.hpp"
 #include "core/sched/schedule.hpp"
+#include "pg/cdc/change_notes.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/rowid/identity_types.hpp"
 #include "pg/api/advice.hpp"
@@ -790,6 +791,7 @@ void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
     detach_frontiers(spi, row.pgt_id);
     drop_kept_copies(spi, row.pgt_id);
     drop_immediate(spi, row.pgt_id);
+    drop_change_notes(spi, row.pgt_id);
     spi.exec("DROP TABLE " + quoted_relation_name(row.relid) + (cascade ? " CASCADE" : ""));
     catalog::delete_stream_table(spi, row.pgt_id);
 }

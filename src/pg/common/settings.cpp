@@ -17,7 +17,7 @@ int g_scheduler_interval_ms = 1000;
 int g_refresh_work_mem_kb = 64 * 1024;
 double g_delta_random_page_cost = 1.1;
 int g_default_schedule_seconds = 1;
-int g_min_schedule_seconds = 1;
+int g_min_schedule_seconds = 0;
 int g_max_consecutive_errors = 3;
 bool g_diamond_atomic = true;
 int g_history_retention_seconds = 7 * 86400;
@@ -57,8 +57,9 @@ void define_settings() {
                             GUC_UNIT_S, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pg_trickle.min_schedule_seconds",
                             "Shortest interval the scheduler refreshes any stream table at.",
-                            "Cron schedules are not raised to it.", &g_min_schedule_seconds, 1, 0,
-                            86400, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+                            "Cron schedules are not raised to it; 0: none.",
+                            &g_min_schedule_seconds, 0, 0, 86400, PGC_SIGHUP, GUC_UNIT_S, nullptr,
+                            nullptr, nullptr);
     DefineCustomIntVariable("pg_trickle.max_consecutive_errors",
                             "Failed scheduled refreshes in a row after which a stream table is "
                             "suspended.",

@@ -20,6 +20,7 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/common/relation_names.hpp"
+#include "pg/cdc/change_notes.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/immediate.hpp"
@@ -476,6 +477,7 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     detach_frontiers(spi, st.pgt_id);
     drop_kept_copies(spi, st.pgt_id);
     drop_immediate(spi, st.pgt_id);
+    drop_change_notes(spi, st.pgt_id);
     st.delta_sql.reset();
     bool algebraic = q.region.present ? q.region.algebraic
                                       : !q.join.present && q.scan.grouped && q.scan.algebraic;
@@ -484,7 +486,9 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     if (!incremental || !algebraic) {
         sync_aux_columns(spi, st.relid, {});
     }
-    if (st.refresh_mode == RefreshMode::kImmediate) {
+    if (st.refresh_mode == RefreshMode::kFull) {
+        install_change_notes(spi, st, q);
+    } else if (st.refresh_mode == RefreshMode::kImmediate) {
         prepare_immediate(spi, st, q);
     } else if (st.refresh_mode == RefreshMode::kDifferential && q.region.present) {
         st.delta_sql = region_delta(spi, st, q, false);

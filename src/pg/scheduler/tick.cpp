@@ -61,12 +61,17 @@ struct TableInfo {
     std::optional<int64_t> last_refresh_us;
     int64_t created_us = 0;
     bool pending = false;
-    std::vector<Oid> sources;  // captured relations it reads (DIFFERENTIAL)
+    bool must_refresh = false;  // unpopulated, or a reinitialisation asked for
+    bool noted = false;         // FULL with change notes (pg/cdc/change_notes)
+    // Tables whose writes make it pending: the captured sources of a
+    // DIFFERENTIAL table, the noted tables of a FULL one.
+    std::vector<Oid> sources;
 };
 
 struct TickState {
     std::map<int64_t, TableInfo> tables;
     dag::Graph graph;
+    SourceWriteCounts counts{};  // read before the tick's first snapshot
 };
 
 int64_t now_us() {
@@ -107,8 +112,9 @@ void load_tables(Spi& spi, TickState& ts) {
         // FULL tables have no change buffer: every due time counts as pending;
         // so does a reinitialisation DDL asked for. IMMEDIATE tables are
         // kept by their sources' statements: refreshed only to reinitialise.
-        t.pending = *r[9] != "t" || *r[10] == "t" ||
-                    (t.refresh_mode != "DIFFERENTIAL" && t.refresh_mode != "IMMEDIATE");
+        t.must_refresh = *r[9] != "t" || *r[10] == "t";
+        t.pending =
+            t.must_refresh || (t.refresh_mode != "DIFFERENTIAL" && t.refresh_mode != "IMMEDIATE");
         ts.graph.add_node(t.pgt_id);
         ts.tables[t.pgt_id] = t;
     }
@@ -129,9 +135,8 @@ void load_tables(Spi& spi, TickState& ts) {
 void load_pending(Spi& spi, TickState& ts, SchedulerMemory& mem, const SourceWriteCounts& counts) {
     SpiRows fr = spi.query(
         "SELECT f.pgt_id, s.buffer_name, f.frontier::pg_catalog.text, s.source_id, "
-        "s.source_relid::pg_catalog.oid FROM pgtrickle.pgt_frontiers f JOIN pgtrickle.pgt_sources "
-        "s USING "
-        "(source_id)");
+        "s.source_relid::pg_catalog.oid "
+        "FROM pgtrickle.pgt_frontiers f JOIN pgtrickle.pgt_sources s USING (source_id)");
     std::map<std::pair<int64_t, int64_t>, uint32_t> quiet;
     for (const auto& r : fr.rows) {
         auto it = ts.tables.find(std::stoll(*r[0]));
@@ -163,6 +168,51 @@ void load_pending(Spi& spi, TickState& ts, SchedulerMemory& mem, const SourceWri
     mem.quiet = std::move(quiet);
 }
 
+// FULL tables whose every plain table carries their change notes (enabled
+// ALWAYS, and not a subscription's target: the apply worker fires no
+// statement triggers) are pending only when one of those tables was
+// written since the worker's last refresh of it, or when it must be
+// refreshed anyway. The others recompute at every due time.
+void load_notes(Spi& spi, TickState& ts, SchedulerMemory& mem) {
+    SpiRows rows = spi.query(
+        "SELECT st.pgt_id, c.oid FROM pgtrickle.pgt_stream_tables st JOIN "
+        "pgtrickle.pgt_dependencies d ON d.pgt_id OPERATOR(pg_catalog.=) st.pgt_id JOIN "
+        "pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) d.source_relid WHERE "
+        "st.refresh_mode OPERATOR(pg_catalog.=) 'FULL' AND c.relkind OPERATOR(pg_catalog.=) 'r' "
+        "AND st.pgt_id IN (SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s JOIN "
+        "pgtrickle.pgt_dependencies sd ON sd.pgt_id OPERATOR(pg_catalog.=) s.pgt_id JOIN "
+        "pg_catalog.pg_class sc ON sc.oid OPERATOR(pg_catalog.=) sd.source_relid GROUP BY "
+        "s.pgt_id HAVING pg_catalog.bool_and(sc.relkind OPERATOR(pg_catalog.=) 'v' OR "
+        "(sc.relkind OPERATOR(pg_catalog.=) 'r' AND EXISTS (SELECT 1 FROM pg_catalog.pg_trigger "
+        "t WHERE t.tgrelid OPERATOR(pg_catalog.=) sc.oid AND t.tgname OPERATOR(pg_catalog.=) "
+        "('pgt_note_' OPERATOR(pg_catalog.||) s.pgt_id) AND t.tgenabled OPERATOR(pg_catalog.=) "
+        "'A') AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_subscription_rel r WHERE r.srrelid "
+        "OPERATOR(pg_catalog.=) sc.oid))))");
+    std::map<std::pair<int64_t, Oid>, uint32_t> kept;
+    for (const auto& r : rows.rows) {
+        auto it = ts.tables.find(std::stoll(*r[0]));
+        if (it == ts.tables.end()) {
+            continue;
+        }
+        TableInfo& t = it->second;
+        const Oid relid = static_cast<Oid>(std::stoul(*r[1]));
+        if (!t.noted) {
+            t.noted = true;
+            t.pending = t.must_refresh;
+        }
+        t.sources.push_back(relid);
+        auto seen = mem.noted.find({t.pgt_id, relid});
+        const uint32_t count = ts.counts.at(static_cast<std::size_t>(source_write_bucket(relid)));
+        if (seen == mem.noted.end() || seen->second != count || max_prepared_xacts > 0) {
+            t.pending = true;
+        }
+        if (seen != mem.noted.end()) {
+            kept.insert(*seen);
+        }
+    }
+    mem.noted = std::move(kept);
+}
+
 // A worker transaction with a snapshot (each tick step runs in its own).
 void begin_transaction() {
     pg_call([] {
@@ -181,7 +231,7 @@ void commit_transaction() {
 
 // Reads everything the decisions need, in one short transaction. Returns
 // false when the extension is gone.
-bool read_state(TickState& ts, SchedulerMemory& mem, const SourceWriteCounts& counts) {
+bool read_state(TickState& ts, SchedulerMemory& mem) {
     begin_transaction();
     bool present = pg_call([] { return OidIsValid(get_extension_oid("pg_trickle", true)); });
     if (present) {
@@ -204,7 +254,8 @@ bool read_state(TickState& ts, SchedulerMemory& mem, const SourceWriteCounts& co
             said = false;
             catalog::adopt_restored(spi, false);
             load_tables(spi, ts);
-            load_pending(spi, ts, mem, counts);
+            load_pending(spi, ts, mem, ts.counts);
+            load_notes(spi, ts, mem);
         }
         spi.close();
     }
@@ -328,6 +379,10 @@ void record_success(Spi& spi, UnitRun& u, const std::map<int64_t, int64_t>& dura
         // As the catalog has it now (last_refresh_at is the refresh's end).
         t.last_refresh_us = now_us();
         t.pending = false;
+        for (Oid relid : t.noted ? t.sources : std::vector<Oid>{}) {
+            u.mem.noted[{id, relid}] =
+                u.ts.counts.at(static_cast<std::size_t>(source_write_bucket(relid)));
+        }
         TableMemory& m = u.mem.tables[id];
         sched::Health h = sched::on_success({t.status, t.consecutive_errors, m.failed_attempts});
         m.failed_attempts = 0;
@@ -338,7 +393,8 @@ void record_success(Spi& spi, UnitRun& u, const std::map<int64_t, int64_t>& dura
         if (e.timing != sched::Timing::Interval) {
             continue;
         }
-        int64_t interval_us = int64_t(e.interval.count()) * sched::kMicrosPerSecond;
+        int64_t interval_us =
+            std::chrono::duration_cast<std::chrono::microseconds>(e.interval).count();
         sched::LagVerdict v = sched::observe_refresh(m.lag, duration, interval_us);
         if (v.alert) {
             send_alert(sched::falling_behind_alert(t.display, v.mean_duration_us / 1000,
@@ -533,11 +589,11 @@ void plan_sleep(const TickState& ts, SchedulerMemory& mem,
 }  // namespace
 
 bool run_tick(SchedulerMemory& memory) {
-    // Before any snapshot of this tick (load_pending's rule).
-    const SourceWriteCounts counts = source_write_counts(MyDatabaseId);
     memory.sleep_ms = g_scheduler_interval_ms;
     TickState ts;
-    if (!read_state(ts, memory, counts)) {
+    // Before any snapshot of this tick (load_pending's rule).
+    ts.counts = source_write_counts(MyDatabaseId);
+    if (!read_state(ts, memory)) {
         return false;
     }
     prune_history(memory);
@@ -558,7 +614,7 @@ bool run_tick(SchedulerMemory& memory) {
         run_unit(u);
     }
     trim_buffers(memory);
-    plan_sleep(ts, memory, eff, counts);
+    plan_sleep(ts, memory, eff, ts.counts);
     return true;
 }
 

@@ -31,6 +31,9 @@ struct SchedulerMemory {
     // (pgt_id, source_id) found with nothing pending, and its source's
     // write count then (load_pending).
     std::map<std::pair<int64_t, int64_t>, uint32_t> quiet;
+    // (pgt_id, table) of a FULL table with change notes, and the table's
+    // write count before the worker's last refresh of it (load_notes).
+    std::map<std::pair<int64_t, uint32_t>, uint32_t> noted;
     // How long the worker may wait for its latch before the next tick.
     int sleep_ms = 0;
 };
