@@ -1320,7 +1320,38 @@ CREATE VIEW pgtrickle.change_buffers AS
 SELECT b.stream_table, b.source_table, b.source_oid, b.cdc_mode, b.pending_rows, b.buffer_bytes
   FROM pgtrickle.change_buffer_sizes() b;
 
-REVOKE ALL ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers
-    FROM PUBLIC;
-GRANT SELECT ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers
-    TO pg_monitor;
+-- Refreshes running now, in every backend (shared memory): one row each.
+CREATE FUNCTION pgtrickle._refresh_progress(
+    OUT pid integer, OUT dbid oid, OUT pgt_id bigint, OUT initiated_by text,
+    OUT started_at timestamptz, OUT step_name text, OUT step_started_at timestamptz,
+    OUT step integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pgt_refresh_progress'
+LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION pgtrickle._refresh_progress() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pgtrickle._refresh_progress() TO pg_monitor;
+
+-- The refreshes of this database's stream tables running now: the backend,
+-- who started it, since when, and the step it is in (its statement, or
+-- waiting for the refresh lock), numbered from 1.
+CREATE VIEW pgtrickle.refresh_progress AS
+SELECT p.pid,
+       pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name) AS name,
+       p.initiated_by,
+       p.started_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) p.started_at AS elapsed,
+       p.step,
+       p.step_name,
+       p.step_started_at
+  FROM pgtrickle._refresh_progress() p
+  JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id OPERATOR(pg_catalog.=) p.pgt_id
+ WHERE p.dbid OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d
+                                       WHERE d.datname OPERATOR(pg_catalog.=)
+                                             pg_catalog.current_database())
+   AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+                WHERE a.pid OPERATOR(pg_catalog.=) p.pid);
+
+REVOKE ALL ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers,
+    pgtrickle.refresh_progress FROM PUBLIC;
+GRANT SELECT ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers,
+    pgtrickle.refresh_progress TO pg_monitor;

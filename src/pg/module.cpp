@@ -4,6 +4,7 @@
 // exist only when pg_trickle is in shared_preload_libraries; the parse
 // hook that lets internal statements read change buffers is always there.
 #include "pg/boundary/boundary.hpp"
+#include "pg/refresh/progress.hpp"
 #include "pg/cdc/buffer_access.hpp"
 #include "pg/scheduler/hooks.hpp"
 #include "pg/common/settings.hpp"
@@ -31,6 +32,7 @@ void shmem_request() {
         g_prev_shmem_request();
     }
     pgt::pg::request_scheduler_shmem();
+    pgt::pg::request_progress_shmem();
 }
 
 void shmem_startup() {
@@ -38,6 +40,7 @@ void shmem_startup() {
         g_prev_shmem_startup();
     }
     pgt::pg::init_scheduler_shmem();
+    pgt::pg::init_progress_shmem();
 }
 
 void register_launcher_worker() {

@@ -997,11 +997,6 @@ TEST_F(Differential, drop_table_of_last_consumer_removes_capture) {
     db->exec("DROP TABLE s");
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_sources"), "0");
     EXPECT_EQ(capture_triggers("t"), 0);
-    EXPECT_EQ(count("SELECT 1 FROM pg_trigger WHERE tgrelid = 't'::regclass AND tgname = "
-                    "'pgt_note_' || (SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE "
-                    "pgt_name = 'all_rows')"),
-              1)
-        << "the FULL stream table keeps its change notes";
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_class "
                          "WHERE relnamespace = 'pgtrickle_changes'::regnamespace"),
               "0");

@@ -3,9 +3,11 @@
 // refresh_timeline, explain_refresh_mode, change_buffer_sizes (as a role
 // that may not read the source, too) and dependency_tree, as a user calls
 // them, with the errors of a wrong name or argument.
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fixture.hpp"
@@ -311,6 +313,48 @@ TEST_F(Monitoring, every_exporter_query_runs_as_pg_monitor) {
             << view;
     }
     db->exec("RESET ROLE");
+}
+
+// pgtrickle.refresh_progress: while a refresh runs in another session, a
+// pg_monitor member sees it (the stream table, who started it, its step);
+// once it ends, the row is gone. A role outside pg_monitor may not read it.
+TEST_F(Monitoring, refresh_progress_shows_a_running_refresh) {
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY);"
+        "INSERT INTO t SELECT i FROM generate_series(1, 3) i;"
+        "CREATE FUNCTION slow_id(i int) RETURNS int LANGUAGE sql AS "
+        "'SELECT i FROM pg_sleep(0.5)';"
+        "SELECT pgtrickle.create_stream_table('slow', 'SELECT slow_id(id) AS id FROM t', "
+        "refresh_mode => 'FULL');"
+        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'exporter') THEN "
+        "CREATE ROLE exporter; END IF; IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = "
+        "'outsider') THEN CREATE ROLE outsider; END IF; END $$;"
+        "GRANT pg_monitor TO exporter");
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.refresh_progress"), 0);
+    std::string refresher_pid;
+    std::thread refresher([&] {
+        Conn other(conninfo());
+        refresher_pid = other.scalar("SELECT pg_backend_pid()");
+        other.exec("SELECT pgtrickle.refresh_stream_table('slow')");
+    });
+    db->exec("SET ROLE exporter");
+    std::string seen;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (seen.find("FULL recompute") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+        Result r = db->exec(
+            "SELECT pid || ' ' || name || ' ' || initiated_by || ' ' || step_name || ' ' || "
+            "(step >= 2) || ' ' || (started_at <= step_started_at) || ' ' || (elapsed >= "
+            "'0'::interval) FROM pgtrickle.refresh_progress");
+        seen = r.size() == 1 ? r.at(0, 0) : "";
+    }
+    refresher.join();
+    EXPECT_EQ(seen, refresher_pid + " public.slow MANUAL FULL recompute true true true");
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.refresh_progress"), 0);
+    db->exec("RESET ROLE; SET ROLE outsider");
+    EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.refresh_progress").sqlstate, "42501");
+    db->exec("RESET ROLE");
+    EXPECT_MATCHES_QUERY(*db, "slow");
 }
 
 // pg_trickle.log_min_duration_refresh: a refresh that takes at least that

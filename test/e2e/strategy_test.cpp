@@ -125,9 +125,12 @@ TEST_F(Strategy, explain_shows_the_operator_tree_with_identity_and_rule_per_node
         "'SELECT id, val * 2 AS v FROM t WHERE val > 5', refresh_mode => 'DIFFERENTIAL')");
     std::string buffer = explain("st", "change_buffers");
     EXPECT_EQ(explain("st", "operator_tree"),
-              "Project  [SCAN_KEY (id)]  rule: scan\n"
-              "  Filter (val > (5)::numeric)  [SCAN_KEY (id)]\n"
-              "    Scan public.t  [SCAN_KEY (id)]  rule: delta from " +
+              "Project  [SCAN_KEY (id)]  rule: scan (apply: the last netted image of each key "
+              "upserts or deletes its row)\n"
+              "  Filter (val > (5)::numeric)  [SCAN_KEY (id)]  rule: evaluated on netted images; "
+              "conjuncts that cannot raise also before netting\n"
+              "    Scan public.t  [SCAN_KEY (id)]  rule: delta: change images (before -1, after "
+              "+1) from " +
                   buffer);
     EXPECT_MATCHES_QUERY(*db, "st");
 }
@@ -147,7 +150,9 @@ TEST_F(Strategy, validate_query_says_why_and_refuses_as_create_would) {
     EXPECT_NE(all.find("refresh_mode=DIFFERENTIAL\n"), std::string::npos) << all;
     EXPECT_NE(all.find("strategy=join_region\n"), std::string::npos) << all;
     EXPECT_NE(all.find("index=CREATE INDEX ON public.t (grp);"), std::string::npos) << all;
-    EXPECT_NE(all.find("rule: delta from its change buffer"), std::string::npos) << all;
+    EXPECT_NE(all.find("rule: delta: change images (before -1, after +1) from its change buffer"),
+              std::string::npos)
+        << all;
     // AUTO says why it recomputes; DIFFERENTIAL is refused as by create.
     EXPECT_NE(db->scalar("SELECT value FROM pgtrickle.validate_query('SELECT id FROM t UNION "
                          "SELECT grp FROM d') WHERE property = 'reason'")

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/diff/rules.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -255,6 +257,49 @@ TEST(OperatorTree, explain_text_indents_children_under_their_parent) {
               "Project  [SCAN_KEY (o)]  rule: scan\n"
               "  Filter (t.c1 > 0)  [SCAN_KEY (c0)]\n"
               "    Scan public.t  [SCAN_KEY (c0)]");
+}
+
+// Each operator gets the rule its stream table's strategy applies to it:
+// the scan's delta everywhere; apply keyed or counted at the root of a
+// projection; algebraic state at an aggregate; branches at a join.
+TEST(OperatorTree, rules_per_node_follow_the_strategy) {
+    auto rules = [](Builder& b, std::string_view strategy) {
+        pgt::diff::describe_rules(b.t, strategy);
+        std::vector<std::string> out;
+        for (const Node& n : b.t.nodes) {
+            out.push_back(n.rule);
+        }
+        return out;
+    };
+    Builder keyed;
+    int s = keyed.scan(2, {{0}});
+    keyed.root(keyed.project(keyed.pass(Op::kFilter, s), {0, 1}));
+    std::vector<std::string> r = rules(keyed, "scan");
+    EXPECT_EQ(r.at(0), "delta: change images (before -1, after +1)");
+    EXPECT_EQ(r.at(1),
+              "evaluated on netted images; conjuncts that cannot raise also before netting");
+    EXPECT_EQ(r.at(2),
+              "scan (apply: the last netted image of each key upserts or deletes its row)");
+    Builder counted;
+    counted.root(counted.project(counted.scan(2), {1}));
+    EXPECT_EQ(rules(counted, "scan").at(1),
+              "scan (apply: each netted image adds or removes that many copies of its row)");
+
+    Builder agg;
+    agg.root(agg.project(
+        agg.aggregate(agg.join(agg.scan(2, {{0}}), agg.scan(2, {{0}}), {{1, 2}}), 1), {0}));
+    r = rules(agg, "algebraic_join");
+    EXPECT_EQ(r.at(2).rfind("delta: one branch per non-empty set of changed tables", 0), 0u);
+    EXPECT_EQ(r.at(3).rfind("algebraic:", 0), 0u);
+    EXPECT_EQ(r.at(4), "algebraic_join (apply: replace the rows of the touched identities)");
+    r = rules(agg, "group_rescan");
+    EXPECT_EQ(r.at(3), "recompute the groups the change touches, from their source rows");
+    EXPECT_EQ(r.at(2), "");
+
+    Builder full;
+    full.root(full.project(full.scan(2, {{0}}), {0}));
+    r = rules(full, "");
+    EXPECT_EQ(r, (std::vector<std::string>{"", "recompute (FULL)"}));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // security-restricted operation, with the one refresh snapshot; a DIFFERENTIAL refresh moves every
 // frontier it read.
 #include "pg/refresh/full_refresh.hpp"
+#include "pg/refresh/progress.hpp"
 
 #include <chrono>
 #include <optional>
@@ -60,6 +61,7 @@ SpiRows run_statement(Spi& spi, const RefreshSnapshot& rs, const std::string& wh
                       const std::string& sql, const std::vector<SpiParam>& params = {},
                       bool replan = false) {
     if (t_explained == nullptr) {
+        progress_statement(what);
         return spi.query_at(rs.snapshot, sql, params, replan);
     }
     SpiRows plan = spi.query_at(rs.snapshot, "EXPLAIN (ANALYZE, BUFFERS) " + sql, params, replan);
@@ -420,6 +422,8 @@ template <typename F>
 RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
                           const std::string& initiated_by, std::string reason, F&& body) {
     check_identity_versions(st);
+    ProgressScope progress(st.pgt_id, initiated_by);
+    progress_statement("waiting for the refresh lock");
     lock_stream_table_for_refresh(spi, st.pgt_id);
     const auto began = std::chrono::steady_clock::now();
     std::string start = catalog::clock_now(spi);

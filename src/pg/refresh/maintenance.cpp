@@ -11,6 +11,7 @@
 #include "core/diff/group_rescan.hpp"
 #include "core/diff/grouping_sets.hpp"
 #include "core/diff/program.hpp"
+#include "core/diff/rules.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
@@ -421,14 +422,11 @@ std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const
 std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<std::string>& strategy,
                                const std::map<Oid, std::string>& deltas) {
     ir::Tree t = q.operators;
-    if (t.root < 0) {
-        return "";
-    }
-    t.at(t.root).rule = strategy ? *strategy : "recompute (FULL)";
+    diff::describe_rules(t, strategy ? *strategy : "");
     for (ir::Node& n : t.nodes) {
         auto it = deltas.find(n.relid);
         if (n.op == ir::Op::kScan && it != deltas.end()) {
-            n.rule = "delta from " + it->second;
+            n.rule += " from " + it->second;
         }
     }
     return ir::format_tree(t);

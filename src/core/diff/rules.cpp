@@ -1,0 +1,87 @@
+// Rule names per operator for explain_st (see rules.hpp).
+#include "core/diff/rules.hpp"
+
+#include <string>
+
+namespace pgt::diff {
+
+namespace {
+
+bool is(std::string_view strategy, std::string_view name) {
+    return strategy == name;
+}
+
+// The rule of one operator under strategy; "" leaves it unnamed.
+std::string rule_for(const ir::Tree& t, int i, std::string_view strategy) {
+    const ir::Node& n = t.at(i);
+    const bool root = i == t.root;
+    const bool joined = is(strategy, "join_region") || is(strategy, "algebraic_join") ||
+                        is(strategy, "join_rescan");
+    switch (n.op) {
+        case ir::Op::kFilter:
+            return joined ? "copied into each branch; conjuncts of one table that cannot raise "
+                            "also filter its images"
+                          : "evaluated on netted images; conjuncts that cannot raise also "
+                            "before netting";
+        case ir::Op::kAggregate:
+            if (is(strategy, "algebraic_group") || is(strategy, "algebraic_join")) {
+                return "algebraic: new value from the stored one, hidden state columns and "
+                       "the change's signed images; no group is read again";
+            }
+            return is(strategy, "group_rescan")
+                       ? "recompute the groups the change touches, from their source rows"
+                       : "";
+        case ir::Op::kGroupingSets:
+            return "recompute the groups the change touches, in every grouping set";
+        case ir::Op::kJoin:
+            if (is(strategy, "join_rescan")) {
+                return "recompute the output rows of the keys the change touches";
+            }
+            return joined ? "delta: one branch per non-empty set of changed tables (their images, "
+                            "the other tables as they are now)"
+                          : "";
+        case ir::Op::kProject:
+            if (!root) {
+                return "";
+            }
+            if (is(strategy, "scan")) {
+                return n.identity.keyed()
+                           ? "apply: the last netted image of each key upserts or deletes its row"
+                           : "apply: each netted image adds or removes that many copies of its row";
+            }
+            return is(strategy, "join_region")
+                       ? "apply: recompute the identity keys the branches find, replace their rows"
+                       : "apply: replace the rows of the touched identities";
+        default:
+            return "";
+    }
+}
+
+}  // namespace
+
+void describe_rules(ir::Tree& t, std::string_view strategy) {
+    if (t.root < 0) {
+        return;
+    }
+    const bool incremental = is(strategy, "scan") || is(strategy, "group_rescan") ||
+                             is(strategy, "algebraic_group") ||
+                             is(strategy, "grouping_sets_rescan") || is(strategy, "join_rescan") ||
+                             is(strategy, "join_region") || is(strategy, "algebraic_join");
+    if (!incremental) {
+        t.at(t.root).rule = "recompute (FULL)";
+        return;
+    }
+    for (int i = 0; i < static_cast<int>(t.nodes.size()); i++) {
+        ir::Node& n = t.at(i);
+        if (n.op == ir::Op::kScan) {
+            n.rule = "delta: change images (before -1, after +1)";
+            continue;
+        }
+        n.rule = rule_for(t, i, strategy);
+    }
+    // The root names the strategy, then what it does there.
+    std::string& root = t.at(t.root).rule;
+    root = std::string(strategy) + (root.empty() ? "" : " (" + root + ")");
+}
+
+}  // namespace pgt::diff
