@@ -108,6 +108,12 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'pgt_note_write'
 LANGUAGE C;
 REVOKE EXECUTE ON FUNCTION pgtrickle._note_write() FROM PUBLIC;
+-- The same for a table an ALTER TABLE changed (a rewrite fires no trigger).
+CREATE FUNCTION pgtrickle._note_table_written(relid oid)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_note_table_written'
+LANGUAGE C STRICT;
+REVOKE EXECUTE ON FUNCTION pgtrickle._note_table_written(oid) FROM PUBLIC;
 
 CREATE FUNCTION pgtrickle._reinit_immediate()
 RETURNS void
@@ -982,6 +988,14 @@ BEGIN
     LOOP
         PERFORM pgtrickle._mark_for_reinit(e.classid, e.objids, e.reason);
     END LOOP;
+    -- A table ALTER TABLE changed (ALTER COLUMN TYPE ... USING rewrites its
+    -- rows, a new collation reorders them; no row or statement trigger
+    -- fires) counts as written for the FULL stream tables noting it.
+    IF TG_TAG = 'ALTER TABLE' THEN
+        PERFORM pgtrickle._note_table_written(d.objid)
+           FROM pg_catalog.pg_event_trigger_ddl_commands() d
+          WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass;
+    END IF;
     -- Partitions created, attached or detached keep their capture.
     IF TG_TAG IN ('CREATE TABLE', 'ALTER TABLE') THEN
         PERFORM pgtrickle._capture_partitions(so.source_id)

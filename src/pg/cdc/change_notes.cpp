@@ -18,6 +18,8 @@ extern "C" {
 
 PGDLLEXPORT Datum pgt_note_write(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(pgt_note_write);
+PGDLLEXPORT Datum pgt_note_table_written(PG_FUNCTION_ARGS);
+PG_FUNCTION_INFO_V1(pgt_note_table_written);
 }
 
 namespace pgt::pg {
@@ -128,4 +130,12 @@ void drop_change_notes(Spi& spi, int64_t pgt_id) {
 
 Datum pgt_note_write(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] { return pgt::pg::note_write(fcinfo); });
+}
+
+Datum pgt_note_table_written(PG_FUNCTION_ARGS) {
+    const Oid relid = PG_GETARG_OID(0);
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        pgt::pg::mark_source_written(relid);
+        PG_RETURN_VOID();
+    });
 }
