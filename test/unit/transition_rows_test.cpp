@@ -66,12 +66,12 @@ TEST(TransitionRows, no_table_is_an_internal_error) {
 
 TEST(TransitionRows, a_windowed_scan_reads_the_frontier_window_and_an_unwindowed_one_does_not) {
     pgt::ir::ScanFilterProject s = scan();
-    s.buffer = "pgtrickle_changes.changes_1";
+    s.delta.relation = "pgtrickle_changes.changes_1";
     pgt::ir::IdentityTarget target{
         "public.st", pgt::rowid::Domain::kKeylessRow, {"grp", "s"}, false};
     EXPECT_NE(pgt::diff::apply_sql(s, target).find("pg_visible_in_snapshot"), std::string::npos);
-    s.windowed = false;
-    s.buffer = pgt::diff::transition_rows(s, kTypes, {{}, {pgt::diff::kTransitionNew}});
+    s.delta.kind = pgt::ir::DeltaInput::Kind::kTransitionTables;
+    s.delta.relation = pgt::diff::transition_rows(s, kTypes, {{}, {pgt::diff::kTransitionNew}});
     const std::string sql = pgt::diff::apply_sql(s, target);
     EXPECT_EQ(sql.find("pg_visible_in_snapshot"), std::string::npos) << sql;
     EXPECT_EQ(sql.find('$'), std::string::npos) << sql;
@@ -93,10 +93,10 @@ TEST(TransitionRows, a_join_rescan_over_transition_relations_reads_no_window) {
     j.outputs = {"id", "bid"};
     for (std::size_t i = 0; i < 2; i++) {
         pgt::diff::JoinSide side{
-            pgt::diff::transition_rows(scan(), kTypes, pgt::diff::source_transition_tables(i)),
+            {pgt::ir::DeltaInput::Kind::kTransitionTables,
+             pgt::diff::transition_rows(scan(), kTypes, pgt::diff::source_transition_tables(i))},
             {2},
-            {i == 0 ? "id" : "bid"},
-            false};
+            {i == 0 ? "id" : "bid"}};
         j.sides.push_back(side);
     }
     pgt::ir::IdentityTarget target{
@@ -121,8 +121,8 @@ TEST(IdentityLocks, one_lock_per_touched_identity_in_one_order_after_the_where_c
 
 TEST(KeyedApply, deletes_only_rows_showing_the_before_image_when_asked) {
     pgt::ir::ScanFilterProject s = scan();
-    s.windowed = false;
-    s.buffer = pgt::diff::transition_rows(s, kTypes, {{pgt::diff::kTransitionOld}, {}});
+    s.delta.kind = pgt::ir::DeltaInput::Kind::kTransitionTables;
+    s.delta.relation = pgt::diff::transition_rows(s, kTypes, {{pgt::diff::kTransitionOld}, {}});
     pgt::ir::IdentityTarget target{"public.st", pgt::rowid::Domain::kScanKey, {"grp"}, true};
     const std::string plain = pgt::diff::apply_sql(s, target);
     target.delete_only_same = true;

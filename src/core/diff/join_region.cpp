@@ -34,8 +34,7 @@ namespace {
 
 ir::ScanFilterProject region_scan(const ir::RegionSource& s) {
     ir::ScanFilterProject scan;
-    scan.buffer = s.buffer;
-    scan.windowed = s.windowed;
+    scan.delta = s.delta;
     scan.columns = s.columns;
     scan.prefilter = s.prefilter;
     return scan;

@@ -27,9 +27,10 @@ std::string keys_cte(const JoinSide& s, std::size_t i) {
         olds.push_back("b.o" + std::to_string(a));
         news.push_back("b.n" + std::to_string(a));
     }
-    std::string where = " FROM " + s.buffer + " b WHERE " +
-                        (s.windowed ? window_predicate("b", static_cast<int>(5 * i)) : "true") +
-                        " AND b.action";
+    std::string where =
+        " FROM " + s.delta.relation + " b WHERE " +
+        (s.delta.windowed() ? window_predicate("b", static_cast<int>(5 * i)) : "true") +
+        " AND b.action";
     return keys_name(i) + " AS (SELECT " + join(olds, ", ") + where +
            " IN ('U', 'D') UNION SELECT " + join(news, ", ") + where + " IN ('I', 'U'))";
 }

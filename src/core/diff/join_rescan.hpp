@@ -30,10 +30,9 @@
 namespace pgt::diff {
 
 struct JoinSide {
-    std::string buffer;                    // its Δ: as ir::ScanFilterProject::buffer
+    ir::DeltaInput delta;                  // its Δ
     std::vector<int> key_attnums;          // the unique key's source columns
     std::vector<std::string> key_outputs;  // quoted output columns holding them (same order)
-    bool windowed = true;                  // as ir::ScanFilterProject::windowed
 };
 
 struct JoinRescan {

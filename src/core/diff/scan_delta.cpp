@@ -17,7 +17,7 @@ namespace {
 // The rows of the scan's Δ among those of its FROM item `b`: the frontier
 // window of a buffer; every row of a transition relation.
 std::string delta_predicate(const ir::ScanFilterProject& scan, const std::string& b, int base) {
-    return scan.windowed ? window_predicate(b, base) : "true";
+    return scan.delta.windowed() ? window_predicate(b, base) : "true";
 }
 
 std::string action_is_not(const std::string& col, const char* a, const char* b) {
@@ -68,7 +68,7 @@ std::string image_side(const ir::ScanFilterProject& scan, char prefix, const cha
     for (std::string& c : image_columns(scan, prefix)) {
         cols.push_back(std::move(c));
     }
-    return "SELECT " + join(cols, ", ") + " FROM " + scan.buffer + " b WHERE " +
+    return "SELECT " + join(cols, ", ") + " FROM " + scan.delta.relation + " b WHERE " +
            delta_predicate(scan, "b", base) + " AND " + actions + " AND " + unchanged_update(scan);
 }
 
@@ -80,7 +80,7 @@ struct ImageKeeps {
 };
 
 ImageKeeps image_keeps(const ir::ScanFilterProject& scan) {
-    ImageKeeps k{scan.buffer + " b", action_is_not("b.action", "I", "T"),
+    ImageKeeps k{scan.delta.relation + " b", action_is_not("b.action", "I", "T"),
                  action_is_not("b.action", "D", "T")};
     if (!scan.prefilter.empty()) {
         // The prefilter over each image's columns by name; PostgreSQL pulls

@@ -59,7 +59,7 @@ std::string source_transition_name(std::size_t source, TransitionSlot slot);
 TransitionTables source_transition_tables(std::size_t source);
 
 // A FROM item of buffer-shaped rows over transition tables, for
-// ScanFilterProject::buffer with windowed = false: each row of an old
+// a DeltaInput of kind kTransitionTables: each row of an old
 // table a delete ('D', seq 1), each of a new table an insert ('I', seq 2);
 // an updated row is the pair, which netting matches up (a row updated on
 // columns the query does not read nets to nothing). types: per scan

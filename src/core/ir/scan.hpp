@@ -36,14 +36,25 @@ struct OutputColumn {
     std::string name;  // quoted output column name
 };
 
+// The Δ of a base relation, the input of the differentiation rules: a
+// FROM item of buffer-shaped rows (seq, action, xid, o<attnum>...,
+// n<attnum>...), of one of two kinds.
+struct DeltaInput {
+    enum class Kind : std::uint8_t {
+        // A quoted, schema-qualified change buffer, read through its
+        // frontier window (DIFFERENTIAL; window parameters $1..$5).
+        kBufferWindow,
+        // Every row of a FROM item over a statement's transition tables
+        // (diff::transition_rows; IMMEDIATE): they hold committed states only.
+        kTransitionTables,
+    };
+    Kind kind = Kind::kBufferWindow;
+    std::string relation;
+    bool windowed() const { return kind == Kind::kBufferWindow; }
+};
+
 struct ScanFilterProject {
-    // Where the scan's Δ comes from, as a FROM item of buffer-shaped rows
-    // (seq, action, xid, o<attnum>..., n<attnum>...): a quoted,
-    // schema-qualified change buffer read through its frontier window
-    // (windowed), or every row of a relation over a statement's transition
-    // tables (diff::transition_rows; IMMEDIATE).
-    std::string buffer;
-    bool windowed = true;
+    DeltaInput delta;                   // where the scan's Δ comes from
     std::string alias;                  // quoted alias the expressions use for the source
     std::vector<SourceColumn> columns;  // every live source column
     std::string predicate;              // deparsed WHERE, empty when none
@@ -173,12 +184,11 @@ struct KeptCopy {
 // (CTEs __pgt_old_<i> and __pgt_new_<i>, i = index in `sources`), each
 // selecting the identity key expressions.
 struct RegionSource {
-    std::string buffer;                 // its Δ: as ScanFilterProject::buffer (with `windowed`)
+    DeltaInput delta;                   // its Δ
     int window = 0;                     // parameter block: $(5*window+1)..$(5*window+5)
     std::vector<SourceColumn> columns;  // every live column (the images' columns)
     std::string prefilter;              // as ScanFilterProject::prefilter, for this table
     KeptCopy kept;                      // table "" when the branches read the table itself
-    bool windowed = true;               // as ScanFilterProject::windowed
 };
 
 struct RegionBranch {

@@ -385,12 +385,12 @@ void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
     }
     const Oid relid = q.scan.source_relid;
     ir::ScanFilterProject scan = scan_ir(spi, q, relid, "");
-    scan.windowed = false;
+    scan.delta.kind = ir::DeltaInput::Kind::kTransitionTables;
     const std::vector<std::string> types = buffer_column_types(relid, q.scan.referenced_attnums);
     const Locking locking = locking_of(q, scan);
     for (const char* e = kEvents; *e != 0; e++) {
         const diff::TransitionTables tables = event_tables(*e);
-        scan.buffer = diff::transition_rows(scan, types, tables);
+        scan.delta.relation = diff::transition_rows(scan, types, tables);
         // A keyed projection replaces its touched rows from the after-images
         // (diff::transition_keyed_sql: no netting, no sort); every other
         // shape runs DIFFERENTIAL's program over the transition rows.

@@ -81,7 +81,7 @@ constexpr double kOnePassFraction = 0.1;
 ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
                               const std::string& buffer) {
     ir::ScanFilterProject scan;
-    scan.buffer = buffer;
+    scan.delta = {ir::DeltaInput::Kind::kBufferWindow, buffer};
     scan.alias = kScanAlias;
     scan.columns = source_columns(relid, q.scan.referenced_attnums);
     scan.predicate = q.scan.predicate;
@@ -152,6 +152,14 @@ std::string transition_input(Oid relid, const std::vector<int>& attnums, std::si
                                  diff::source_transition_tables(i));
 }
 
+// A source's Δ: its change buffer's window, or (IMMEDIATE) the FROM item
+// transition_input made over its transition relations.
+ir::DeltaInput delta_input(const std::string& relation, bool immediate) {
+    return {
+        immediate ? ir::DeltaInput::Kind::kTransitionTables : ir::DeltaInput::Kind::kBufferWindow,
+        relation};
+}
+
 std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
                        bool immediate) {
     std::vector<std::pair<CaptureSource, int>> sides;
@@ -177,7 +185,7 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
         if (i == q.join.preserved) {
             j.preserved = static_cast<int>(j.sides.size());
         }
-        diff::JoinSide side{src.buffer, q.join.key_attnums[i], {}, !immediate};
+        diff::JoinSide side{delta_input(src.buffer, immediate), q.join.key_attnums[i], {}};
         for (int pos : q.join.key_outputs[i]) {
             side.key_outputs.push_back(quote_ident(q.columns[pos].name));
         }
@@ -303,9 +311,9 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
             attach_frontier(spi, st.pgt_id, src);
         }
         order.emplace_back(src.source_id, r.sources.size());
-        r.sources.push_back({src.buffer, 0, source_columns(relid, attnums),
+        r.sources.push_back({delta_input(src.buffer, immediate), 0, source_columns(relid, attnums),
                              i < q.region.prefilters.size() ? q.region.prefilters[i] : "",
-                             ir::KeptCopy{}, !immediate});
+                             ir::KeptCopy{}});
     }
     std::sort(order.begin(), order.end());
     for (std::size_t w = 0; w < order.size(); w++) {
@@ -367,7 +375,7 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
     // IMMEDIATE (transition tables: no state that never committed, so no
     // fallback) leaves out the rescan of linear aggregates' groups, which a
     // consistent table never needs: its trigger recomputes when one would.
-    if (diff::linear_aggregates(a) && !g.scan.windowed) {
+    if (diff::linear_aggregates(a) && !g.scan.delta.windowed()) {
         p.main = diff::algebraic_group_sql(a, identity_target(st), false, false);
     } else if (diff::linear_aggregates(a)) {
         p.main = diff::algebraic_group_sql(a, identity_target(st), false);
@@ -404,7 +412,7 @@ std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const
     ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
                       q.scan.having};
     ir::IdentityTarget target = identity_target(st);
-    target.delete_only_same = !scan.windowed;
+    target.delete_only_same = !scan.delta.windowed();
     if (!q.scan.grouping_arms.empty()) {
         ir::GroupingSetsRescan gs{scan, g.source_table, kGroupingSetColumn, q.scan.grouping_keys,
                                   q.scan.grouping_arms};

@@ -1,5 +1,5 @@
 // The delta programs of one-table queries, made over either input a scan's
-// Δ can have (ir::ScanFilterProject::buffer): a change buffer's frontier
+// Δ can have (ir::DeltaInput): a change buffer's frontier
 // window (DIFFERENTIAL) or a statement's transition tables (IMMEDIATE).
 #pragma once
 
