@@ -5,7 +5,9 @@
 // under session_replication_role = replica, which the apply worker uses).
 // Invariant: every refresh is checked with the oracle and its action; the
 // subscriber's copy is compared with the publisher's stream table.
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "eventually.hpp"
 #include "fixture.hpp"
@@ -145,6 +147,52 @@ TEST_F(Replication, subscriber_stream_table_follows_replicated_changes) {
     EXPECT_EQ(action(sub, "by_region"), "DIFFERENTIAL");
     EXPECT_MATCHES_QUERY(sub, "by_region");
     sub.exec("DROP SUBSCRIPTION orders_sub");
+}
+
+// A FULL stream table on a subscriber over a replicated table: the apply
+// worker fires no statement triggers, so the table's change notes cannot
+// tell when the copy changed; the scheduler recomputes it at every due time
+// instead of trusting them, and it follows the publisher's writes.
+TEST_F(Replication, subscriber_full_stream_table_follows_replicated_changes) {
+    Conn pub = fresh_db(pub_cluster(), "fullsrcdb");
+    pub.exec(
+        "CREATE TABLE orders (id int PRIMARY KEY, region text, amount int);"
+        "INSERT INTO orders SELECT g, 'r' || g % 3, g FROM generate_series(1, 30) g;"
+        "CREATE PUBLICATION full_pub FOR TABLE orders");
+    Conn sub = fresh_db(sub_cluster(), "fullreplicadb");
+    sub.exec(
+        "CREATE EXTENSION pg_trickle;"
+        "CREATE TABLE orders (id int PRIMARY KEY, region text, amount int)");
+    subscribe(sub, "full_sub", "fullsrcdb", "full_pub");
+    ASSERT_TRUE(
+        eventually([&] { return sub.scalar("SELECT count(*) FROM orders") == "30"; }, "the copy"));
+    sub.exec(
+        "SELECT pgtrickle.create_stream_table('by_region', 'SELECT region, sum(amount) AS total "
+        "FROM orders GROUP BY region', schedule => '1s', refresh_mode => 'FULL')");
+    EXPECT_EQ(sub.scalar("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgt_note_%'"), "1");
+    sub.exec("ALTER SYSTEM SET pg_trickle.enabled = on");
+    sub.exec("SELECT pg_reload_conf()");
+    // The worker's first refresh of it (it trusts no note before one).
+    const bool started = bool(eventually(
+        [&] {
+            return sub.scalar(
+                       "SELECT count(*) FROM pgtrickle.pgt_refresh_history WHERE "
+                       "initiated_by = 'SCHEDULER'") != "0";
+        },
+        "a scheduled refresh"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    pub.exec("UPDATE orders SET amount = amount * 2 WHERE id < 10");
+    ASSERT_TRUE(
+        eventually([&] { return sub.scalar("SELECT amount FROM orders WHERE id = 1") == "2"; },
+                   "the update to arrive"));
+    const bool followed = bool(eventually([&] { return bool(matches_query(sub, "by_region")); },
+                                          "by_region to follow the replicated update"));
+    sub.exec("ALTER SYSTEM RESET pg_trickle.enabled");
+    sub.exec("SELECT pg_reload_conf()");
+    EXPECT_TRUE(started);
+    EXPECT_TRUE(followed);
+    EXPECT_EQ(action(sub, "by_region"), "FULL");
+    sub.exec("DROP SUBSCRIPTION full_sub");
 }
 
 }  // namespace
