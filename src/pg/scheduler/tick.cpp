@@ -17,6 +17,7 @@
 
 #include "core/dag/calculated.hpp"
 #include "core/dag/diamond.hpp"
+#include "core/dag/due.hpp"
 #include "core/dag/graph.hpp"
 #include "core/error.hpp"
 #include "core/sched/alert.hpp"
@@ -109,8 +110,9 @@ void load_tables(Spi& spi, TickState& ts) {
         t.consecutive_errors = std::stoi(*r[6]);
         t.last_refresh_us = micros(r[7]);
         t.created_us = std::stoll(*r[8]);
-        // FULL tables have no change buffer: every due time counts as pending;
-        // so does a reinitialisation DDL asked for. IMMEDIATE tables are
+        // FULL tables have no change buffer: every due time counts as pending
+        // (unless load_notes finds their change notes); so does a
+        // reinitialisation DDL asked for. IMMEDIATE tables are
         // kept by their sources' statements: refreshed only to reinitialise.
         t.must_refresh = *r[9] != "t" || *r[10] == "t";
         t.pending =
@@ -263,29 +265,21 @@ bool read_state(TickState& ts, SchedulerMemory& mem) {
     return present;
 }
 
-std::set<int64_t> due_tables(const TickState& ts, const SchedulerMemory& mem,
-                             const std::map<dag::NodeId, sched::EffectiveSchedule>& eff) {
-    std::set<int64_t> due;
-    std::vector<dag::NodeId> order = dag::topological_order(ts.graph);
-    int64_t now = now_us();
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {  // consumers first
-        const TableInfo& t = ts.tables.at(*it);
-        sched::DueInput in;
+// What the due rule reads of each table now (dag::due_set, plan_wait).
+dag::DueInputs due_inputs(const TickState& ts, const SchedulerMemory& mem) {
+    dag::DueInputs out;
+    const int64_t now = now_us();
+    for (const auto& [id, t] : ts.tables) {
+        sched::DueInput& in = out[id];
         in.status = t.status;
         in.now_us = now;
         in.last_refresh_us = t.last_refresh_us;
         in.created_us = t.created_us;
         in.has_pending_changes = t.pending;
-        for (dag::NodeId d : ts.graph.downstreams(*it)) {
-            in.consumer_due = in.consumer_due || due.count(d) != 0;
-        }
-        auto m = mem.tables.find(t.pgt_id);
+        auto m = mem.tables.find(id);
         in.retry_not_before_us = m == mem.tables.end() ? 0 : m->second.retry_not_before_us;
-        if (sched::is_due(eff.at(*it), in)) {
-            due.insert(*it);
-        }
     }
-    return due;
+    return out;
 }
 
 double next_random(SchedulerMemory& mem) {
@@ -549,34 +543,18 @@ void trim_buffers(SchedulerMemory& mem) {
 void plan_sleep(const TickState& ts, SchedulerMemory& mem,
                 const std::map<dag::NodeId, sched::EffectiveSchedule>& eff,
                 const SourceWriteCounts& counts) {
-    TickState waiting = ts;
-    for (auto& [id, t] : waiting.tables) {
-        t.pending = true;
-    }
-    const std::set<int64_t> due_on_change = due_tables(waiting, mem, eff);
+    const dag::DueInputs inputs = due_inputs(ts, mem);
+    const dag::Wait wait = dag::plan_wait(ts.graph, eff, inputs);
     std::vector<Oid> wake;
-    const int64_t now = now_us();
-    int64_t next = now + int64_t(g_scheduler_interval_ms) * 1000;
-    for (const auto& [id, t] : ts.tables) {
-        if (due_on_change.count(id) != 0) {
-            if (!t.pending) {
-                wake.insert(wake.end(), t.sources.begin(), t.sources.end());
-            }
-            continue;
-        }
-        sched::DueInput in;
-        in.status = t.status;
-        in.now_us = now;
-        in.last_refresh_us = t.last_refresh_us;
-        in.created_us = t.created_us;
-        auto m = mem.tables.find(id);
-        in.retry_not_before_us = m == mem.tables.end() ? 0 : m->second.retry_not_before_us;
-        if (std::optional<int64_t> at = sched::next_due_us(eff.at(id), in)) {
-            next = std::min(next, *at);
-        }
+    for (dag::NodeId id : wait.due_on_change) {
+        const std::vector<Oid>& sources = ts.tables.at(id).sources;
+        wake.insert(wake.end(), sources.begin(), sources.end());
     }
     set_wake_sources(MyDatabaseId, wake);
-    mem.sleep_ms = static_cast<int>(std::max<int64_t>(1, (next - now + 999) / 1000));
+    const int64_t now = inputs.empty() ? now_us() : inputs.begin()->second.now_us;
+    const int64_t longest = int64_t(g_scheduler_interval_ms) * 1000;
+    const int64_t until = wait.until_us ? std::min(*wait.until_us - now, longest) : longest;
+    mem.sleep_ms = static_cast<int>(std::max<int64_t>(1, (until + 999) / 1000));
     const SourceWriteCounts after = source_write_counts(MyDatabaseId);
     for (Oid relid : wake) {
         const auto b = static_cast<std::size_t>(source_write_bucket(relid));
@@ -608,7 +586,7 @@ bool run_tick(SchedulerMemory& memory) {
     auto eff = dag::effective_schedules(ts.graph, schedules,
                                         std::chrono::seconds(g_default_schedule_seconds),
                                         std::chrono::seconds(g_min_schedule_seconds));
-    std::set<int64_t> due = due_tables(ts, memory, eff);
+    std::set<int64_t> due = dag::due_set(ts.graph, eff, due_inputs(ts, memory));
     for (const dag::RefreshUnit& unit : units_to_run(ts, memory, due)) {
         UnitRun u{unit, ts, memory, eff};
         run_unit(u);
