@@ -1095,6 +1095,16 @@ BEGIN
                                      JOIN pgtrickle.pgt_frontiers f
                                        ON f.source_id OPERATOR(pg_catalog.=) src.source_id
                                     WHERE f.pgt_id OPERATOR(pg_catalog.=) s.pgt_id)),
+               -- FULL: the tables whose writes it waits for (change notes),
+               -- or that it is recomputed at every due time.
+               ('change_notes', CASE WHEN s.refresh_mode OPERATOR(pg_catalog.=) 'FULL' THEN
+                    COALESCE(
+                        (SELECT pg_catalog.string_agg(t.tgrelid::pg_catalog.regclass::pg_catalog.text,
+                                                      ', ' ORDER BY 1)
+                           FROM pg_catalog.pg_trigger t
+                          WHERE t.tgname OPERATOR(pg_catalog.=)
+                                ('pgt_note_' OPERATOR(pg_catalog.||) s.pgt_id)),
+                        'none: recomputed at every due time') END),
                ('delta_statement', s.delta_sql),
                ('delta_plan', pgtrickle._explain_program(s.delta_sql))) AS x(property, value)
      WHERE s.pgt_id OPERATOR(pg_catalog.=) id;

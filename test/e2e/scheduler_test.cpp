@@ -339,6 +339,14 @@ TEST_F(Scheduler, an_unwritten_full_stream_table_is_not_recomputed) {
                   " src:pgt_note_" +
                   db->scalar(
                       "SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE pgt_name = 'full_st'"));
+    auto notes = [&](const std::string& st) {
+        return db->scalar(
+            "SELECT value FROM pgtrickle.explain_st($1) WHERE property = "
+            "'change_notes'",
+            {st});
+    };
+    EXPECT_EQ(notes("full_st"), "other, src");
+    EXPECT_EQ(notes("clock_st"), "none: recomputed at every due time");
     // The worker refreshes each once after it first sees them.
     ASSERT_TRUE(eventually([&] { return scheduler_refreshes("full_st") >= 1; },
                            "a first scheduled refresh of full_st"));
