@@ -30,9 +30,9 @@ namespace {
                 "This version maintains differentially: SELECT, SELECT DISTINCT, GROUP BY "
                 "[HAVING] and aggregates without GROUP BY over one table or a join of up to 8 "
                 "tables (inner joins, derived tables that are plain joins, LEFT or RIGHT joins "
-                "to one table read only in its ON and the select list), also with GROUPING "
-                "SETS, CUBE or ROLLUP and with [NOT] EXISTS or [NOT] IN subqueries in WHERE. "
-                "Other queries are "
+                "to one table read only in its ON and the select list, a FULL JOIN of two "
+                "tables), also with GROUPING SETS, CUBE or ROLLUP, with [NOT] EXISTS or [NOT] "
+                "IN subqueries in WHERE and with scalar subqueries. Other queries are "
                 "recomputed by FULL refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }
