@@ -258,22 +258,8 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 -- such relation, 42809 when it is not a stream table.
 CREATE FUNCTION pgtrickle._stream_table_id(name text)
 RETURNS bigint
-LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-    rel pg_catalog.regclass := name::pg_catalog.regclass;
-    id bigint;
-BEGIN
-    SELECT s.pgt_id INTO id FROM pgtrickle.pgt_stream_tables s
-     WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel;
-    IF id IS NULL THEN
-        RAISE EXCEPTION '"%" is not a stream table', name
-            USING ERRCODE = '42809',
-                  HINT = 'pgtrickle.pgt_status() lists the stream tables.';
-    END IF;
-    RETURN id;
-END
-$$;
+AS 'MODULE_PATHNAME', 'pgt_stream_table_id'
+LANGUAGE C STABLE;
 
 -- A stream table's refreshes, the latest first (at most max_rows).
 CREATE FUNCTION pgtrickle.get_refresh_history(name text, max_rows integer DEFAULT 20)

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "core/diff/scan_delta.hpp"
+#include "pg/api/args.hpp"
+#include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
@@ -23,6 +25,8 @@ extern "C" {
 
 PG_FUNCTION_INFO_V1(pgt_pending_changes);
 Datum pgt_pending_changes(PG_FUNCTION_ARGS);
+PG_FUNCTION_INFO_V1(pgt_stream_table_id);
+Datum pgt_stream_table_id(PG_FUNCTION_ARGS);
 }
 
 namespace pgt::pg {
@@ -88,5 +92,19 @@ Datum pgt_pending_changes(PG_FUNCTION_ARGS) {
             PG_RETURN_NULL();
         }
         PG_RETURN_INT64(*n);
+    });
+}
+
+// The pgt_id of the stream table `name` names (42P01 when no relation has
+// that name, 42809 when it is not a stream table), for the SQL functions
+// of the API; in C so an error names the function the user called, not
+// this helper.
+Datum pgt_stream_table_id(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        const std::string name = pgt::pg::Args(fcinfo).required_text(0, "name");
+        pgt::pg::Spi spi = pgt::pg::Spi::connect();
+        const int64_t id = pgt::pg::resolve_stream_table(spi, name, false).pgt_id;
+        spi.close();
+        PG_RETURN_INT64(id);
     });
 }
