@@ -119,6 +119,8 @@ std::string attnum_list(const std::vector<int>& attnums) {
     return s;
 }
 
+}  // namespace
+
 // Capture fires whatever session_replication_role says: the changes a
 // logical-replication subscriber or a replica-role session applies reach
 // the stream tables too, and no session can skip capture by setting it.
@@ -126,6 +128,8 @@ void enable_always(Spi& spi, const std::string& quoted_source, const std::string
     catalog::exec_as_owner(
         spi, "ALTER TABLE " + quoted_source + " ENABLE ALWAYS TRIGGER " + quote_ident(trigger));
 }
+
+namespace {
 
 // The row trigger depends on each column it captures (pg_depend, as a
 // trigger's UPDATE OF list does), so PostgreSQL refuses ALTER COLUMN ...

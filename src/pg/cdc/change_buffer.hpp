@@ -38,6 +38,10 @@ struct CaptureSource {
 // right to create a trigger on the source (42501 otherwise).
 CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>& attnums);
 
+// ALTER TABLE ... ENABLE ALWAYS TRIGGER: a trigger of ours on a source fires
+// whatever session_replication_role says (trigger: its unquoted name).
+void enable_always(Spi& spi, const std::string& quoted_source, const std::string& trigger);
+
 // Whether ensure_capture(source_relid, attnums) would install a capture or
 // add columns to one (what needs the right to create a trigger on it).
 bool capture_would_change(Spi& spi, Oid source_relid, const std::vector<int>& attnums);

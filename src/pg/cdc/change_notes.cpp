@@ -2,6 +2,7 @@
 #include "pg/cdc/change_notes.hpp"
 
 #include "pg/boundary/boundary.hpp"
+#include "pg/cdc/change_buffer.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/common/relation_names.hpp"
 #include "pg/scheduler/hooks.hpp"
@@ -45,15 +46,6 @@ std::string table_blocker(Oid relid, Oid owner) {
     return why.empty() ? "" : "table " + relation_display_name(relid) + " " + why;
 }
 
-Oid owner_of(Oid relid) {
-    return pg_call([&] {
-        Relation rel = relation_open(relid, AccessShareLock);
-        Oid owner = rel->rd_rel->relowner;
-        relation_close(rel, AccessShareLock);
-        return owner;
-    });
-}
-
 Datum note_write(FunctionCallInfo fcinfo) {
     if (!CALLED_AS_TRIGGER(fcinfo)) {
         throw pgt::Error("39P01", "pgtrickle._note_write called outside a trigger");
@@ -95,7 +87,7 @@ std::string change_notes_blocker(const AnalyzedQuery& q, Oid owner) {
 
 void install_change_notes(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     drop_change_notes(spi, st.pgt_id);
-    if (!change_notes_blocker(q, owner_of(st.relid)).empty()) {
+    if (!change_notes_blocker(q, relation_owner(st.relid)).empty()) {
         return;
     }
     const std::string name = quote_ident(note_trigger_name(st.pgt_id));
@@ -109,9 +101,8 @@ void install_change_notes(Spi& spi, const catalog::StreamTableRow& st, const Ana
                                         table +
                                         " FOR EACH STATEMENT EXECUTE FUNCTION "
                                         "pgtrickle._note_write()");
-        // Writes applied by logical replication or under
-        // session_replication_role = replica are notes too.
-        catalog::exec_as_owner(spi, "ALTER TABLE " + table + " ENABLE ALWAYS TRIGGER " + name);
+        // Writes under session_replication_role = replica are notes too.
+        enable_always(spi, table, note_trigger_name(st.pgt_id));
     }
 }
 

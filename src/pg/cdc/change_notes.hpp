@@ -25,8 +25,7 @@ namespace pgt::pg {
 // The name of stream table pgt_id's note triggers.
 std::string note_trigger_name(int64_t pgt_id);
 
-// Why st's sources get no notes ("" when they can): shown by
-// explain_refresh_mode.
+// Why st's sources get no notes ("" when they can).
 std::string change_notes_blocker(const AnalyzedQuery& q, Oid owner);
 
 // Drops st's notes, then installs them when change_notes_blocker allows.

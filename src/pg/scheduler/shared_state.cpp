@@ -189,19 +189,6 @@ void request_probe(Oid dboid) {
     }
 }
 
-void wake_scheduler(Oid dboid) {
-    if (g_shared == nullptr) {
-        return;
-    }
-    SpinLockAcquire(&g_shared->mutex);
-    DbSlot* s = find_slot(dboid);
-    Latch* latch = s != nullptr && s->state == SlotState::kRunning ? s->latch : nullptr;
-    SpinLockRelease(&g_shared->mutex);
-    if (latch != nullptr) {
-        SetLatch(latch);
-    }
-}
-
 int source_write_bucket(Oid relid) {
     return static_cast<int>(relid % kWriteBuckets);
 }

@@ -60,8 +60,7 @@ SourceWriteCounts source_write_counts(Oid dboid);
 void set_wake_sources(Oid dboid, const std::vector<Oid>& relids);
 
 // Any backend.
-void request_probe(Oid dboid);   // the launcher looks at dboid soon
-void wake_scheduler(Oid dboid);  // sets the worker's latch, if any
+void request_probe(Oid dboid);  // the launcher looks at dboid soon
 // At the commit of a transaction that wrote captured sources relids[0..n)
 // (InvalidOid: any, too many to list): counts them, and sets the worker's
 // latch when one is a wake source.
