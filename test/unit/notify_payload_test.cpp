@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/notify/payload.hpp"
+#include "core/sql/quote.hpp"
 
 #include <cstdio>
 #include <string>
@@ -15,7 +16,7 @@ namespace {
 using pgt::notify::build_payload;
 using pgt::notify::ChangeEvent;
 using pgt::notify::Op;
-using pgt::notify::quote_identifier_like_pg;
+using pgt::sql::quote_identifier;
 
 ChangeEvent docs_event(Op op, std::uint64_t seq) {
     ChangeEvent ev;
@@ -119,28 +120,32 @@ TEST(NotifyPayload, old_key_arity_mismatch_is_internal_error) {
 }
 
 TEST(QuoteIdentifier, lower_case_identifiers_stay_unquoted) {
-    EXPECT_EQ(quote_identifier_like_pg("docs"), "docs");
-    EXPECT_EQ(quote_identifier_like_pg("_t1_x"), "_t1_x");
+    EXPECT_EQ(quote_identifier("docs"), "docs");
+    EXPECT_EQ(quote_identifier("_t1_x"), "_t1_x");
 }
 
 TEST(QuoteIdentifier, mixed_case_space_digit_start_and_empty_are_quoted) {
-    EXPECT_EQ(quote_identifier_like_pg("Docs"), R"("Docs")");
-    EXPECT_EQ(quote_identifier_like_pg("Odd Name"), R"("Odd Name")");
-    EXPECT_EQ(quote_identifier_like_pg("1abc"), R"("1abc")");
-    EXPECT_EQ(quote_identifier_like_pg(""), R"("")");
-    EXPECT_EQ(quote_identifier_like_pg("café"), "\"café\"");
+    EXPECT_EQ(quote_identifier("Docs"), R"("Docs")");
+    EXPECT_EQ(quote_identifier("Odd Name"), R"("Odd Name")");
+    EXPECT_EQ(quote_identifier("1abc"), R"("1abc")");
+    EXPECT_EQ(quote_identifier(""), R"("")");
+    EXPECT_EQ(quote_identifier("café"), "\"café\"");
 }
 
 TEST(QuoteIdentifier, keywords_are_quoted) {
     for (const char* kw : {"select", "table", "from", "where", "user", "order", "group", "left"}) {
-        EXPECT_EQ(quote_identifier_like_pg(kw), std::string("\"") + kw + "\"") << kw;
+        EXPECT_EQ(quote_identifier(kw), std::string("\"") + kw + "\"") << kw;
     }
-    EXPECT_EQ(quote_identifier_like_pg("selects"), "selects");
-    EXPECT_EQ(quote_identifier_like_pg("name"), "name");  // unreserved keyword
+    EXPECT_EQ(quote_identifier("selects"), "selects");
+    EXPECT_EQ(quote_identifier("name"), "name");  // unreserved keyword
+    // Column-name keywords are quoted too, as PostgreSQL's quote_identifier does.
+    for (const char* kw : {"int", "values", "between", "time", "position"}) {
+        EXPECT_EQ(quote_identifier(kw), std::string("\"") + kw + "\"") << kw;
+    }
 }
 
 TEST(QuoteIdentifier, embedded_quote_is_doubled) {
-    EXPECT_EQ(quote_identifier_like_pg(R"(a"b)"), R"("a""b")");
+    EXPECT_EQ(quote_identifier(R"(a"b)"), R"("a""b")");
 }
 
 TEST(NotifyPayload, table_parts_are_quoted_then_json_escaped) {

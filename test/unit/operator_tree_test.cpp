@@ -29,7 +29,7 @@ struct Builder {
         n.op = Op::kScan;
         n.relation = "public.t";
         for (int i = 0; i < columns; i++) {
-            n.columns.push_back(Column{"c" + std::to_string(i), 23, "", std::nullopt});
+            n.columns.push_back(Column{"c" + std::to_string(i), 23, "", std::nullopt, ""});
         }
         n.unique_keys = std::move(keys);
         return t.add(std::move(n));
@@ -52,7 +52,7 @@ struct Builder {
         n.op = op;
         n.children = {child};
         for (int p : picks) {
-            Column c{"o", 23, p < 0 ? "1 + 1" : "", std::nullopt};
+            Column c{"o", 23, p < 0 ? "1 + 1" : "", std::nullopt, ""};
             if (p >= 0) {
                 c.ref = ColumnRef{child, p};
             }
@@ -65,7 +65,7 @@ struct Builder {
         n.op = op;
         n.children = {child};
         for (int i = 0; i < keys; i++) {
-            n.columns.push_back(Column{"k" + std::to_string(i), 23, "", std::nullopt});
+            n.columns.push_back(Column{"k" + std::to_string(i), 23, "", std::nullopt, ""});
         }
         n.key_count = keys;
         return t.add(std::move(n));

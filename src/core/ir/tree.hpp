@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ir/scan.hpp"
 #include "core/rowid/format.hpp"
 
 namespace pgt::ir {
@@ -60,6 +61,10 @@ struct Column {
     uint32_t type = 0;             // type OID
     std::string expr;              // deparsed expression, "" when unknown or a plain reference
     std::optional<ColumnRef> ref;  // the child column it is, when it is one unchanged
+    // The expression deparsed over kImageAlias (schema-qualified, every
+    // column prefixed), so it can be evaluated over change images; set on
+    // the nodes of a level that reads one table (Node::images).
+    std::string image;
 };
 
 // The row identity of a node's output: the domain, and for keys, the
@@ -86,6 +91,17 @@ struct Node {
     std::vector<std::vector<int>> unique_keys;
     bool sampled = false;   // kScan: TABLESAMPLE
     std::string condition;  // kFilter: predicate; kJoin: ON ("" for a cross join)
+    // A level that reads one table has its expressions deparsed a second
+    // time, over the scan's change images (Column::image):
+    //   kScan:   images is true, image_columns the columns the level reads
+    //            (attnum order), each as the table's change images carry it;
+    //   kFilter: image_condition is the condition over the images, and
+    //            prefilter (WHERE) its conjuncts that cannot raise on any
+    //            row ("" none): they may drop images before netting.
+    bool images = false;
+    std::vector<SourceColumn> image_columns;
+    std::string image_condition;
+    std::string prefilter;
     // kJoin and kFilter: conjuncts of the condition `a = b` between two of
     // the node's columns, by their type's default equality (a deterministic
     // collation): every row the node passes has a and b equal, not NULL.

@@ -5,6 +5,7 @@
 #include "core/notify/payload.hpp"
 
 #include "core/error.hpp"
+#include "core/sql/quote.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,39 +15,7 @@ namespace pgt::notify {
 
 namespace {
 
-// PostgreSQL 16 RESERVED_KEYWORD and TYPE_FUNC_NAME_KEYWORD lists, sorted.
-// clang-format off
-constexpr std::array<std::string_view, 101> kQuotedKeywords = {
-    "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "authorization",
-    "binary", "both", "case", "cast", "check", "collate", "collation", "column", "concurrently",
-    "constraint", "create", "cross", "current_catalog", "current_date", "current_role",
-    "current_schema", "current_time", "current_timestamp", "current_user", "default", "deferrable",
-    "desc", "distinct", "do", "else", "end", "except", "false", "fetch", "for", "foreign",
-    "freeze", "from", "full", "grant", "group", "having", "ilike", "in", "initially", "inner",
-    "intersect", "into", "is", "isnull", "join", "lateral", "leading", "left", "like", "limit",
-    "localtime", "localtimestamp", "natural", "not", "notnull", "null", "offset", "on", "only",
-    "or", "order", "outer", "overlaps", "placing", "primary", "references", "returning", "right",
-    "select", "session_user", "similar", "some", "symmetric", "system_user", "table",
-    "tablesample", "then", "to", "trailing", "true", "union", "unique", "user", "using",
-    "variadic", "verbose", "when", "where", "window", "with",
-};
-// clang-format on
-static_assert(std::is_sorted(kQuotedKeywords.begin(), kQuotedKeywords.end()));
-
 constexpr std::string_view kTruncatedTail = ",\"truncated\":true}";
-
-bool is_plain_identifier(std::string_view ident) noexcept {
-    if (ident.empty()) {
-        return false;
-    }
-    const char first = ident.front();
-    if (!((first >= 'a' && first <= 'z') || first == '_')) {
-        return false;
-    }
-    return std::all_of(ident.begin(), ident.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    });
-}
 
 // Appends one JSON object of key values, column name -> value, in argument
 // order ("null" for a missing value).
@@ -81,10 +50,10 @@ std::string qualified_table(const ChangeEvent& ev) {
         return name;
     }
     if (!ev.schema.empty()) {
-        append_quoted_identifier(name, ev.schema);
+        sql::append_quoted_identifier(name, ev.schema);
         name += '.';
     }
-    append_quoted_identifier(name, ev.table);
+    sql::append_quoted_identifier(name, ev.table);
     return name;
 }
 
@@ -120,31 +89,6 @@ std::string_view op_name(Op op) {
             return "DELETE";
     }
     throw Error(sqlstate::kInternalError, "notify payload: invalid operation");
-}
-
-bool is_quoted_keyword(std::string_view word) noexcept {
-    return std::binary_search(kQuotedKeywords.begin(), kQuotedKeywords.end(), word);
-}
-
-void append_quoted_identifier(std::string& out, std::string_view ident) {
-    if (is_plain_identifier(ident) && !is_quoted_keyword(ident)) {
-        out += ident;
-        return;
-    }
-    out += '"';
-    for (const char c : ident) {
-        if (c == '"') {
-            out += '"';
-        }
-        out += c;
-    }
-    out += '"';
-}
-
-std::string quote_identifier_like_pg(std::string_view ident) {
-    std::string out;
-    append_quoted_identifier(out, ident);
-    return out;
 }
 
 void append_json_string(std::string& out, std::string_view s) {

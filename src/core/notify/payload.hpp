@@ -52,15 +52,6 @@ std::string build_payload(const ChangeEvent& ev, std::size_t limit = kPayloadLim
 // < limit bytes; on an exception out is restored to its previous size.
 void append_payload(std::string& out, const ChangeEvent& ev, std::size_t limit = kPayloadLimit);
 
-// True for the fixed keyword list that forces quoting: PostgreSQL's reserved
-// and type/function-name keywords (PG 16 kwlist); see README.md.
-bool is_quoted_keyword(std::string_view word) noexcept;
-
-// PostgreSQL's quote_identifier rule: unquoted iff [a-z_][a-z0-9_]* and not
-// is_quoted_keyword; otherwise wrapped in "..." with every " doubled.
-std::string quote_identifier_like_pg(std::string_view ident);
-void append_quoted_identifier(std::string& out, std::string_view ident);
-
 // Appends s as a JSON string literal (with the quotes): " and \ escaped,
 // bytes < 0x20 as \u00XX, every other byte verbatim (UTF-8 passes through).
 void append_json_string(std::string& out, std::string_view s);

@@ -45,20 +45,17 @@ struct RowIdentityShape {
     std::vector<int> key_columns;  // indexes into AnalyzedQuery::columns
 };
 
-// SELECT <exprs> FROM <one table> [WHERE <pred>], deparsed against the
-// alias kScanAlias so the expressions can be evaluated over change images.
+// A query over one table: what its strategy needs beyond the operator
+// tree, whose nodes hold the expressions deparsed over the change images
+// (ir::Column::image; core/diff/linear differentiates them).
 struct ScanShape {
     Oid source_relid = InvalidOid;
-    std::vector<std::string> exprs;             // one per output column, deparsed
-    std::string predicate;                      // deparsed WHERE, "" when none
-    std::string prefilter;                      // see ir::ScanFilterProject::prefilter
     std::vector<std::string> stable_functions;  // STABLE functions used (a WARNING)
     std::vector<int> referenced_attnums;        // source columns the query reads, ascending
     // GROUP BY over the one table (maintained by recomputing the groups a
     // change touches): the grouping keys are the identity's key columns
-    // (output positions, group clause order); HAVING deparsed, "" if none.
+    // (output positions, group clause order).
     bool grouped = false;
-    std::string having;
     // Grouped, when every grouping key is a plain source column: their
     // attribute numbers (GROUP BY order), for the index advice.
     std::vector<int> group_attnums;

@@ -18,6 +18,7 @@
 #include "pg/boundary/guc.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/common/relation_names.hpp"
+#include "pg/common/type_facts.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -139,6 +140,56 @@ Texts deparse_level(Query* q, const std::vector<Node*>& exprs) {
 std::string text_of(const Texts& texts, const Node* n) {
     auto it = texts.find(n);
     return it == texts.end() ? "" : it->second;
+}
+
+// The table a level reads when it reads that one table and nothing else
+// (no subquery in an expression, no system column): its expressions are
+// then also deparsed over the table's change images. nullptr otherwise.
+RangeTblEntry* image_table(Query* q, std::vector<int>& read) {
+    List* from = q->jointree->fromlist;
+    if (list_length(q->rtable) != 1 || list_length(from) != 1 ||
+        !IsA(linitial(from), RangeTblRef) || q->hasSubLinks) {
+        return nullptr;
+    }
+    RangeTblEntry* rte = rt_fetch(castNode(RangeTblRef, linitial(from))->rtindex, q->rtable);
+    if (rte->rtekind != RTE_RELATION) {
+        return nullptr;
+    }
+    const char* system_column = nullptr;
+    read = referenced_attnums(q, 1, rte->relid, true, &system_column);
+    return system_column == nullptr ? rte : nullptr;
+}
+
+// WHERE, HAVING and the select list of a one-table level, deparsed over
+// kScanAlias with every column prefixed (Column::image).
+Texts deparse_images(Query* q, Oid relid) {
+    std::vector<Node*> exprs;
+    for (Node* n : {q->jointree->quals, q->havingQual}) {
+        if (n != nullptr) {
+            exprs.push_back(n);
+        }
+    }
+    ListCell* lc;
+    foreach (lc, q->targetList) {
+        TargetEntry* te = lfirst_node(TargetEntry, lc);
+        if (!te->resjunk) {
+            exprs.push_back(reinterpret_cast<Node*>(te->expr));
+        }
+    }
+    std::vector<char*> texts(exprs.size(), nullptr);
+    with_pinned_search_path([&] {
+        pg_call([&] {
+            List* ctx = deparse_context_for(kScanAlias, relid);
+            for (std::size_t i = 0; i < exprs.size(); i++) {
+                texts[i] = deparse_expression(exprs[i], ctx, true, false);
+            }
+        });
+    });
+    Texts out;
+    for (std::size_t i = 0; i < exprs.size(); i++) {
+        out[exprs[i]] = texts[i];
+    }
+    return out;
 }
 
 // The column a Var of this level is in the FROM node's output.
@@ -417,8 +468,8 @@ std::optional<int> group_key_of(Query* q, const TargetEntry* te) {
     return std::nullopt;
 }
 
-int lower_project(Lowering& L, Query* q, int child, const Texts& texts, const FromMap& from,
-                  bool grouped) {
+int lower_project(Lowering& L, Query* q, int child, const Texts& texts, const Texts& images,
+                  const FromMap& from, bool grouped) {
     std::vector<ir::Column> cols;
     ListCell* lc;
     foreach (lc, q->targetList) {
@@ -431,6 +482,7 @@ int lower_project(Lowering& L, Query* q, int child, const Texts& texts, const Fr
         c.name = te->resname != nullptr ? te->resname : "";
         c.type = pg_call([&] { return exprType(e); });
         c.expr = text_of(texts, e);
+        c.image = text_of(images, e);
         std::optional<int> p = grouped ? group_key_of(q, te) : var_position(q, from, e);
         if (p) {
             c.ref = ir::ColumnRef{child, *p};
@@ -528,11 +580,22 @@ void lower_ctes(Lowering& L, Query* q, bool deparse) {
 
 int lower_select(Lowering& L, Query* q, bool deparse) {
     Texts texts = deparse ? deparse_level(q, level_expressions(q)) : Texts{};
+    std::vector<int> read;
+    RangeTblEntry* one = deparse ? image_table(q, read) : nullptr;
+    Texts images = one != nullptr ? deparse_images(q, one->relid) : Texts{};
     FromMap from;
     int n = lower_from(L, q, texts, from, deparse);
+    if (one != nullptr) {
+        L.tree.at(n).images = true;
+        L.tree.at(n).image_columns = source_columns(one->relid, read);
+    }
     if (q->jointree->quals != nullptr) {
         n = add_filter(L, n, text_of(texts, q->jointree->quals));
         L.tree.at(n).equalities = column_equalities(q, from, q->jointree->quals);
+        if (one != nullptr) {
+            L.tree.at(n).image_condition = text_of(images, q->jointree->quals);
+            L.tree.at(n).prefilter = image_prefilter(q->jointree->quals, 1, one->relid);
+        }
     }
     const bool grouped = q->groupClause != NIL || q->groupingSets != NIL || q->hasAggs;
     if (grouped) {
@@ -540,11 +603,12 @@ int lower_select(Lowering& L, Query* q, bool deparse) {
     }
     if (q->havingQual != nullptr) {
         n = add_filter(L, n, text_of(texts, q->havingQual));
+        L.tree.at(n).image_condition = text_of(images, q->havingQual);
     }
     if (q->hasWindowFuncs) {
         n = add_node(L, ir::Op::kWindow, {n}, passed_columns(L.tree, n));
     }
-    n = lower_project(L, q, n, texts, from, grouped);
+    n = lower_project(L, q, n, texts, images, from, grouped);
     if (q->distinctClause != NIL) {
         n = lower_distinct(L, q, n);
     }

@@ -388,27 +388,10 @@ std::optional<ir::AlgebraicAgg> algebraic_agg(const Aggref* a, List* ctx) {
     return x;
 }
 
-void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
-    std::vector<char*> exprs;
-    char* pred = nullptr;
-    char* having = nullptr;
+// What the group strategies need beyond the operator tree's image texts:
+// the aggregates kept algebraically, and whether the level is grouped.
+void derive_groups(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
     with_pinned_search_path([&] {
-        pg_call([&] {
-            List* ctx = deparse_context_for(kScanAlias, rte->relid);
-            ListCell* lc;
-            foreach (lc, q->targetList) {
-                TargetEntry* te = lfirst_node(TargetEntry, lc);
-                if (!te->resjunk) {
-                    exprs.push_back(deparse_expression((Node*)te->expr, ctx, true, false));
-                }
-            }
-            if (q->jointree->quals != nullptr) {
-                pred = deparse_expression(q->jointree->quals, ctx, true, false);
-            }
-            if (q->havingQual != nullptr) {
-                having = deparse_expression(q->havingQual, ctx, true, false);
-            }
-        });
         List* ctx = pg_call([&] { return deparse_context_for(kScanAlias, rte->relid); });
         if (auto outs = algebraic_outputs(q, ctx)) {
             out.scan.algebraic = true;
@@ -420,15 +403,11 @@ void deparse_scan(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
         }
     });
     out.scan.source_relid = rte->relid;
-    out.scan.prefilter = image_prefilter(q->jointree->quals, 1, rte->relid);
-    out.scan.exprs.assign(exprs.begin(), exprs.end());
-    out.scan.predicate = pred ? pred : "";
     // GROUP BY, or SELECT DISTINCT read as GROUP BY every output column
     // (unless a source key in the output makes the DISTINCT a no-op).
     out.scan.grouped =
         q->groupClause != NIL || out.scan.algebraic ||
         (q->distinctClause != NIL && out.identity.domain == rowid::Domain::kGroupKey);
-    out.scan.having = having ? having : "";
     plain_group_columns(q, out.scan);
 }
 
@@ -867,7 +846,7 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = std::string("the system column ") + system_column;
         return;
     }
-    deparse_scan(q, rte, out);
+    derive_groups(q, rte, out);
     if (q->groupingSets != NIL) {
         out.scan.grouped = false;  // one arm per set instead
         derive_scan_grouping_sets(q, rte->relid, out.scan);

@@ -225,37 +225,6 @@ void widen_capture(Spi& spi, const CaptureSource& src, const std::vector<int>& h
 
 }  // namespace
 
-std::vector<ir::SourceColumn> source_columns(Oid relid, const std::vector<int>& attnums) {
-    std::vector<ir::SourceColumn> out;
-    std::vector<std::tuple<int, char*, ir::Sameness>> cols;
-    pg_call([&] {
-        Relation rel = relation_open(relid, AccessShareLock);
-        TupleDesc desc = RelationGetDescr(rel);
-        for (int i = 0; i < desc->natts; i++) {
-            Form_pg_attribute att = TupleDescAttr(desc, i);
-            if (att->attisdropped || !contains(attnums, att->attnum)) {
-                continue;
-            }
-            // The buffer holds the base type (see buffer_columns).
-            int32 typmod = att->atttypmod;
-            Oid base = getBaseTypeAndTypmod(att->atttypid, &typmod);
-            ir::Sameness same = ir::Sameness::kImage;
-            if (ties_look_alike(base, typmod, att->attcollation)) {
-                same = ir::Sameness::kEqual;
-            } else if (base == NUMERICOID || base == FLOAT4OID || base == FLOAT8OID ||
-                       base == BPCHAROID || base == TEXTOID || base == VARCHAROID) {
-                same = ir::Sameness::kEqualThenImage;
-            }
-            cols.emplace_back(att->attnum, pstrdup(quote_identifier(NameStr(att->attname))), same);
-        }
-        relation_close(rel, AccessShareLock);
-    });
-    for (auto& [attnum, name, same] : cols) {
-        out.push_back({attnum, name, same});
-    }
-    return out;
-}
-
 namespace {
 
 struct ExistingCapture {

@@ -78,7 +78,4 @@ std::vector<CaptureSource> captured_sources_of(Spi& spi, int64_t pgt_id);
 // modifier and its COLLATE clause, as its buffer columns are declared.
 std::vector<std::string> buffer_column_types(Oid relid, const std::vector<int>& attnums);
 
-// The given live columns of a source, as the delta SQL names them.
-std::vector<ir::SourceColumn> source_columns(Oid relid, const std::vector<int>& attnums);
-
 }  // namespace pgt::pg

@@ -4,10 +4,16 @@
 #include "pg/common/type_facts.hpp"
 
 #include "pg/boundary/boundary.hpp"
+#include "pg/common/quote.hpp"
+
+#include <algorithm>
+#include <tuple>
 
 extern "C" {
 #include "postgres.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
+#include "utils/rel.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
@@ -90,6 +96,40 @@ const char* btree_equality(Oid type) {
                  NameStr(op->oprname));
     ReleaseSysCache(tup);
     return printed;
+}
+
+// The given live columns of a table as its change images carry them: how
+// an update is told to leave each one's value as it was (ir::Sameness).
+std::vector<ir::SourceColumn> source_columns(Oid relid, const std::vector<int>& attnums) {
+    std::vector<ir::SourceColumn> out;
+    std::vector<std::tuple<int, char*, ir::Sameness>> cols;
+    pg_call([&] {
+        Relation rel = relation_open(relid, AccessShareLock);
+        TupleDesc desc = RelationGetDescr(rel);
+        for (int i = 0; i < desc->natts; i++) {
+            Form_pg_attribute att = TupleDescAttr(desc, i);
+            if (att->attisdropped ||
+                std::find(attnums.begin(), attnums.end(), att->attnum) == attnums.end()) {
+                continue;
+            }
+            // The buffer holds the base type (see buffer_columns).
+            int32 typmod = att->atttypmod;
+            Oid base = getBaseTypeAndTypmod(att->atttypid, &typmod);
+            ir::Sameness same = ir::Sameness::kImage;
+            if (ties_look_alike(base, typmod, att->attcollation)) {
+                same = ir::Sameness::kEqual;
+            } else if (base == NUMERICOID || base == FLOAT4OID || base == FLOAT8OID ||
+                       base == BPCHAROID || base == TEXTOID || base == VARCHAROID) {
+                same = ir::Sameness::kEqualThenImage;
+            }
+            cols.emplace_back(att->attnum, pstrdup(quote_identifier(NameStr(att->attname))), same);
+        }
+        relation_close(rel, AccessShareLock);
+    });
+    for (auto& [attnum, name, same] : cols) {
+        out.push_back({attnum, name, same});
+    }
+    return out;
 }
 
 }  // namespace pgt::pg

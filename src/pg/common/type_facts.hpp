@@ -6,6 +6,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "core/ir/scan.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -26,5 +29,10 @@ std::optional<std::string> unmatchable_type(Oid type);
 // The equality of the type's default btree opclass, schema-qualified
 // ("OPERATOR(pg_catalog.=)"); "" when it has none. Runs under pg_call.
 const char* btree_equality(Oid type);
+
+// The given live columns of a table (attnums), in attnum order, as its
+// change images carry them: quoted name and how an unchanged value is told
+// (ir::Sameness).
+std::vector<ir::SourceColumn> source_columns(Oid relid, const std::vector<int>& attnums);
 
 }  // namespace pgt::pg

@@ -16,6 +16,7 @@
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/scan.hpp"
+#include "core/diff/linear.hpp"
 #include "core/ir/tree.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/boundary/boundary.hpp"
@@ -28,6 +29,7 @@
 #include "pg/refresh/programs.hpp"
 #include "pg/refresh/storage.hpp"
 #include "pg/common/settings.hpp"
+#include "pg/common/type_facts.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -79,21 +81,22 @@ constexpr double kOnePassFraction = 0.1;
 }  // namespace
 
 ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
-                              const std::string& buffer) {
-    ir::ScanFilterProject scan;
-    scan.delta = {ir::DeltaInput::Kind::kBufferWindow, buffer};
-    scan.alias = kScanAlias;
-    scan.columns = source_columns(relid, q.scan.referenced_attnums);
-    scan.predicate = q.scan.predicate;
-    scan.prefilter = q.scan.prefilter;
-    if (!scan.prefilter.empty()) {
-        FilterEstimate e = filter_estimate(spi, relid, quoted_relation_name(relid), scan.prefilter);
-        scan.one_pass = e.all > 0 && e.kept >= 0 && e.kept <= kOnePassFraction * e.all;
+                              const ir::DeltaInput& delta) {
+    std::optional<diff::OneTableLevel> level = diff::one_table_level(q.operators);
+    std::optional<ir::ScanFilterProject> scan;
+    if (level) {
+        scan = diff::differentiate_one_table(q.operators, *level, delta);
     }
-    for (size_t i = 0; i < q.columns.size(); i++) {
-        scan.outputs.push_back({q.scan.exprs.at(i), quote_ident(q.columns[i].name)});
+    if (!scan || q.operators.at(level->scan).relid != relid) {
+        throw Error(sqlstate::kInternalError,
+                    "the operator tree of a one-table query has no delta of its scan");
     }
-    return scan;
+    if (!scan->prefilter.empty()) {
+        FilterEstimate e =
+            filter_estimate(spi, relid, quoted_relation_name(relid), scan->prefilter);
+        scan->one_pass = e.all > 0 && e.kept >= 0 && e.kept <= kOnePassFraction * e.all;
+    }
+    return *scan;
 }
 
 namespace {
@@ -409,8 +412,11 @@ std::vector<Oid> multi_table_sources(const AnalyzedQuery& q) {
 
 std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
                               const ir::ScanFilterProject& scan) {
+    std::optional<diff::OneTableLevel> level = diff::one_table_level(q.operators);
+    std::string having =
+        level && level->having >= 0 ? q.operators.at(level->having).image_condition : "";
     ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
-                      q.scan.having};
+                      having};
     ir::IdentityTarget target = identity_target(st);
     target.delete_only_same = !scan.delta.windowed();
     if (!q.scan.grouping_arms.empty()) {
@@ -504,7 +510,9 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     } else if (st.refresh_mode == RefreshMode::kDifferential) {
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
-        st.delta_sql = one_table_program(spi, st, q, scan_ir(spi, q, src.relid, src.buffer));
+        st.delta_sql = one_table_program(
+            spi, st, q,
+            scan_ir(spi, q, src.relid, {ir::DeltaInput::Kind::kBufferWindow, src.buffer}));
     }
     // The format of the program just made (a program is never run by a
     // library of another format: refresh_or_reinitialize).

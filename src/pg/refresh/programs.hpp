@@ -12,10 +12,13 @@
 
 namespace pgt::pg {
 
-// The scan of q's one source relid with its Δ read from `buffer` (a
-// windowed change buffer; the caller may replace it).
+// The Δ of q's one-table level (core/diff/linear over q's operator tree)
+// reading its source relid's change from delta (a buffer window; for
+// IMMEDIATE the transition tables, whose FROM item the caller sets per
+// event, as it depends on the columns read), with the server's facts set:
+// whether the prefilter is selective enough to read images in one pass.
 ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
-                              const std::string& buffer);
+                              const ir::DeltaInput& delta);
 
 // IMMEDIATE over several tables (a join region or a two-table join): the
 // encoded program reading source position i's change from its transition

@@ -1,0 +1,20 @@
+// Identifier quoting as PostgreSQL's quote_identifier does it, for the SQL
+// text core makes (delta programs, notification payloads).
+#pragma once
+#include "core/core.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace pgt::sql {
+
+// True for the fixed keyword list that forces quoting: PostgreSQL's reserved
+// and type/function-name keywords (PG 16 kwlist, a superset of 15's).
+bool is_quoted_keyword(std::string_view word) noexcept;
+
+// Unquoted iff [a-z_][a-z0-9_]* and not is_quoted_keyword; otherwise
+// wrapped in "..." with every " doubled.
+std::string quote_identifier(std::string_view ident);
+void append_quoted_identifier(std::string& out, std::string_view ident);
+
+}  // namespace pgt::sql

@@ -1,0 +1,179 @@
+// Unit tests of the linear rules (src/core/diff/linear): Δ of scan, filter
+// and projection composed over the operator tree of a one-table level, as
+// the scan and group strategies read them.
+#include "core/diff/linear.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using pgt::diff::delta_filter;
+using pgt::diff::delta_project;
+using pgt::diff::differentiate_linear;
+using pgt::diff::differentiate_one_table;
+using pgt::diff::one_table_level;
+using pgt::ir::Column;
+using pgt::ir::DeltaInput;
+using pgt::ir::Node;
+using pgt::ir::Op;
+using pgt::ir::ScanFilterProject;
+using pgt::ir::Tree;
+
+const DeltaInput kBuffer{DeltaInput::Kind::kBufferWindow, "pgtrickle_changes.changes_1"};
+
+int add(Tree& t, Op op, std::vector<int> children) {
+    Node n;
+    n.op = op;
+    n.children = std::move(children);
+    return t.add(std::move(n));
+}
+
+// SELECT id, val * 2 AS twice FROM t [WHERE val > 0], lowered with images.
+Tree one_table(bool where) {
+    Tree t;
+    int s = add(t, Op::kScan, {});
+    t.at(s).relation = "public.t";
+    t.at(s).images = true;
+    t.at(s).image_columns = {{1, "id", pgt::ir::Sameness::kEqual},
+                             {3, "val", pgt::ir::Sameness::kEqualThenImage}};
+    int below = s;
+    if (where) {
+        below = add(t, Op::kFilter, {s});
+        t.at(below).condition = "val > 0";
+        t.at(below).image_condition = "__pgt_src.val > 0";
+        t.at(below).prefilter = "__pgt_src.val > 0";
+    }
+    int p = add(t, Op::kProject, {below});
+    Column id;
+    id.name = "id";
+    id.image = "__pgt_src.id";
+    Column twice;
+    twice.name = "Twice";
+    twice.image = "__pgt_src.val * 2";
+    t.at(p).columns = {id, twice};
+    t.root = p;
+    return t;
+}
+
+TEST(DiffLinear, scan_filter_project_compose_into_one_delta) {
+    Tree t = one_table(true);
+    std::optional<ScanFilterProject> d = differentiate_linear(t, t.root, kBuffer);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->delta.relation, kBuffer.relation);
+    EXPECT_TRUE(d->delta.windowed());
+    EXPECT_EQ(d->alias, "__pgt_src");
+    ASSERT_EQ(d->columns.size(), 2u);
+    EXPECT_EQ(d->columns[1].attnum, 3);
+    EXPECT_EQ(d->predicate, "__pgt_src.val > 0");
+    EXPECT_EQ(d->prefilter, "__pgt_src.val > 0");
+    ASSERT_EQ(d->outputs.size(), 2u);
+    EXPECT_EQ(d->outputs[0].expr, "__pgt_src.id");
+    EXPECT_EQ(d->outputs[1].name, "\"Twice\"");  // quoted as PostgreSQL would
+    EXPECT_FALSE(d->one_pass);                   // a fact of the server, set by the caller
+}
+
+TEST(DiffLinear, the_delta_input_is_passed_through_unchanged) {
+    Tree t = one_table(false);
+    DeltaInput tt{DeltaInput::Kind::kTransitionTables, "(SELECT ...) __pgt_tr"};
+    std::optional<ScanFilterProject> d = differentiate_linear(t, t.root, tt);
+    ASSERT_TRUE(d);
+    EXPECT_FALSE(d->delta.windowed());
+    EXPECT_EQ(d->delta.relation, tt.relation);
+    EXPECT_EQ(d->predicate, "");
+}
+
+TEST(DiffLinear, a_node_without_image_texts_is_refused) {
+    Tree t = one_table(true);
+    t.at(t.root).columns[1].image.clear();
+    EXPECT_FALSE(differentiate_linear(t, t.root, kBuffer));
+    Tree u = one_table(true);
+    u.at(1).image_condition.clear();
+    EXPECT_FALSE(differentiate_linear(u, u.root, kBuffer));
+    Tree v = one_table(false);
+    v.at(0).images = false;
+    EXPECT_FALSE(differentiate_linear(v, v.root, kBuffer));
+}
+
+TEST(DiffLinear, filters_and_projections_over_a_projection_are_refused) {
+    Tree t = one_table(false);
+    ScanFilterProject d = *differentiate_linear(t, t.root, kBuffer);
+    Node f;
+    f.op = Op::kFilter;
+    f.condition = "x";
+    f.image_condition = "x";
+    EXPECT_FALSE(delta_filter(f, d));
+    EXPECT_FALSE(delta_project(t.at(t.root), d));
+    // Other operators are not linear.
+    int a = add(t, Op::kAggregate, {t.root});
+    EXPECT_FALSE(differentiate_linear(t, a, kBuffer));
+}
+
+TEST(DiffLinear, stacked_filters_are_one_conjunction) {
+    Tree t = one_table(true);
+    ScanFilterProject d = *differentiate_linear(t, 1, kBuffer);
+    Node f;
+    f.op = Op::kFilter;
+    f.condition = "id < 9";
+    f.image_condition = "__pgt_src.id < 9";
+    ASSERT_TRUE(delta_filter(f, d));
+    EXPECT_EQ(d.predicate, "(__pgt_src.val > 0) AND (__pgt_src.id < 9)");
+    EXPECT_EQ(d.prefilter, "__pgt_src.val > 0");
+}
+
+TEST(DiffLinear, a_grouped_level_is_differentiated_below_its_aggregate) {
+    // SELECT grp, sum(val) FROM t WHERE val > 0 GROUP BY grp HAVING count(*) > 1
+    Tree t = one_table(true);
+    Node& p = t.at(t.root);
+    p.op = Op::kAggregate;  // reuse the projection slot's position for the tree shape below
+    p.columns.clear();
+    int agg = t.root;
+    int having = add(t, Op::kFilter, {agg});
+    t.at(having).condition = "count(*) > 1";
+    t.at(having).image_condition = "count(*) > 1";
+    int proj = add(t, Op::kProject, {having});
+    Column grp;
+    grp.name = "grp";
+    grp.image = "__pgt_src.grp";
+    Column sum;
+    sum.name = "sum";
+    sum.image = "sum(__pgt_src.val)";
+    t.at(proj).columns = {grp, sum};
+    t.root = proj;
+    std::optional<pgt::diff::OneTableLevel> l = one_table_level(t);
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->project, proj);
+    EXPECT_EQ(l->having, having);
+    EXPECT_EQ(l->aggregate, agg);
+    EXPECT_EQ(l->where, 1);
+    EXPECT_EQ(l->scan, 0);
+    std::optional<ScanFilterProject> d = differentiate_one_table(t, *l, kBuffer);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->predicate, "__pgt_src.val > 0");  // WHERE only: HAVING is the strategy's
+    ASSERT_EQ(d->outputs.size(), 2u);
+    EXPECT_EQ(d->outputs[1].expr, "sum(__pgt_src.val)");
+}
+
+TEST(DiffLinear, a_level_shape_is_found_through_distinct_and_without_where) {
+    Tree t = one_table(false);
+    int d = add(t, Op::kDistinct, {t.root});
+    t.root = d;
+    std::optional<pgt::diff::OneTableLevel> l = one_table_level(t);
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->project, 1);
+    EXPECT_EQ(l->where, -1);
+    EXPECT_EQ(l->aggregate, -1);
+    EXPECT_EQ(l->scan, 0);
+    // A join is not one table.
+    Tree j;
+    int a = add(j, Op::kScan, {});
+    int b = add(j, Op::kScan, {});
+    int jn = add(j, Op::kJoin, {a, b});
+    j.root = add(j, Op::kProject, {jn});
+    EXPECT_FALSE(one_table_level(j));
+}
+
+}  // namespace
