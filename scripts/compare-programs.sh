@@ -3,7 +3,7 @@
 # git revision OLD_REV, makes the same stream tables with it and with the
 # installed (current) library in a private cluster (the 22 TPC-H queries at
 # SF 0.01 and test/programs/shapes.sql), and compares mode, identity and
-# delta program of each, byte for byte.
+# delta program of each, byte for byte (as explain_st formats it).
 # Usage: scripts/compare-programs.sh OLD_REV [OUT_DIR]
 # Installs OLD_REV's library and scripts over the current ones while they
 # run, and puts the current ones back on every exit path.
@@ -64,8 +64,13 @@ dump() {  # $1: label
   psql_do -d cmp -v sf=0.01 -f "$ROOT/bench/tpch/schema.sql" -f "$ROOT/bench/tpch/datagen.sql" \
     > /dev/null
   psql_do -d cmp -f "$OUT/create.sql" > "$OUT/create-$1.log" 2>&1
+  # The program as explain_st formats it (section by section): the same
+  # statements compare equal whichever storage form a revision uses.
   psql_do -d cmp -At -c "SELECT pgt_name, refresh_mode, row_identity_domain,
-      coalesce(pg_catalog.md5(delta_sql), '-') FROM pgtrickle.pgt_stream_tables ORDER BY 1" \
+      coalesce(pg_catalog.md5(pgtrickle._explain_program(coalesce(
+        pg_catalog.to_jsonb(s) OPERATOR(pg_catalog.->>) 'delta_program',
+        pg_catalog.to_jsonb(s) OPERATOR(pg_catalog.->>) 'delta_sql'))), '-')
+      FROM pgtrickle.pgt_stream_tables s ORDER BY 1" \
     > "$OUT/programs-$1.txt"
   cluster_stop "$OUT/data"
 }

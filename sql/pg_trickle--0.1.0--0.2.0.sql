@@ -41,7 +41,7 @@ ALTER TABLE pgtrickle.pgt_stream_tables
     ADD COLUMN reinit_reason text,
     -- pgt_instance.id of the database that made the row (see there)
     ADD COLUMN instance text NOT NULL DEFAULT pgtrickle._instance(),
-    -- the program format delta_sql was written in (src/core/diff/
+    -- the program format delta_program was written in (src/core/diff/
     -- program.hpp, kProgramVersion): one of another format is never run,
     -- the stream table is reinitialised instead
     ADD COLUMN delta_version integer,
@@ -50,6 +50,15 @@ ALTER TABLE pgtrickle.pgt_stream_tables
     -- the query's operator tree with each node's row identity and rule,
     -- as explain_st prints it
     ADD COLUMN operator_tree text;
+-- The delta program is a JSON document (src/core/diff/program.hpp): its
+-- statements and what each reads, queryable with jsonb operators. A 0.1.0
+-- program is not one: its stream table is reinitialised by its next refresh.
+UPDATE pgtrickle.pgt_stream_tables
+   SET reinit_reason = 'delta program made by another pg_trickle version'
+ WHERE delta_sql IS NOT NULL AND reinit_reason IS NULL;
+ALTER TABLE pgtrickle.pgt_stream_tables RENAME COLUMN delta_sql TO delta_program;
+ALTER TABLE pgtrickle.pgt_stream_tables
+    ALTER COLUMN delta_program TYPE jsonb USING NULL;
 ALTER TABLE pgtrickle.pgt_dependencies
     ALTER COLUMN source_relid TYPE regclass USING source_relid::regclass;
 ALTER TABLE pgtrickle.pgt_sources
@@ -71,7 +80,7 @@ CREATE TABLE pgtrickle.pgt_immediate (
     -- M: the events of one statement (ON CONFLICT DO UPDATE, MERGE, a
     -- writable CTE) applied together
     event        "char" NOT NULL CHECK (event IN ('I', 'U', 'D', 'M')),
-    program      text NOT NULL,
+    program      jsonb NOT NULL,  -- a delta program (src/core/diff/program.hpp)
     -- How concurrent writers are kept apart: 'r' the source's row locks
     -- suffice (the stream table's rows are the source's), 'i' lock_sql
     -- locks the identities the change touches, 't' one writer at a time.
@@ -944,7 +953,7 @@ BEGIN
      USING pgtrickle.pgt_stream_tables st
      WHERE f.pgt_id = st.pgt_id AND st.instance <> me;
     UPDATE pgtrickle.pgt_stream_tables
-       SET instance = me, query_tree = NULL, delta_sql = NULL,
+       SET instance = me, query_tree = NULL, delta_program = NULL,
            reinit_reason = COALESCE(reinit_reason, 'restored from a dump')
      WHERE instance <> me;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -1091,8 +1100,9 @@ BEGIN
                           WHERE t.tgname OPERATOR(pg_catalog.=)
                                 ('pgt_note_' OPERATOR(pg_catalog.||) s.pgt_id)),
                         'none: recomputed at every due time') END),
-               ('delta_statement', s.delta_sql),
-               ('delta_plan', pgtrickle._explain_program(s.delta_sql))) AS x(property, value)
+               ('delta_statement', s.delta_program OPERATOR(pg_catalog.->>) 'main'),
+               ('delta_plan', pgtrickle._explain_program(s.delta_program::pg_catalog.text)))
+            AS x(property, value)
      WHERE s.pgt_id OPERATOR(pg_catalog.=) id;
     IF with_analyze THEN
         RETURN QUERY SELECT e.property, e.value FROM pgtrickle._explain_refresh(name) e;

@@ -576,11 +576,13 @@ TEST_F(DifferentialJoin, region_images_come_from_one_pass_over_the_buffer) {
     std::vector<int> differential = create_change_and_check("ip", queries, changes);
     for (std::size_t i = 0; i < queries.size(); i++) {
         EXPECT_EQ(differential[i], static_cast<int>(changes.size())) << queries[i];
-        EXPECT_NE(db->scalar("SELECT delta_sql FROM pgtrickle.pgt_stream_tables WHERE pgt_name = "
-                             "$1",
-                             {"ip" + std::to_string(i)})
-                      .find("__pgt_keep_old"),
-                  std::string::npos)
+        EXPECT_NE(
+            db->scalar(
+                  "SELECT delta_program::text FROM pgtrickle.pgt_stream_tables WHERE pgt_name = "
+                  "$1",
+                  {"ip" + std::to_string(i)})
+                .find("__pgt_keep_old"),
+            std::string::npos)
             << queries[i];
     }
 }
@@ -666,9 +668,11 @@ TEST_F(DifferentialJoin, region_branch_starts_from_the_images_of_a_leaf_table) {
     db->exec("SET pg_trickle.drive_joins_from_changes = off");
     create("leaf_off", query);
     db->exec("RESET pg_trickle.drive_joins_from_changes");
-    EXPECT_EQ(db->scalar("SELECT string_agg(pgt_name || ':' || (delta_sql LIKE '%__pgt_drive%'), "
-                         "',' ORDER BY pgt_name) FROM pgtrickle.pgt_stream_tables"),
-              "leaf:true,leaf_off:false");
+    EXPECT_EQ(
+        db->scalar(
+            "SELECT string_agg(pgt_name || ':' || (delta_program::text LIKE '%__pgt_drive%'), "
+            "',' ORDER BY pgt_name) FROM pgtrickle.pgt_stream_tables"),
+        "leaf:true,leaf_off:false");
     const std::vector<std::string> changes = {
         "UPDATE dims SET g = 'g9' WHERE id = 2",
         "UPDATE parts SET name = 'berry' WHERE id = 1",

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cluster.hpp"
+#include "core/diff/program.hpp"
 #include "oracle.hpp"
 #include "pg_conn.hpp"
 
@@ -74,12 +75,39 @@ protected:
             {st});
     }
 
-    // st's stored delta program (pgt_stream_tables.delta_sql): which form
+    // st's stored delta program (pgt_stream_tables.delta_program, jsonb).
+    pgt::diff::DeltaProgram stored_program(const std::string& st) {
+        return pgt::diff::decode_program(db->scalar(
+            "SELECT delta_program::text FROM pgtrickle.pgt_stream_tables WHERE pgt_relid = "
+            "$1::regclass",
+            {st}));
+    }
+
+    // Every statement of st's delta program, one per line: image steps,
+    // branches, the FULL query, the fallback, fallback image steps, each kept
+    // copy's table, rebuild and apply, then the main statement. Which forms
     // of statement it was given.
     std::string delta_program(const std::string& st) {
-        return db->scalar(
-            "SELECT delta_sql FROM pgtrickle.pgt_stream_tables WHERE pgt_relid = $1::regclass",
-            {st});
+        const pgt::diff::DeltaProgram p = stored_program(st);
+        std::string out;
+        auto add = [&](const std::string& sql) { out += sql + "\n"; };
+        for (const auto& s : p.images) {
+            add(s.sql);
+        }
+        for (const auto& b : p.branches) {
+            add(b.sql);
+        }
+        add(p.full_query);
+        add(p.fallback);
+        for (const auto& s : p.fallback_images) {
+            add(s.sql);
+        }
+        for (const auto& k : p.kept) {
+            add(k.table);
+            add(k.rebuild);
+            add(k.apply);
+        }
+        return out + p.main;
     }
 
     // Writes a successful refresh of st into pgt_refresh_history as if it

@@ -1,4 +1,4 @@
-// Unit tests of the delta program text form (src/core/diff/program).
+// Unit tests of the delta program's JSON form (src/core/diff/program).
 // Invariant: decode(encode(p)) == p, whatever the statements contain.
 #include <gtest/gtest.h>
 
@@ -34,13 +34,26 @@ void expect_same(const std::vector<pgt::diff::Branch>& got,
     }
 }
 
-TEST(DeltaProgram, a_lone_statement_is_stored_as_is) {
-    DeltaProgram p;
-    p.main = "WITH x AS (SELECT 1) SELECT 1, 2, 3";
-    EXPECT_EQ(encode_program(p), p.main);
-    DeltaProgram back = decode_program(p.main);
+TEST(DeltaProgram, a_lone_statement_is_an_object_with_main_only) {
+    DeltaProgram p = pgt::diff::one_statement("WITH x AS (SELECT '\"1\"\n') SELECT 1, 2, 3");
+    EXPECT_EQ(encode_program(p), R"({"main": "WITH x AS (SELECT '\"1\"\u000a') SELECT 1, 2, 3"})");
+    DeltaProgram back = decode_program(encode_program(p));
     EXPECT_TRUE(back.images.empty());
     EXPECT_EQ(back.main, p.main);
+}
+
+TEST(DeltaProgram, members_are_read_in_any_order_and_spacing_as_jsonb_returns_them) {
+    // jsonb sorts keys by length, then bytes, and escapes newlines as \n.
+    DeltaProgram back = decode_program(
+        R"({"kept": [{"apply": "a", "table": "t", "source": 2, "rebuild": ""}], "main": "M\n", )"
+        R"("branches": [{"new": 2, "old": 1, "sql": "B", "delta": 0}]})");
+    EXPECT_EQ(back.main, "M\n");
+    ASSERT_EQ(back.branches.size(), 1u);
+    EXPECT_EQ(back.branches[0].old_sources, 1u);
+    EXPECT_EQ(back.branches[0].new_sources, 2u);
+    ASSERT_EQ(back.kept.size(), 1u);
+    EXPECT_EQ(back.kept[0].source, 2u);
+    EXPECT_EQ(back.kept[0].table, "t");
 }
 
 TEST(DeltaProgram, image_steps_round_trip_with_any_content) {
@@ -75,7 +88,7 @@ TEST(DeltaProgram, a_fallback_statement_round_trips_with_or_without_a_full_query
     EXPECT_TRUE(lone_back.full_query.empty());
     EXPECT_EQ(lone_back.fallback, lone.fallback);
     EXPECT_EQ(lone_back.main, lone.main);
-    EXPECT_TRUE(decode_program("SELECT 1, 0, 0").fallback.empty());
+    EXPECT_TRUE(decode_program(R"({"main": "SELECT 1, 0, 0"})").fallback.empty());
 }
 
 TEST(DeltaProgram, only_branches_whose_images_have_rows_run) {
@@ -103,7 +116,9 @@ TEST(DeltaProgram, signed_image_branches_and_fallback_images_round_trip) {
     p.fallback_images.push_back({1, 1, ""});
     p.main = "WITH d AS (" + pgt::diff::kBranchesMarker + ") SELECT 1, 0, 0";
     std::string text = encode_program(p);
-    EXPECT_NE(text.find("-- pgt:branches 0:0:1:2,2:0:2,1:0:2:4\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(R"("branches": [{"old": 0, "new": 0, "delta": 1, "sql": "D0"}, )"),
+              std::string::npos)
+        << text;
     DeltaProgram back = decode_program(text);
     expect_same(back.branches, p.branches);
     expect_same(back.images, p.images);
@@ -126,7 +141,8 @@ TEST(DeltaProgram, kept_copy_steps_round_trip_after_everything_else) {
     p.kept.push_back({3, "s.c3", "", "x"});
     p.main = "WITH d AS (" + pgt::diff::kBranchesMarker + ") SELECT 1, 0, 0";
     std::string text = encode_program(p);
-    EXPECT_NE(text.find("-- pgt:kept 0:7:28:20,3:4:0:1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(R"("kept": [{"source": 0, "table": "s.\"c 0\"", )"), std::string::npos)
+        << text;
     DeltaProgram back = decode_program(text);
     ASSERT_EQ(back.kept.size(), 2u);
     for (std::size_t i = 0; i < 2; i++) {
@@ -169,12 +185,14 @@ TEST(DeltaProgram, the_full_query_and_auxiliary_columns_round_trip) {
     EXPECT_THROW((void)encode_program(bad), pgt::Error) << "names are written unquoted";
 }
 
-TEST(DeltaProgram, a_malformed_header_is_an_internal_error) {
+TEST(DeltaProgram, a_malformed_program_is_an_internal_error) {
     for (const char* text :
-         {"-- pgt:images ", "-- pgt:images 1:2\n", "-- pgt:images 1:2:99\nab",
-          "-- pgt:images x:1:1\nab", "-- pgt:images 1:1:1;SELECT", "-- pgt:branches 1:1\n",
-          "-- pgt:images 0:0:1\n-- pgt:branches 1:0:50\nab", "-- pgt:full 5:a,\nSELECT 1",
-          "-- pgt:full 50:a\nSELECT 1", "-- pgt:full 3:A b\nabc"}) {
+         {"", "SELECT 1", "[]", R"({"images": []})", R"({"main": 1})", R"({"main": "x")",
+          R"({"main": "x", "images": [{"source": 0, "sql": "a"}]})",
+          R"({"main": "x", "branches": [{"old": -1, "new": 0, "delta": 0, "sql": "a"}]})",
+          R"({"main": "x", "branches": {"old": 1}})",
+          R"({"main": "x", "full_query": "q", "full_aux": ["A b"]})", R"({"main": "x"} trailing)",
+          R"({"main": "\ud800"})"}) {
         try {
             (void)decode_program(text);
             ADD_FAILURE() << "accepted: " << text;

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/notify/payload.hpp"
+#include "core/sql/json.hpp"
 #include "core/sql/quote.hpp"
 
 #include <cstdio>
@@ -37,7 +38,7 @@ std::string checked_build(const ChangeEvent& ev, std::size_t limit = pgt::notify
 
 std::string json_of(std::string_view s) {
     std::string out;
-    pgt::notify::append_json_string(out, s);
+    pgt::sql::append_json_string(out, s);
     return out;
 }
 

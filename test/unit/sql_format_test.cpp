@@ -65,7 +65,7 @@ TEST(SqlFormat, a_program_prints_each_section_with_what_it_is) {
 }
 
 TEST(SqlFormat, a_plain_program_is_its_one_statement) {
-    EXPECT_EQ(format_program("SELECT 1 FROM t"), "-- apply\nSELECT 1\nFROM t");
+    EXPECT_EQ(format_program(R"({"main": "SELECT 1 FROM t"})"), "-- apply\nSELECT 1\nFROM t");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Delta program text form and branch selection (see program.hpp).
+// Delta program JSON form and branch selection (see program.hpp).
 // Invariant: decode_program(encode_program(p)) == p for every p.
 #include "core/diff/program.hpp"
 
@@ -8,95 +8,87 @@
 
 #include "core/diff/apply.hpp"
 #include "core/error.hpp"
+#include "core/sql/json.hpp"
 
 namespace pgt::diff {
 
 namespace {
-
-const std::string kImages = "-- pgt:images ";
-const std::string kBranches = "-- pgt:branches ";
-const std::string kFull = "-- pgt:full ";
-const std::string kFallback = "-- pgt:fallback ";
-const std::string kFallbackImages = "-- pgt:fallback_images ";
-const std::string kKept = "-- pgt:kept ";
 
 bool plain_identifier(const std::string& s) {
     return !s.empty() &&
            s.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
 }
 
-[[noreturn]] void malformed() {
-    throw Error(sqlstate::kInternalError, "malformed delta program in the catalog");
+[[noreturn]] void malformed(const char* what) {
+    throw Error(sqlstate::kInternalError,
+                std::string("malformed delta program in the catalog: ") + what);
 }
 
-// A decimal number at text[pos], then one of `seps`; returns the number
-// and sets `sep` to the separator found.
-uint64_t number(const std::string& text, std::size_t& pos, const char* seps, char& sep) {
-    std::size_t start = pos;
-    uint64_t value = 0;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-        value = value * 10 + static_cast<uint64_t>(text[pos] - '0');
-        pos++;
-    }
-    if (pos == start || pos >= text.size() ||
-        std::string(seps).find(text[pos]) == std::string::npos) {
-        malformed();
-    }
-    sep = text[pos++];
-    return value;
+void key(std::string& out, const char* name) {
+    out += out.back() == '{' ? "" : ", ";
+    sql::append_json_string(out, name);
+    out += ": ";
 }
 
-// "a:b:len,a:b:c:len\n" → tuples of `fields` numbers each (the last one
-// optional: absent means 0, before the length).
-std::vector<std::vector<uint64_t>> tuples(const std::string& text, std::size_t& pos,
-                                          std::size_t fields) {
-    std::vector<std::vector<uint64_t>> out;
-    for (char sep = ','; sep == ',';) {
-        std::vector<uint64_t> t;
-        for (sep = ':'; sep == ':';) {
-            t.push_back(number(text, pos, ":,\n", sep));
-        }
-        if (t.size() + 1 == fields) {
-            t.insert(t.end() - 1, 0);
-        }
-        if (t.size() != fields) {
-            malformed();
-        }
-        out.push_back(t);
-    }
-    return out;
+void add_string(std::string& out, const char* name, const std::string& value) {
+    key(out, name);
+    sql::append_json_string(out, value);
 }
 
-std::string take(const std::string& text, std::size_t& pos, uint64_t len) {
-    if (len > text.size() - pos) {
-        malformed();
-    }
-    std::string s = text.substr(pos, len);
-    pos += len;
-    return s;
+void add_number(std::string& out, const char* name, uint64_t value) {
+    key(out, name);
+    out += std::to_string(value);
 }
 
-// One header line "<tag>s:w:len,..." and the statements' texts.
-void encode_images(const std::vector<ImageStep>& images, const std::string& tag,
-                   std::string& header, std::string& body) {
-    for (std::size_t i = 0; i < images.size(); i++) {
-        const ImageStep& s = images[i];
-        header += (i ? "," : tag) + std::to_string(s.source) + ":" + std::to_string(s.window) +
-                  ":" + std::to_string(s.sql.size());
-        body += s.sql;
+// "name": [{...}, ...] of one object per element, written by each(out, e).
+template <typename T, typename F>
+void add_array(std::string& out, const char* name, const std::vector<T>& items, F each) {
+    if (items.empty()) {
+        return;
     }
-    header += images.empty() ? "" : "\n";
+    key(out, name);
+    out += "[";
+    for (std::size_t i = 0; i < items.size(); i++) {
+        out += i ? ", {" : "{";
+        each(out, items[i]);
+        out += "}";
+    }
+    out += "]";
 }
 
-std::vector<ImageStep> decode_images(const std::vector<std::vector<uint64_t>>& heads,
-                                     const std::string& text, std::size_t& pos) {
+void image_step(std::string& out, const ImageStep& s) {
+    add_number(out, "source", s.source);
+    add_number(out, "window", static_cast<uint64_t>(s.window));
+    add_string(out, "sql", s.sql);
+}
+
+const sql::JsonValue& member(const sql::JsonValue& v, const char* name, sql::JsonValue::Kind kind) {
+    const sql::JsonValue* m = v.find(name);
+    if (m == nullptr || m->kind != kind) {
+        malformed(name);
+    }
+    return *m;
+}
+
+const std::string& string_of(const sql::JsonValue& v, const char* name) {
+    return member(v, name, sql::JsonValue::Kind::kString).string;
+}
+
+uint64_t number_of(const sql::JsonValue& v, const char* name) {
+    return member(v, name, sql::JsonValue::Kind::kNumber).number;
+}
+
+// The elements of array `name` (none when absent).
+const std::vector<sql::JsonValue>& array_of(const sql::JsonValue& v, const char* name) {
+    static const std::vector<sql::JsonValue> kNone;
+    return v.find(name) == nullptr ? kNone : member(v, name, sql::JsonValue::Kind::kArray).items;
+}
+
+std::vector<ImageStep> image_steps(const sql::JsonValue& v, const char* name) {
     std::vector<ImageStep> out;
-    for (const auto& t : heads) {
-        if (t[2] != 0) {
-            malformed();
-        }
-        out.push_back(
-            {static_cast<std::size_t>(t[0]), static_cast<int>(t[1]), take(text, pos, t[3])});
+    for (const sql::JsonValue& s : array_of(v, name)) {
+        out.push_back({static_cast<std::size_t>(number_of(s, "source")),
+                       static_cast<int>(number_of(s, "window")), string_of(s, "sql")});
     }
     return out;
 }
@@ -104,106 +96,72 @@ std::vector<ImageStep> decode_images(const std::vector<std::vector<uint64_t>>& h
 }  // namespace
 
 std::string encode_program(const DeltaProgram& p) {
-    std::string header, body;
-    encode_images(p.images, kImages, header, body);
-    for (std::size_t i = 0; i < p.branches.size(); i++) {
-        const Branch& b = p.branches[i];
-        header += (i ? "," : kBranches) + std::to_string(b.old_sources) + ":" +
-                  std::to_string(b.new_sources) + ":" +
-                  (b.delta_sources ? std::to_string(b.delta_sources) + ":" : "") +
-                  std::to_string(b.sql.size());
-        body += b.sql;
-    }
-    header += p.branches.empty() ? "" : "\n";
-    if (!p.full_query.empty()) {
-        for (const std::string& a : p.full_aux) {
-            if (!plain_identifier(a)) {
-                throw Error(sqlstate::kInternalError, "auxiliary column name \"" + a + "\"");
-            }
+    for (const std::string& a : p.full_aux) {
+        if (!plain_identifier(a)) {
+            throw Error(sqlstate::kInternalError, "auxiliary column name \"" + a + "\"");
         }
-        header += kFull + std::to_string(p.full_query.size()) + ":" + join(p.full_aux, ",") + "\n";
-        body += p.full_query;
+    }
+    std::string out = "{";
+    add_string(out, "main", p.main);
+    add_array(out, "images", p.images, image_step);
+    add_array(out, "branches", p.branches, [](std::string& o, const Branch& b) {
+        add_number(o, "old", b.old_sources);
+        add_number(o, "new", b.new_sources);
+        add_number(o, "delta", b.delta_sources);
+        add_string(o, "sql", b.sql);
+    });
+    if (!p.full_query.empty()) {
+        add_string(out, "full_query", p.full_query);
+        key(out, "full_aux");
+        out += "[";
+        for (std::size_t i = 0; i < p.full_aux.size(); i++) {
+            out += i ? ", " : "";
+            sql::append_json_string(out, p.full_aux[i]);
+        }
+        out += "]";
     }
     if (!p.fallback.empty()) {
-        header += kFallback + std::to_string(p.fallback.size()) + "\n";
-        body += p.fallback;
+        add_string(out, "fallback", p.fallback);
     }
-    encode_images(p.fallback_images, kFallbackImages, header, body);
-    for (std::size_t i = 0; i < p.kept.size(); i++) {
-        const KeptStep& k = p.kept[i];
-        header += (i ? "," : kKept) + std::to_string(k.source) + ":" +
-                  std::to_string(k.table.size()) + ":" + std::to_string(k.rebuild.size()) + ":" +
-                  std::to_string(k.apply.size());
-        body += k.table + k.rebuild + k.apply;
-    }
-    header += p.kept.empty() ? "" : "\n";
-    return header + body + p.main;
+    add_array(out, "fallback_images", p.fallback_images, image_step);
+    add_array(out, "kept", p.kept, [](std::string& o, const KeptStep& k) {
+        add_number(o, "source", k.source);
+        add_string(o, "table", k.table);
+        add_string(o, "rebuild", k.rebuild);
+        add_string(o, "apply", k.apply);
+    });
+    return out + "}";
 }
 
 DeltaProgram decode_program(const std::string& text) {
+    const sql::JsonValue v = sql::parse_json(text);
+    if (v.kind != sql::JsonValue::Kind::kObject) {
+        malformed("not an object");
+    }
     DeltaProgram p;
-    std::size_t pos = 0;
-    std::vector<std::vector<uint64_t>> images, branches;
-    if (text.compare(0, kImages.size(), kImages) == 0) {
-        pos = kImages.size();
-        images = tuples(text, pos, 4);
+    p.main = string_of(v, "main");
+    p.images = image_steps(v, "images");
+    for (const sql::JsonValue& b : array_of(v, "branches")) {
+        p.branches.push_back(
+            {number_of(b, "old"), number_of(b, "new"), string_of(b, "sql"), number_of(b, "delta")});
     }
-    if (text.compare(pos, kBranches.size(), kBranches) == 0) {
-        pos += kBranches.size();
-        branches = tuples(text, pos, 4);
-    }
-    uint64_t full_len = 0;
-    if (text.compare(pos, kFull.size(), kFull) == 0) {
-        pos += kFull.size();
-        char sep = 0;
-        full_len = number(text, pos, ":", sep);
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string::npos) {
-            malformed();
-        }
-        std::string names = text.substr(pos, end - pos);
-        pos = end + 1;
-        for (std::size_t at = 0; !names.empty() && at <= names.size();) {
-            std::size_t comma = std::min(names.find(',', at), names.size());
-            p.full_aux.push_back(names.substr(at, comma - at));
-            if (!plain_identifier(p.full_aux.back())) {
-                malformed();
+    if (v.find("full_query") != nullptr) {
+        p.full_query = string_of(v, "full_query");
+        for (const sql::JsonValue& a : array_of(v, "full_aux")) {
+            if (a.kind != sql::JsonValue::Kind::kString || !plain_identifier(a.string)) {
+                malformed("full_aux");
             }
-            at = comma + 1;
+            p.full_aux.push_back(a.string);
         }
     }
-    uint64_t fallback_len = 0;
-    if (text.compare(pos, kFallback.size(), kFallback) == 0) {
-        pos += kFallback.size();
-        char sep = 0;
-        fallback_len = number(text, pos, "\n", sep);
+    if (v.find("fallback") != nullptr) {
+        p.fallback = string_of(v, "fallback");
     }
-    std::vector<std::vector<uint64_t>> fallback_images;
-    if (text.compare(pos, kFallbackImages.size(), kFallbackImages) == 0) {
-        pos += kFallbackImages.size();
-        fallback_images = tuples(text, pos, 4);
+    p.fallback_images = image_steps(v, "fallback_images");
+    for (const sql::JsonValue& k : array_of(v, "kept")) {
+        p.kept.push_back({static_cast<std::size_t>(number_of(k, "source")), string_of(k, "table"),
+                          string_of(k, "rebuild"), string_of(k, "apply")});
     }
-    std::vector<std::vector<uint64_t>> kept;
-    if (text.compare(pos, kKept.size(), kKept) == 0) {
-        pos += kKept.size();
-        kept = tuples(text, pos, 4);
-    }
-    p.images = decode_images(images, text, pos);
-    for (const auto& t : branches) {
-        p.branches.push_back({t[0], t[1], take(text, pos, t[3]), t[2]});
-    }
-    p.full_query = take(text, pos, full_len);
-    p.fallback = take(text, pos, fallback_len);
-    p.fallback_images = decode_images(fallback_images, text, pos);
-    for (const auto& t : kept) {
-        KeptStep k;
-        k.source = static_cast<std::size_t>(t[0]);
-        k.table = take(text, pos, t[1]);
-        k.rebuild = take(text, pos, t[2]);
-        k.apply = take(text, pos, t[3]);
-        p.kept.push_back(k);
-    }
-    p.main = text.substr(pos);
     return p;
 }
 
@@ -220,7 +178,7 @@ std::string main_statement(const DeltaProgram& p, uint64_t has_old, uint64_t has
     }
     std::size_t at = p.main.find(kBranchesMarker);
     if (at == std::string::npos) {
-        malformed();
+        malformed("no branches marker in main");
     }
     if (run.empty()) {
         return "";

@@ -1,5 +1,5 @@
 // A delta "program": the statements one DIFFERENTIAL refresh runs, stored
-// as one text in the catalog (pgt_stream_tables.delta_sql).
+// as one JSON document in the catalog (pgt_stream_tables.delta_program).
 //
 //   image steps: one per source; each statement reads that source's window
 //                (parameters $1..$5) and returns (is_old bool, columns...);
@@ -16,28 +16,24 @@
 //                updated); with branches, the first kBranchesMarker in it
 //                stands for the UNION ALL of the branches that run
 //
-// Kept copies: header "-- pgt:kept s:t:r:a,..." (source index and the
-// lengths of table name, rebuild and apply statements), their texts after
-// the fallback image steps'.
-// Text form: without image steps or branches, the main statement as is.
-// Otherwise header lines "-- pgt:images s:w:len,..." (source index, window
-// index, statement length in bytes) and "-- pgt:branches o:n:len,..."
-// (bit masks of the sources whose before- and after-images the branch
-// reads; "o:n:d:len" when it also reads signed images, d their mask),
-// then the statements in that order, then the main statement;
-// lengths make the split independent of what the SQL contains. A program
-// whose storage has auxiliary columns (algebraic aggregates) also carries
-// the query a FULL refresh fills them with: header "-- pgt:full len:a,b"
-// (statement length, auxiliary column names), its text after the branches.
-// A fallback statement: header "-- pgt:fallback len", its text after that;
-// fallback image steps: header "-- pgt:fallback_images s:w:len,...", their
-// texts after that.
+// Stored as a JSON object in the jsonb column
+// pgt_stream_tables.delta_program (and pgt_immediate.program), readable
+// with jsonb operators (delta_program->'branches'):
+//   {"main": "...",
+//    "images": [{"source": 0, "window": 0, "sql": "..."}, ...],
+//    "branches": [{"old": 1, "new": 0, "delta": 0, "sql": "..."}, ...],
+//    "full_query": "...", "full_aux": ["__pgt_c1", ...],
+//    "fallback": "...",
+//    "fallback_images": [{"source": ..., "window": ..., "sql": ...}, ...],
+//    "kept": [{"source": 0, "table": "...", "rebuild": "...", "apply": "..."}, ...]}
+// Only "main" is always there; the masks are bit i for source i.
 #pragma once
 #include "core/core.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pgt::diff {
@@ -46,7 +42,7 @@ namespace pgt::diff {
 // in pgt_stream_tables.delta_version): a program of another format is never
 // run; the stream table is reinitialised instead. Bump it whenever the
 // encoding, or the SQL a program relies on, changes.
-inline constexpr int kProgramVersion = 1;
+inline constexpr int kProgramVersion = 2;
 
 inline const std::string kBranchesMarker = "/*__pgt_branches__*/";
 
@@ -97,9 +93,18 @@ struct DeltaProgram {
     std::string main;
 };
 
+// A program of one statement (no images, branches or fallbacks).
+inline DeltaProgram one_statement(std::string main) {
+    DeltaProgram p;
+    p.main = std::move(main);
+    return p;
+}
+
+// The JSON form above.
 std::string encode_program(const DeltaProgram& p);
 
-// Throws kInternalError on a malformed header.
+// Reads the JSON form (members in any order, as jsonb gives them back).
+// Throws kInternalError when it is malformed.
 DeltaProgram decode_program(const std::string& text);
 
 // The main statement with the branches that can find rows, given which

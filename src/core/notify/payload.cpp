@@ -5,6 +5,7 @@
 #include "core/notify/payload.hpp"
 
 #include "core/error.hpp"
+#include "core/sql/json.hpp"
 #include "core/sql/quote.hpp"
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <charconv>
 
 namespace pgt::notify {
+
+using sql::append_json_string;
 
 namespace {
 
@@ -89,25 +92,6 @@ std::string_view op_name(Op op) {
             return "DELETE";
     }
     throw Error(sqlstate::kInternalError, "notify payload: invalid operation");
-}
-
-void append_json_string(std::string& out, std::string_view s) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    out += '"';
-    for (const char c : s) {
-        const auto b = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (b < 0x20) {
-            out += "\\u00";
-            out += kHex[b >> 4];
-            out += kHex[b & 0xF];
-        } else {
-            out += c;
-        }
-    }
-    out += '"';
 }
 
 void append_payload(std::string& out, const ChangeEvent& ev, std::size_t limit) {

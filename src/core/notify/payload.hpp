@@ -52,8 +52,4 @@ std::string build_payload(const ChangeEvent& ev, std::size_t limit = kPayloadLim
 // < limit bytes; on an exception out is restored to its previous size.
 void append_payload(std::string& out, const ChangeEvent& ev, std::size_t limit = kPayloadLimit);
 
-// Appends s as a JSON string literal (with the quotes): " and \ escaped,
-// bytes < 0x20 as \u00XX, every other byte verbatim (UTF-8 passes through).
-void append_json_string(std::string& out, std::string_view s);
-
 }  // namespace pgt::notify

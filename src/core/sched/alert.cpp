@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/notify/payload.hpp"
+#include "core/sql/json.hpp"
 
 #include <cstddef>
 
@@ -13,8 +14,8 @@ namespace pgt::sched {
 
 namespace {
 
-using notify::append_json_string;
 using notify::kPayloadLimit;
+using sql::append_json_string;
 
 constexpr std::string_view kTruncated = ",\"truncated\":true";
 

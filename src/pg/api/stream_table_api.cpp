@@ -732,7 +732,7 @@ std::vector<Finding> repair(Spi& spi, catalog::StreamTableRow& row) {
         discard_capture(spi, p.source.source_id, "change capture of " + table + " repaired");
     }
     if (row.refresh_mode == RefreshMode::kDifferential && found.empty() &&
-        (captured_sources_of(spi, row.pgt_id).empty() || !row.delta_sql)) {
+        (captured_sources_of(spi, row.pgt_id).empty() || !row.delta_program)) {
         found.push_back({"maintenance", "no frontier or delta statement",
                          "frontiers and delta statement built again"});
     }
@@ -818,7 +818,7 @@ void refresh_stream_table(const Args& a) {
 
 RefreshResult refresh_or_reinitialize(Spi& spi, catalog::StreamTableRow& row,
                                       const std::string& initiated_by) {
-    if (!row.reinit_reason && row.refresh_mode == RefreshMode::kDifferential && row.delta_sql &&
+    if (!row.reinit_reason && row.refresh_mode == RefreshMode::kDifferential && row.delta_program &&
         row.delta_version != diff::kProgramVersion) {
         const std::string why = "delta statement made by another pg_trickle version";
         catalog::exec_as_owner(spi,

@@ -74,7 +74,7 @@ const char* kSelectColumns =
     "pgt_id, pgt_relid::pg_catalog.oid, pgt_schema, pgt_name, defining_query, effective_query, "
     "schedule, "
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
-    "row_identity_version, row_probe_version, delta_sql, notify_channel, query_tree, "
+    "row_identity_version, row_probe_version, delta_program, notify_channel, query_tree, "
     "reinit_reason, delta_version, delta_strategy, operator_tree";
 
 StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
@@ -102,7 +102,7 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     row.identity_domain = *domain;
     row.row_identity_version = std::stoi(*r[12]);
     row.row_probe_version = std::stoi(*r[13]);
-    row.delta_sql = r[14];
+    row.delta_program = r[14];
     row.notify_channel = r[15];
     row.query_tree = r[16];
     row.reinit_reason = r[17];
@@ -210,7 +210,7 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             text_param(text_array_literal(row.identity_columns)),
             int8_param(row.row_identity_version),
             int8_param(row.row_probe_version),
-            text_param(row.delta_sql),
+            text_param(row.delta_program),
             text_param(row.notify_channel),
             text_param(row.query_tree),
             text_param(row.reinit_reason),
@@ -222,16 +222,18 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
     std::vector<SpiParam> params = definition_params(row);
     params.insert(params.begin(), int8_param(0));  // $1 (pgt_id) unused: the sequence assigns it
-    exec_as_owner(spi,
-                  "INSERT INTO " + kSt +
-                      " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
-                      " schedule, requested_mode, refresh_mode, status, is_populated,"
-                      " row_identity_domain, row_identity_columns, row_identity_version,"
-                      " row_probe_version, delta_sql, notify_channel, query_tree, reinit_reason,"
-                      " delta_version, delta_strategy, operator_tree) VALUES ($2, $3, $4, $5, $6,"
-                      " $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15, $16, $17,"
-                      " $18, $19, $20, $21, $22)",
-                  params);
+    exec_as_owner(
+        spi,
+        "INSERT INTO " + kSt +
+            " (pgt_relid, pgt_schema, pgt_name, defining_query, effective_query,"
+            " schedule, requested_mode, refresh_mode, status, is_populated,"
+            " row_identity_domain, row_identity_columns, row_identity_version,"
+            " row_probe_version, delta_program, notify_channel, query_tree, reinit_reason,"
+            " delta_version, delta_strategy, operator_tree) VALUES ($2, $3, $4, $5, $6,"
+            " $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15, $16::pg_catalog.jsonb, "
+            "$17,"
+            " $18, $19, $20, $21, $22)",
+        params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
 
@@ -245,7 +247,8 @@ void update_definition(Spi& spi, const StreamTableRow& row) {
             " effective_query = $6, schedule = $7, requested_mode = $8,"
             " refresh_mode = $9, status = $10, is_populated = $11,"
             " row_identity_domain = $12, row_identity_columns = $13::pg_catalog.text[],"
-            " row_identity_version = $14, row_probe_version = $15, delta_sql = $16,"
+            " row_identity_version = $14, row_probe_version = $15, delta_program = "
+            "$16::pg_catalog.jsonb,"
             " notify_channel = $17, query_tree = $18, reinit_reason = $19, delta_version = $20,"
             " delta_strategy = $21, operator_tree = $22"
             " WHERE pgt_id OPERATOR(pg_catalog.=) $1",

@@ -35,12 +35,14 @@ struct StreamTableRow {
     std::vector<std::string> identity_columns;  // output columns the identity encodes
     int row_identity_version = 0;               // format of the stored __pgt_row_id
     int row_probe_version = 0;                  // format of the stored __pgt_row_probe
-    std::optional<std::string> delta_sql;       // DIFFERENTIAL: the apply statement
+    // DIFFERENTIAL and IMMEDIATE: the delta program (diff::encode_program's
+    // JSON, stored as jsonb)
+    std::optional<std::string> delta_program;
     std::optional<std::string> notify_channel;  // change notifications on the storage
     std::optional<std::string> query_tree;      // the analysed query (nodeToString)
     std::optional<std::string> reinit_reason;   // the next refresh reinitialises: why
-    std::optional<int> delta_version;           // diff::kProgramVersion delta_sql was made with
-    std::optional<std::string> delta_strategy;  // DIFFERENTIAL: the strategy delta_sql runs
+    std::optional<int> delta_version;           // diff::kProgramVersion delta_program was made with
+    std::optional<std::string> delta_strategy;  // DIFFERENTIAL: the strategy delta_program runs
     std::optional<std::string> operator_tree;   // ir::format_tree of the query, rules chosen
 };
 

@@ -36,7 +36,7 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {17, "row_identity_columns", "text[]"},
     {18, "row_identity_version", "integer"},
     {19, "row_probe_version", "integer"},
-    {20, "delta_sql", "text"},
+    {20, "delta_program", "jsonb"},
     {21, "notify_channel", "text"},
     {22, "query_tree", "text"},
     {23, "reinit_reason", "text"},
@@ -98,7 +98,7 @@ inline constexpr ColumnDef kKeptColumns[] = {
 inline constexpr const char* kImmediate = "pgt_immediate";
 inline constexpr ColumnDef kImmediateColumns[] = {
     {1, "pgt_id", "bigint"}, {2, "source_relid", "oid"}, {3, "event", "\"char\""},
-    {4, "program", "text"},  {5, "locking", "\"char\""}, {6, "lock_sql", "text"},
+    {4, "program", "jsonb"}, {5, "locking", "\"char\""}, {6, "lock_sql", "text"},
     {7, "sources", "oid[]"}, {8, "shared_relid", "oid"},
 };
 

@@ -116,8 +116,8 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     std::string query = st.effective_query;
     if ((st.refresh_mode == RefreshMode::kDifferential ||
          st.refresh_mode == RefreshMode::kImmediate) &&
-        st.delta_sql) {
-        diff::DeltaProgram p = diff::decode_program(*st.delta_sql);
+        st.delta_program) {
+        diff::DeltaProgram p = diff::decode_program(*st.delta_program);
         if (!p.full_query.empty()) {
             query = p.full_query;
             outs.insert(outs.end(), p.full_aux.begin(), p.full_aux.end());
@@ -294,7 +294,7 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
         pin_setting("jit", "off");
         pin_refresh_memory();
         pin_delta_planning();
-        diff::DeltaProgram program = diff::decode_program(st.delta_sql.value());
+        diff::DeltaProgram program = diff::decode_program(st.delta_program.value());
         // An error leaves no registered image relation behind on spi.
         struct Forget {
             Spi& spi;

@@ -58,10 +58,10 @@ using CaptureNeeds = std::vector<std::pair<Oid, std::vector<int>>>;
 CaptureNeeds capture_needs(const AnalyzedQuery& q);
 
 // Sets up (or tears down) change capture for st's mode and query: frontiers,
-// captures and st.delta_sql. Call before the FULL refresh that populates.
+// captures and st.delta_program. Call before the FULL refresh that populates.
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
 
-// IMMEDIATE over several tables: st.delta_sql (a program whose sources'
+// IMMEDIATE over several tables: st.delta_program (a program whose sources'
 // changes are the transition relations registered on spi) run now, under
 // a snapshot taken now, as a DIFFERENTIAL refresh runs its program; no
 // frontier, no history. The caller holds the locks and is the owner.

@@ -349,7 +349,7 @@ void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q
                       [&](const ReadRight& r) { return r.relid == shared; }) != 1) {
         shared = InvalidOid;
     }
-    const std::string program = multi_table_program(spi, st, q);
+    const std::string program = diff::encode_program(multi_table_program(spi, st, q));
     const std::vector<Oid> sources = multi_table_sources(q);
     std::string array = "{";
     for (Oid relid : sources) {
@@ -361,12 +361,12 @@ void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q
             spi,
             "INSERT INTO " + kPrograms +
                 " (pgt_id, source_relid, event, program, locking, sources, shared_relid) VALUES "
-                "($1, 0, $2, $3, $5, $4::pg_catalog.oid[], $6)",
+                "($1, 0, $2, $3::pg_catalog.jsonb, $5, $4::pg_catalog.oid[], $6)",
             {int8_param(st.pgt_id), text_param(std::string(1, *e)), text_param(program),
              text_param(array), text_param(std::string(1, OidIsValid(shared) ? 'k' : 't')),
              OidIsValid(shared) ? oid_param(shared) : SpiParam{OIDOID, (Datum)0, true}});
     }
-    st.delta_sql = program;
+    st.delta_program = program;
     std::vector<Oid> distinct;
     for (Oid relid : sources) {
         if (std::find(distinct.begin(), distinct.end(), relid) == distinct.end()) {
@@ -394,9 +394,10 @@ void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
         // A keyed projection replaces its touched rows from the after-images
         // (diff::transition_keyed_sql: no netting, no sort); every other
         // shape runs DIFFERENTIAL's program over the transition rows.
-        const std::string program =
-            locking.code == 'r' ? diff::transition_keyed_sql(scan, identity_target(st), tables)
-                                : one_table_program(spi, st, q, scan);
+        const std::string program = diff::encode_program(
+            locking.code == 'r'
+                ? diff::one_statement(diff::transition_keyed_sql(scan, identity_target(st), tables))
+                : one_table_program(spi, st, q, scan));
         std::optional<std::string> lock_sql;
         if (locking.code == 'i') {
             lock_sql =
@@ -406,11 +407,11 @@ void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
             spi,
             "INSERT INTO " + kPrograms +
                 " (pgt_id, source_relid, event, program, locking, lock_sql) VALUES ($1, $2, $3, "
-                "$4, $5, $6)",
+                "$4::pg_catalog.jsonb, $5, $6)",
             {int8_param(st.pgt_id), oid_param(relid), text_param(std::string(1, *e)),
              text_param(program), text_param(std::string(1, locking.code)), text_param(lock_sql)});
         if (*e == 'U') {
-            st.delta_sql = program;
+            st.delta_program = program;
         }
     }
     create_triggers(spi, st.pgt_id, relid);

@@ -28,7 +28,7 @@ namespace pgt::pg {
 std::string immediate_blocker(const AnalyzedQuery& q);
 
 // Installs st's IMMEDIATE maintenance of q: the programs (one per event,
-// pgtrickle.pgt_immediate), the source's triggers; st.delta_sql gets the
+// pgtrickle.pgt_immediate), the source's triggers; st.delta_program gets the
 // UPDATE program (what explain_st shows; a recompute reads its FULL
 // query). Replaces what was there.
 void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);

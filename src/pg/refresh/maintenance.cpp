@@ -163,8 +163,8 @@ ir::DeltaInput delta_input(const std::string& relation, bool immediate) {
         relation};
 }
 
-std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
-                       bool immediate) {
+diff::DeltaProgram join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                              bool immediate) {
     std::vector<std::pair<CaptureSource, int>> sides;
     const std::vector<std::pair<Oid, std::vector<int>>> needs = capture_needs(q);
     for (int i = 0; i < 2; i++) {
@@ -198,7 +198,7 @@ std::string join_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
     for (const OutputColumn& c : q.columns) {
         j.outputs.push_back(quote_ident(c.name));
     }
-    return diff::join_rescan_sql(j, identity_target(st));
+    return diff::one_statement(diff::join_rescan_sql(j, identity_target(st)));
 }
 
 // Whether a kept copy of candidate source `relid` pays: the planner's
@@ -300,8 +300,8 @@ std::vector<std::pair<std::string, std::string>> aux_of(const ir::AlgebraicGroup
 // IMMEDIATE (immediate): each source's Δ from its transition relations,
 // no capture, no kept copies, no fallbacks (a statement's transition
 // tables hold committed states only).
-std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
-                         bool immediate) {
+diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                                bool immediate) {
     ir::JoinRegion r;
     std::vector<std::pair<int64_t, std::size_t>> order;
     for (std::size_t i = 0; i < q.region.relids.size(); i++) {
@@ -338,7 +338,7 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
             p.fallback.clear();
             p.fallback_images.clear();
         }
-        return diff::encode_program(p);
+        return p;
     };
     if (!q.region.algebraic) {
         return finish(diff::join_region_program(r, identity_target(st)));
@@ -364,8 +364,8 @@ std::string region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
 
 // Algebraic aggregates: auxiliary columns in storage, and the query a FULL
 // refresh fills them with carried in the delta program.
-std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
-                            const ir::GroupRescan& g) {
+diff::DeltaProgram algebraic_delta(Spi& spi, const catalog::StreamTableRow& st,
+                                   const AnalyzedQuery& q, const ir::GroupRescan& g) {
     ir::AlgebraicGroup a{g, q.scan.aggs, q.scan.key_alike, q.scan.output_templates};
     diff::DeltaProgram p;
     for (const diff::AuxColumn& c : diff::aux_columns(a)) {
@@ -386,12 +386,13 @@ std::string algebraic_delta(Spi& spi, const catalog::StreamTableRow& st, const A
     } else {
         p.main = diff::algebraic_group_sql(a, identity_target(st));
     }
-    return diff::encode_program(p);
+    return p;
 }
 
 }  // namespace
 
-std::string multi_table_program(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+diff::DeltaProgram multi_table_program(Spi& spi, catalog::StreamTableRow& st,
+                                       const AnalyzedQuery& q) {
     if (q.region.present) {
         return region_delta(spi, st, q, true);
     }
@@ -410,8 +411,8 @@ std::vector<Oid> multi_table_sources(const AnalyzedQuery& q) {
     return out;
 }
 
-std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
-                              const ir::ScanFilterProject& scan) {
+diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st,
+                                     const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
     std::optional<diff::OneTableLevel> level = diff::one_table_level(q.operators);
     std::string having =
         level && level->having >= 0 ? q.operators.at(level->having).image_condition : "";
@@ -422,15 +423,15 @@ std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const
     if (!q.scan.grouping_arms.empty()) {
         ir::GroupingSetsRescan gs{scan, g.source_table, kGroupingSetColumn, q.scan.grouping_keys,
                                   q.scan.grouping_arms};
-        return diff::grouping_sets_rescan_sql(gs, target);
+        return diff::one_statement(diff::grouping_sets_rescan_sql(gs, target));
     }
     if (q.scan.grouped && q.scan.algebraic) {
         return algebraic_delta(spi, st, q, g);
     }
     if (q.scan.grouped) {
-        return diff::group_rescan_sql(g, target);
+        return diff::one_statement(diff::group_rescan_sql(g, target));
     }
-    return diff::apply_sql(scan, target);
+    return diff::one_statement(diff::apply_sql(scan, target));
 }
 
 std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<std::string>& strategy,
@@ -490,7 +491,7 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     drop_kept_copies(spi, st.pgt_id);
     drop_immediate(spi, st.pgt_id);
     drop_change_notes(spi, st.pgt_id);
-    st.delta_sql.reset();
+    st.delta_program.reset();
     bool algebraic = q.region.present ? q.region.algebraic
                                       : !q.join.present && q.scan.grouped && q.scan.algebraic;
     const bool incremental =
@@ -503,21 +504,22 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     } else if (st.refresh_mode == RefreshMode::kImmediate) {
         prepare_immediate(spi, st, q);
     } else if (st.refresh_mode == RefreshMode::kDifferential && q.region.present) {
-        st.delta_sql = region_delta(spi, st, q, false);
+        st.delta_program = diff::encode_program(region_delta(spi, st, q, false));
     } else if (st.refresh_mode == RefreshMode::kDifferential && q.join.present) {
         index_join_keys(spi, st, q);
-        st.delta_sql = join_delta(spi, st, q, false);
+        st.delta_program = diff::encode_program(join_delta(spi, st, q, false));
     } else if (st.refresh_mode == RefreshMode::kDifferential) {
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
-        st.delta_sql = one_table_program(
+        st.delta_program = diff::encode_program(one_table_program(
             spi, st, q,
-            scan_ir(spi, q, src.relid, {ir::DeltaInput::Kind::kBufferWindow, src.buffer}));
+            scan_ir(spi, q, src.relid, {ir::DeltaInput::Kind::kBufferWindow, src.buffer})));
     }
     // The format of the program just made (a program is never run by a
     // library of another format: refresh_or_reinitialize).
-    st.delta_version = st.delta_sql ? std::optional<int>(diff::kProgramVersion) : std::nullopt;
-    st.delta_strategy = st.delta_sql ? std::optional<std::string>(delta_strategy(q)) : std::nullopt;
+    st.delta_version = st.delta_program ? std::optional<int>(diff::kProgramVersion) : std::nullopt;
+    st.delta_strategy =
+        st.delta_program ? std::optional<std::string>(delta_strategy(q)) : std::nullopt;
     std::map<Oid, std::string> buffers;
     for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
         buffers[src.relid] = src.buffer;

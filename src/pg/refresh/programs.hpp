@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/diff/program.hpp"
 #include "core/ir/scan.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
@@ -21,16 +22,17 @@ ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
                               const ir::DeltaInput& delta);
 
 // IMMEDIATE over several tables (a join region or a two-table join): the
-// encoded program reading source position i's change from its transition
+// program reading source position i's change from its transition
 // relations (diff::source_transition_tables(i)); positions are
 // multi_table_sources(q)'s.
-std::string multi_table_program(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
+diff::DeltaProgram multi_table_program(Spi& spi, catalog::StreamTableRow& st,
+                                       const AnalyzedQuery& q);
 std::vector<Oid> multi_table_sources(const AnalyzedQuery& q);
 
-// The encoded program (diff::encode_program) maintaining st's one-table
+// The program maintaining st's one-table
 // query q from scan's Δ: grouping sets, algebraic groups (their auxiliary
 // columns added to storage), group rescans, or a projection.
-std::string one_table_program(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
-                              const ir::ScanFilterProject& scan);
+diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st,
+                                     const AnalyzedQuery& q, const ir::ScanFilterProject& scan);
 
 }  // namespace pgt::pg
