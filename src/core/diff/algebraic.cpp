@@ -3,6 +3,7 @@
 // before it decides between the algebraic and the recomputed path, so a
 // touched group takes exactly one of them.
 #include "core/diff/algebraic.hpp"
+#include "core/sql/names.hpp"
 
 #include <string>
 #include <vector>
@@ -16,6 +17,13 @@
 #include "core/error.hpp"
 
 namespace pgt::diff {
+
+namespace {
+// Names of sql/names.hpp the statements below use.
+const std::string kRowId = sql::kRowIdColumn;
+const std::string kSign = sql::kSignColumn;
+const std::string kWeight = sql::kWeightColumn;
+}  // namespace
 
 namespace {
 
@@ -51,10 +59,6 @@ std::string fixed_scale_state(const AlgebraicAgg& x, const std::string& count) {
 // COUNT(x), or COUNT(*) FILTER (...): counts its non-NULL argument.
 bool counts_argument(const AlgebraicAgg& x) {
     return x.kind == AggKind::kCount || (x.kind == AggKind::kCountStar && !x.arg.empty());
-}
-
-std::string key_name(std::size_t j) {
-    return "__pgt_k" + n(j);
 }
 
 const std::string kUnit = std::to_string(kScaleUnit);
@@ -102,14 +106,14 @@ bool any_key_unlike(const ir::AlgebraicGroup& a) {
 // image that passes WHERE.
 std::string d_cte(const ir::AlgebraicGroup& a) {
     const ir::ScanFilterProject& s = a.group.scan;
-    std::vector<std::string> cols{s.alias + ".__pgt_sign AS __pgt_w"};
+    std::vector<std::string> cols{s.alias + "." + kSign + " AS " + kWeight};
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
         cols.push_back(s.outputs.at(static_cast<std::size_t>(a.group.group_outputs[j])).expr +
-                       " AS " + key_name(j));
+                       " AS " + sql::key_column(j));
     }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
         if (!a.aggs[i].arg.empty()) {
-            cols.push_back(a.aggs[i].arg + " AS __pgt_x" + n(i));
+            cols.push_back(a.aggs[i].arg + " AS " + sql::argument_column(i));
         }
     }
     // OFFSET 0 keeps d a subquery of its own: each argument is computed once
@@ -125,10 +129,10 @@ std::string d_cte(const ir::AlgebraicGroup& a) {
 std::string dg_cte(const ir::AlgebraicGroup& a, bool unit_weights) {
     std::vector<std::string> keys, cols;
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
-        keys.push_back("d." + key_name(j));
+        keys.push_back("d." + sql::key_column(j));
     }
     cols = keys;
-    const std::string w = "d.__pgt_w";
+    const std::string w = "d." + kWeight;
     cols.push_back("pg_catalog.sum(" + w + ")::pg_catalog.int8 AS __pgt_dc");
     for (std::size_t j = 0; j < keys.size(); j++) {
         if (key_unlike(a, j)) {
@@ -149,7 +153,7 @@ std::string dg_cte(const ir::AlgebraicGroup& a, bool unit_weights) {
                 break;
             }
         }
-        const std::string v = "d.__pgt_x" + n(same);
+        const std::string v = "d." + sql::argument_column(same);
         if (counts_argument(x) || summed(x)) {
             cols.push_back("pg_catalog.sum(" + w + ") FILTER (WHERE " + v +
                            " IS NOT NULL)::pg_catalog.int8 AS __pgt_dn" + n(i));
@@ -186,7 +190,7 @@ std::string dg_cte(const ir::AlgebraicGroup& a, bool unit_weights) {
 std::string j_cte(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t) {
     std::vector<std::string> fields;
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
-        fields.push_back("dg." + key_name(j));
+        fields.push_back("dg." + sql::key_column(j));
     }
     std::vector<std::string> cols{"dk.*", "t.ctid AS __pgt_tid", "t.__pgt_count AS __pgt_c0"};
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
@@ -333,7 +337,7 @@ std::string agg_value(const ir::AlgebraicGroup& a, std::size_t i) {
 std::string new_value(const ir::AlgebraicGroup& a, std::size_t p) {
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
         if (static_cast<std::size_t>(a.group.group_outputs[j]) == p) {
-            return "m2." + key_name(j);
+            return "m2." + sql::key_column(j);
         }
     }
     if (!output_template(a, p).empty()) {
@@ -432,12 +436,12 @@ std::string algebraic_row_query_aggregate(const ir::AlgebraicGroup& a,
                                           const std::string& row_query) {
     std::vector<std::string> cols, keys, names;
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
-        keys.push_back("r." + key_name(j));
-        names.push_back(key_name(j));
+        keys.push_back("r." + sql::key_column(j));
+        names.push_back(sql::key_column(j));
     }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
         if (!a.aggs[i].arg.empty()) {
-            names.push_back("__pgt_x" + n(i));
+            names.push_back(sql::argument_column(i));
         }
     }
     for (std::size_t p = 0; p < a.group.scan.outputs.size(); p++) {
@@ -527,7 +531,7 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
     }
     std::vector<std::string> key_cols;
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
-        key_cols.push_back("r." + key_name(j));
+        key_cols.push_back("r." + sql::key_column(j));
     }
     const std::string live = scalar ? "true" : "r.__pgt_c1 > 0";
     // Joined on ctid (a TID scan per emptied group): "ctid = ANY (ARRAY(...))"
@@ -557,7 +561,7 @@ std::string algebraic_tail(const ir::AlgebraicGroup& a, const ir::IdentityTarget
            join(sets, ", ") + " FROM r WHERE t.ctid" + kEq +
            "r.__pgt_tid AND NOT r.__pgt_rescan AND " + live + " AND " + image(t_vals) +
            " IS DISTINCT FROM " + image(r_vals) + " RETURNING 1), ains AS (INSERT INTO " + t.table +
-           " (" + join(all_cols, ", ") + ", __pgt_row_id) SELECT " + join(r_vals, ", ") +
+           " (" + join(all_cols, ", ") + ", " + kRowId + ") SELECT " + join(r_vals, ", ") +
            ", r.__pgt_id FROM r WHERE r.__pgt_tid IS NULL AND NOT " + "r.__pgt_rescan AND " + live +
            " RETURNING 1)" + tail;
 }
@@ -601,13 +605,13 @@ DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::Ident
     // Unnetted images (netted ones to fall back on) for sums and counts;
     // MIN/MAX need the committed states only.
     DeltaProgram p = join_region_program(region, t, !linear_aggregates(a));
-    std::vector<std::string> d_cols{"__pgt_w"};
+    std::vector<std::string> d_cols{kWeight};
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
-        d_cols.push_back(key_name(j));
+        d_cols.push_back(sql::key_column(j));
     }
     for (std::size_t i = 0; i < a.aggs.size(); i++) {
         if (!a.aggs[i].arg.empty()) {
-            d_cols.push_back("__pgt_x" + n(i));
+            d_cols.push_back(sql::argument_column(i));
         }
     }
     for (const AuxColumn& c : aux_columns(a)) {

@@ -3,15 +3,23 @@
 // Invariant: rows are matched on (__pgt_row_probe, __pgt_row_id), so each
 // lookup uses the probe index; unchanged rows are never rewritten.
 #include "core/diff/apply.hpp"
+#include "core/sql/names.hpp"
 
 #include <string>
 #include <vector>
 
 namespace pgt::diff {
 
+namespace {
+// Names of sql/names.hpp the statements below use.
+const std::string kRowId = sql::kRowIdColumn;
+const std::string kRowProbe = sql::kRowProbeColumn;
+const std::string kSign = sql::kSignColumn;
+}  // namespace
+
 std::string id_match(const std::string& t, const std::string& src) {
-    return t + ".__pgt_row_probe" + kEq + "pgtrickle.row_probe_v1(" + src + ".__pgt_id) AND " + t +
-           ".__pgt_row_id" + kEq + src + ".__pgt_id";
+    return t + "." + kRowProbe + kEq + "pgtrickle.row_probe_v1(" + src + ".__pgt_id) AND " + t +
+           "." + kRowId + kEq + src + ".__pgt_id";
 }
 
 namespace {
@@ -26,7 +34,7 @@ std::string output_list(const std::vector<std::string>& outs, const std::string&
 
 std::string insert_columns(const std::vector<std::string>& outs) {
     std::string cols = output_list(outs, "");
-    return "(" + cols + (cols.empty() ? "" : ", ") + "__pgt_row_id)";
+    return "(" + cols + (cols.empty() ? "" : ", ") + kRowId + ")";
 }
 
 std::string insert_values(const std::vector<std::string>& outs, const std::string& src) {
@@ -52,15 +60,16 @@ std::string keyed_apply(const std::vector<std::string>& outs, const ir::Identity
     std::string upd = sets.empty()
                           ? "SELECT 1 WHERE false"
                           : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
-                                " FROM f WHERE f.__pgt_sign > 0 AND " + id_match("t", "f") +
+                                " FROM f WHERE f." + kSign + " > 0 AND " + id_match("t", "f") +
                                 " AND " + changed_values(outs) + " RETURNING 1";
     return ", f AS (SELECT DISTINCT ON (e.__pgt_id) e.* FROM e ORDER BY e.__pgt_id, "
-           "e.__pgt_seq DESC, e.__pgt_sign DESC), del AS (DELETE FROM " +
-           t.table + " t USING f WHERE f.__pgt_sign < 0 AND " + id_match("t", "f") +
+           "e.__pgt_seq DESC, e." +
+           kSign + " DESC), del AS (DELETE FROM " + t.table + " t USING f WHERE f." + kSign +
+           " < 0 AND " + id_match("t", "f") +
            (t.delete_only_same ? " AND NOT (" + changed_values(outs) + ")" : "") +
            " RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
-           insert_columns(outs) + " SELECT " + insert_values(outs, "f") +
-           " FROM f WHERE f.__pgt_sign > 0 AND NOT EXISTS (SELECT 1 FROM " + t.table + " t WHERE " +
+           insert_columns(outs) + " SELECT " + insert_values(outs, "f") + " FROM f WHERE f." +
+           kSign + " > 0 AND NOT EXISTS (SELECT 1 FROM " + t.table + " t WHERE " +
            id_match("t", "f") +
            ") RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM ins), "
            "(SELECT pg_catalog.count(*) FROM del), (SELECT pg_catalog.count(*) FROM upd)";
@@ -74,8 +83,9 @@ std::string counted_apply(const std::vector<std::string>& outs, const ir::Identi
     return ", ei AS (SELECT e.*, " + img +
            " AS __pgt_img FROM e), n AS (SELECT DISTINCT ON "
            "(e.__pgt_id, e.__pgt_img) " +
-           cols + (cols.empty() ? "" : ", ") +
-           "e.__pgt_id, e.__pgt_img, pg_catalog.sum(e.__pgt_sign) OVER (PARTITION BY e.__pgt_id, "
+           cols + (cols.empty() ? "" : ", ") + "e.__pgt_id, e.__pgt_img, pg_catalog.sum(e." +
+           kSign +
+           ") OVER (PARTITION BY e.__pgt_id, "
            "e.__pgt_img) AS __pgt_n FROM ei e ORDER BY e.__pgt_id, e.__pgt_img), del AS (DELETE "
            "FROM " +
            t.table +
@@ -109,7 +119,7 @@ std::string keyed_full_diff(const std::vector<std::string>& outs, const ir::Iden
            (outs.empty() ? std::string("false")
                          : image(outs, "t.") + " IS DISTINCT FROM " + image(outs, "n.")) +
            " AS __pgt_changed FROM (SELECT " + output_list(outs, "q.") + sep + row_id +
-           " AS __pgt_id FROM (" + query + ") q) n FULL JOIN " + t.table + " t ON t.__pgt_row_id" +
+           " AS __pgt_id FROM (" + query + ") q) n FULL JOIN " + t.table + " t ON t." + kRowId +
            kEq + "n.__pgt_id), del AS (DELETE FROM " + t.table + " t WHERE t.ctid" + kEq +
            "ANY (ARRAY(SELECT j.__pgt_tid FROM j WHERE j.__pgt_id IS NULL)) RETURNING 1), upd AS "
            "(" +
@@ -164,9 +174,9 @@ std::string full_diff_sql(const std::vector<std::string>& outs, const ir::Identi
     std::string cols = output_list(outs, "q.");
     std::string old_cols = output_list(outs, "t.");
     std::string sep = cols.empty() ? "" : ", ";
-    return "WITH e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign" + sep + cols + ", " + row_id +
-           " AS __pgt_id FROM (" + query + ") q UNION ALL SELECT 0, -1" + sep + old_cols +
-           ", t.__pgt_row_id FROM " + target.table + " t)" + apply_tail(outs, target);
+    return "WITH e AS (SELECT 1 AS __pgt_seq, 1 AS " + kSign + sep + cols + ", " + row_id +
+           " AS __pgt_id FROM (" + query + ") q UNION ALL SELECT 0, -1" + sep + old_cols + ", t." +
+           kRowId + " FROM " + target.table + " t)" + apply_tail(outs, target);
 }
 
 }  // namespace pgt::diff

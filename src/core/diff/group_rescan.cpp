@@ -3,6 +3,7 @@
 // for keys without NULLs, IS NOT DISTINCT FROM for keys with a NULL), the
 // same equality GROUP BY uses, so a touched group is recomputed whole.
 #include "core/diff/group_rescan.hpp"
+#include "core/sql/names.hpp"
 
 #include <string>
 #include <vector>
@@ -15,10 +16,6 @@ namespace pgt::diff {
 
 namespace {
 
-std::string key_name(std::size_t j) {
-    return "__pgt_k" + std::to_string(j + 1);
-}
-
 std::string group_expr(const ir::GroupRescan& g, std::size_t j) {
     return g.scan.outputs.at(static_cast<std::size_t>(g.group_outputs.at(j))).expr;
 }
@@ -28,7 +25,7 @@ std::string group_expr(const ir::GroupRescan& g, std::size_t j) {
 std::string keys_cte(const ir::GroupRescan& g) {
     std::vector<std::string> cols;
     for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
-        cols.push_back(group_expr(g, j) + " AS " + key_name(j));
+        cols.push_back(group_expr(g, j) + " AS " + sql::key_column(j));
     }
     return "keys AS (SELECT DISTINCT " + join(cols, ", ") + " FROM src " + g.scan.alias +
            (g.scan.predicate.empty() ? "" : " WHERE " + g.scan.predicate) + ")";
@@ -38,7 +35,7 @@ std::string rows_cte(const ir::GroupRescan& g) {
     std::vector<std::string> exprs, keys;
     for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
         exprs.push_back(group_expr(g, j));
-        keys.push_back(key_name(j));
+        keys.push_back(sql::key_column(j));
     }
     return touched_rows_cte("rows", g.source_table, g.scan.alias, exprs, keys);
 }
@@ -70,7 +67,7 @@ std::string fresh_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
 std::string touched_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
     std::vector<std::string> fields;
     for (std::size_t j = 0; j < g.group_outputs.size(); j++) {
-        fields.push_back("k." + key_name(j));
+        fields.push_back("k." + sql::key_column(j));
     }
     return "g AS (SELECT DISTINCT " + row_id_expression(t.domain, fields) +
            " AS __pgt_id FROM keys k)";

@@ -3,6 +3,7 @@
 // expression (CASE WHEN false THEN k END), so identities computed from the
 // keys equal those computed from stored and fresh rows.
 #include "core/diff/grouping_sets.hpp"
+#include "core/sql/names.hpp"
 
 #include <string>
 #include <vector>
@@ -15,10 +16,6 @@
 namespace pgt::diff {
 
 namespace {
-
-std::string key_name(std::size_t j) {
-    return "__pgt_k" + std::to_string(j + 1);
-}
 
 bool absent(const ir::GroupingSetsRescan& g, const ir::GroupingSetArm& arm, std::size_t j) {
     return ((arm.grouping >> (g.keys.size() - 1 - j)) & 1U) != 0;
@@ -67,7 +64,7 @@ std::string grouping_sets_rescan_sql(const ir::GroupingSetsRescan& g,
     names.push_back(g.set_column);
     std::vector<std::string> keys, ctes, arms, touched;
     for (std::size_t j = 0; j < n; j++) {
-        keys.push_back(g.keys[j] + " AS " + key_name(j));
+        keys.push_back(g.keys[j] + " AS " + sql::key_column(j));
     }
     ctes.push_back("keys AS (SELECT DISTINCT " + join(keys, ", ") + " FROM src " + g.scan.alias +
                    (g.scan.predicate.empty() ? "" : " WHERE " + g.scan.predicate) + ")");
@@ -79,11 +76,11 @@ std::string grouping_sets_rescan_sql(const ir::GroupingSetsRescan& g,
         std::vector<std::string> exprs, cols, fields;
         for (std::size_t j = 0; j < n; j++) {
             if (absent(g, arm, j)) {
-                fields.push_back("CASE WHEN false THEN k." + key_name(j) + " END");
+                fields.push_back("CASE WHEN false THEN k." + sql::key_column(j) + " END");
             } else {
                 exprs.push_back(g.keys[j]);
-                cols.push_back(key_name(j));
-                fields.push_back("k." + key_name(j));
+                cols.push_back(sql::key_column(j));
+                fields.push_back("k." + sql::key_column(j));
             }
         }
         fields.push_back(std::to_string(arm.grouping));

@@ -3,6 +3,7 @@
 // NULLs included), never by text; the pushed-down filter on the query is a
 // superset of the region that the identity then narrows exactly.
 #include "core/diff/join_region.hpp"
+#include "core/sql/names.hpp"
 
 #include <string>
 #include <vector>
@@ -14,20 +15,27 @@
 
 namespace pgt::diff {
 
+namespace {
+// Names of sql/names.hpp the statements below use.
+const std::string kIsOld = sql::kIsOldColumn;
+const std::string kRowId = sql::kRowIdColumn;
+const std::string kSign = sql::kSignColumn;
+}  // namespace
+
 std::string region_old_images(std::size_t source) {
-    return "__pgt_old_" + std::to_string(source);
+    return sql::old_images(source);
 }
 
 std::string region_new_images(std::size_t source) {
-    return "__pgt_new_" + std::to_string(source);
+    return sql::new_images(source);
 }
 
 std::string region_delta_images(std::size_t source) {
-    return "__pgt_delta_" + std::to_string(source);
+    return sql::delta_images(source);
 }
 
 std::string region_key(std::size_t j) {
-    return "__pgt_k" + std::to_string(j + 1);
+    return sql::key_column(j);
 }
 
 namespace {
@@ -42,7 +50,7 @@ ir::ScanFilterProject region_scan(const ir::RegionSource& s) {
 
 // (is_old, columns...) from the CTE src.
 std::string images_select(const ir::RegionSource& s) {
-    std::vector<std::string> cols{"v.__pgt_sign < 0 AS __pgt_is_old"};
+    std::vector<std::string> cols{"v." + kSign + " < 0 AS " + kIsOld};
     for (const ir::SourceColumn& c : s.columns) {
         cols.push_back("v." + c.name);
     }
@@ -54,7 +62,8 @@ std::string images_select(const ir::RegionSource& s) {
 std::string region_images_sql(const ir::RegionSource& s, bool multiplicity) {
     return "WITH " + window_source_cte_list(region_scan(s), "", 0) + images_select(s) +
            (multiplicity ? " CROSS JOIN LATERAL pg_catalog.generate_series(1, "
-                           "pg_catalog.abs(v.__pgt_sign)) AS __pgt_copy"
+                           "pg_catalog.abs(v." +
+                               kSign + ")) AS __pgt_copy"
                          : "");
 }
 
@@ -122,10 +131,11 @@ std::vector<KeptStep> kept_steps(const ir::JoinRegion& j) {
                             k.table + " c ON ";
         std::string match = " AND " + image("c") + " = n.__pgt_img";
         step.apply =
-            "WITH d AS (SELECT x.*, pg_catalog.sum(x.__pgt_sign) OVER (PARTITION BY "
+            "WITH d AS (SELECT x.*, pg_catalog.sum(x." + kSign +
+            ") OVER (PARTITION BY "
             "x.__pgt_img) AS __pgt_n, pg_catalog.row_number() OVER (PARTITION BY x.__pgt_img) "
             "AS __pgt_rn FROM (SELECT " +
-            cols(src + ".") + ", " + src + ".__pgt_sign, " + image(src) + " AS __pgt_img FROM " +
+            cols(src + ".") + ", " + src + "." + kSign + ", " + image(src) + " AS __pgt_img FROM " +
             region_delta_images(i) + " " + src + " WHERE " + s.prefilter +
             ") x), n AS (SELECT d.* FROM d WHERE d.__pgt_rn = 1 AND d.__pgt_n <> 0), "
             "gone AS (DELETE FROM " +
@@ -203,9 +213,9 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
     }
     std::string cols = join(j.outputs, ", f.");
     std::string old_cols = join(j.outputs, ", t.");
-    p.main = sql + ", e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, f." + cols +
-             ", f.__pgt_id FROM f UNION ALL SELECT 0, -1, t." + old_cols +
-             ", t.__pgt_row_id FROM " + target.table + " t JOIN g ON " + id_match("t", "g") + ")" +
+    p.main = sql + ", e AS (SELECT 1 AS __pgt_seq, 1 AS " + kSign + ", f." + cols +
+             ", f.__pgt_id FROM f UNION ALL SELECT 0, -1, t." + old_cols + ", t." + kRowId +
+             " FROM " + target.table + " t JOIN g ON " + id_match("t", "g") + ")" +
              apply_tail(j.outputs, target);
     return p;
 }

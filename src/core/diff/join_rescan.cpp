@@ -3,6 +3,7 @@
 // column groups is among the changed keys; the region is read the same way
 // from the query (fresh) and from the stream table (stored).
 #include "core/diff/join_rescan.hpp"
+#include "core/sql/names.hpp"
 
 #include <string>
 #include <vector>
@@ -12,6 +13,11 @@
 #include "core/error.hpp"
 
 namespace pgt::diff {
+
+namespace {
+// Names of sql/names.hpp the statements below use.
+const std::string kSign = sql::kSignColumn;
+}  // namespace
 
 namespace {
 
@@ -95,7 +101,7 @@ std::string join_rescan_sql(const JoinRescan& j, const ir::IdentityTarget& targe
                                 : "fresh AS (" + region(j, "(" + j.query + ")") + "), stored AS (" +
                                       region(j, target.table) + ")";
     return "WITH " + keys_cte(j.sides[0], 0) + ", " + keys_cte(j.sides[1], 1) + ", " + regions +
-           ", e AS (SELECT 1 AS __pgt_seq, 1 AS __pgt_sign, " + cols + ", " + id +
+           ", e AS (SELECT 1 AS __pgt_seq, 1 AS " + kSign + ", " + cols + ", " + id +
            " AS __pgt_id FROM fresh r UNION ALL SELECT 0, -1, " + cols + ", " + id +
            " AS __pgt_id FROM stored r)" + apply_tail(j.outputs, target);
 }

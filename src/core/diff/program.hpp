@@ -29,6 +29,7 @@
 // Only "main" is always there; the masks are bit i for source i.
 #pragma once
 #include "core/core.hpp"
+#include "core/sql/names.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -44,7 +45,7 @@ namespace pgt::diff {
 // encoding, or the SQL a program relies on, changes.
 inline constexpr int kProgramVersion = 2;
 
-inline const std::string kBranchesMarker = "/*__pgt_branches__*/";
+inline const std::string kBranchesMarker = sql::kBranchesMarker;
 
 struct ImageStep {
     std::size_t source = 0;  // names the relations: region_old_images(source), ...

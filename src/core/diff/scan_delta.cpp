@@ -2,6 +2,7 @@
 // Invariant: the frontier rule lives in window_predicate() and nowhere else;
 // every operator is schema-qualified (generated SQL also runs pinned).
 #include "core/diff/scan_delta.hpp"
+#include "core/sql/names.hpp"
 
 #include <string>
 #include <utility>
@@ -11,6 +12,13 @@
 #include "core/error.hpp"
 
 namespace pgt::diff {
+
+namespace {
+// Names of sql/names.hpp the statements below use.
+const std::string kKeepNew = sql::kKeepNewColumn;
+const std::string kKeepOld = sql::kKeepOldColumn;
+const std::string kSign = sql::kSignColumn;
+}  // namespace
 
 namespace {
 
@@ -64,7 +72,7 @@ std::vector<std::string> image_columns(const ir::ScanFilterProject& scan, char p
 // materialized: 0.25 s instead of 0.14 s for 180,000 rows).
 std::string image_side(const ir::ScanFilterProject& scan, char prefix, const char* sign,
                        const std::string& actions, int base) {
-    std::vector<std::string> cols{"b.seq AS __pgt_seq", std::string(sign) + " AS __pgt_sign"};
+    std::vector<std::string> cols{"b.seq AS __pgt_seq", std::string(sign) + " AS " + kSign};
     for (std::string& c : image_columns(scan, prefix)) {
         cols.push_back(std::move(c));
     }
@@ -106,8 +114,8 @@ std::string signed_images(const ir::ScanFilterProject& scan, int base) {
         // split in two by a VALUES list (about 0.8 us a row: for 180,000
         // rows that all pass, 2.7 times the cost of the two scans below).
         ImageKeeps k = image_keeps(scan);
-        std::vector<std::string> olds{"-1"}, news{"1"}, names{"__pgt_sign"},
-            cols{"b.seq AS __pgt_seq", "s.__pgt_sign"};
+        std::vector<std::string> olds{"-1"}, news{"1"}, names{kSign},
+            cols{"b.seq AS __pgt_seq", "s." + kSign};
         for (const ir::SourceColumn& c : scan.columns) {
             olds.push_back("b.o" + std::to_string(c.attnum));
             news.push_back("b.n" + std::to_string(c.attnum));
@@ -154,8 +162,11 @@ std::string netted_sources(const ir::ScanFilterProject& scan, const std::string&
     // join, so no plan whose cost depends on the planner guessing the
     // window's size (a nested loop over 180,000 events ran for minutes).
     return "ev" + sfx + " AS (" + signed_images(scan, base) + "), net" + sfx +
-           " AS (SELECT v.*, pg_catalog.sum(v.__pgt_sign) OVER (PARTITION BY v.__pgt_src_img) AS "
-           "__pgt_n, pg_catalog.row_number() OVER (PARTITION BY v.__pgt_src_img, v.__pgt_sign > 0 "
+           " AS (SELECT v.*, pg_catalog.sum(v." + kSign +
+           ") OVER (PARTITION BY v.__pgt_src_img) AS "
+           "__pgt_n, pg_catalog.row_number() OVER (PARTITION BY v.__pgt_src_img, v." +
+           kSign +
+           " > 0 "
            "ORDER BY v.__pgt_seq DESC) AS __pgt_rn FROM (SELECT e.*, " +
            img + " AS __pgt_src_img FROM ev" + sfx +
            " e) v), "
@@ -163,14 +174,15 @@ std::string netted_sources(const ir::ScanFilterProject& scan, const std::string&
            // net's sign ((image, seq, sign) is unique: a buffer row gives one
            // old and one new image).
            "src" +
-           sfx + " AS (SELECT v.__pgt_seq, v.__pgt_n AS __pgt_sign" +
+           sfx + " AS (SELECT v.__pgt_seq, v.__pgt_n AS " + kSign +
            (cols.empty() ? "" : ", " + join(cols, ", ")) + " FROM net" + sfx +
            " v WHERE v.__pgt_n OPERATOR(pg_catalog.<>) 0 AND v.__pgt_rn OPERATOR(pg_catalog.=) 1 "
-           "AND (v.__pgt_sign > 0) OPERATOR(pg_catalog.=) (v.__pgt_n > 0))";
+           "AND (v." +
+           kSign + " > 0) OPERATOR(pg_catalog.=) (v.__pgt_n > 0))";
 }
 
 std::string signed_outputs(const ir::ScanFilterProject& scan) {
-    std::vector<std::string> cols{scan.alias + ".__pgt_seq", scan.alias + ".__pgt_sign"};
+    std::vector<std::string> cols{scan.alias + ".__pgt_seq", scan.alias + "." + kSign};
     for (const ir::OutputColumn& o : scan.outputs) {
         cols.push_back(o.expr + " AS " + o.name);
     }
@@ -212,8 +224,7 @@ std::string paired_images(const ir::ScanFilterProject& scan) {
                        std::to_string(k + 1));
     }
     ImageKeeps k = image_keeps(scan);
-    cols.insert(cols.begin(),
-                {k.keep_old + " AS __pgt_keep_old", k.keep_new + " AS __pgt_keep_new"});
+    cols.insert(cols.begin(), {k.keep_old + " AS " + kKeepOld, k.keep_new + " AS " + kKeepNew});
     return "SELECT " + join(cols, ", ") + " FROM " + k.from + " WHERE " +
            delta_predicate(scan, "b", 0) + " AND " + unchanged_update(scan) + " AND ((" +
            k.keep_old + ") OR (" + k.keep_new + "))";
@@ -271,7 +282,7 @@ std::string source_transition_name(std::size_t source, TransitionSlot slot) {
                        : slot == TransitionSlot::kUpdateNew ? "new"
                        : slot == TransitionSlot::kDeleted   ? "del"
                                                             : "ins";
-    return std::string("__pgt_tr_") + kind + "_" + std::to_string(source);
+    return sql::source_transition(source, kind);
 }
 
 TransitionTables source_transition_tables(std::size_t source) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/ir/scan.hpp"
+#include "core/sql/names.hpp"
 
 namespace pgt::diff {
 
@@ -41,10 +42,10 @@ std::string window_predicate(const std::string& b, int base = 0);
 // statement's change from them in place. A statement with several events
 // on one table (ON CONFLICT DO UPDATE, MERGE, a writable CTE) has its
 // DELETE's old rows and its INSERT's new rows under the other two names.
-inline constexpr const char* kTransitionOld = "__pgt_old";
-inline constexpr const char* kTransitionNew = "__pgt_new";
-inline constexpr const char* kTransitionDeleted = "__pgt_old_del";
-inline constexpr const char* kTransitionInserted = "__pgt_new_ins";
+using sql::kTransitionDeleted;
+using sql::kTransitionInserted;
+using sql::kTransitionNew;
+using sql::kTransitionOld;
 
 // The transition tables a program reads: before-images, after-images.
 struct TransitionTables {

@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "core/rowid/format.hpp"
+#include "core/sql/names.hpp"
 
 namespace pgt::ir {
 
 // The alias source-row expressions are deparsed against (one table: the
 // scan; a join: each table's prefilter).
-inline constexpr const char* kImageAlias = "__pgt_src";
+using sql::kImageAlias;
 
 // How an update is told to leave a column's stored value as it was
 // (buffer columns o<attnum> and n<attnum>): kEqual, `IS NOT DISTINCT FROM`

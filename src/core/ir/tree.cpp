@@ -3,6 +3,7 @@
 // it from its children's (and a table's unique keys); anything else is
 // KEYLESS_ROW over every column.
 #include "core/ir/tree.hpp"
+#include "core/sql/names.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -346,7 +347,7 @@ std::string column_list(const Node& n, const std::vector<int>& cols) {
         out += out.empty() ? "" : ", ";
         out += c >= 0 && c < static_cast<int>(n.columns.size())
                    ? n.columns[static_cast<std::size_t>(c)].name
-                   : "__pgt_gset";
+                   : sql::kGroupingSetColumn;
     }
     return out;
 }

@@ -121,11 +121,11 @@ struct RegionShape {
 
 // What a branch names a kept copy candidate by (then its source index and
 // a space): no deparsed query of a region holding it has one.
-inline constexpr const char* kKeptToken = "__pgt_kept_";
+using sql::kKeptToken;
 
 // The hidden storage column of a grouping-sets query (GROUPING of every
 // grouping expression): identity key index AnalyzedQuery::columns.size().
-inline constexpr const char* kGroupingSetColumn = "__pgt_gset";
+using sql::kGroupingSetColumn;
 
 struct AnalyzedQuery {
     std::string original;                 // as the user wrote it

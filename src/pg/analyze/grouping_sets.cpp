@@ -4,6 +4,7 @@
 // absent key still reads the rows' values); outside, an expression equal
 // to an absent grouping expression is NULL, as PostgreSQL evaluates it.
 #include "pg/analyze/grouping_sets.hpp"
+#include "core/sql/names.hpp"
 
 #include <set>
 #include <string>
@@ -217,12 +218,12 @@ std::string each_grouping_set(const std::string& branch, std::size_t n,
                               const std::vector<uint32_t>& sets) {
     std::vector<std::string> cols, values;
     for (std::size_t j = 0; j < n; j++) {
-        std::string k = "__pgt_k" + std::to_string(j + 1);
+        std::string k = sql::key_column(j);
         cols.push_back("CASE WHEN (s.m OPERATOR(pg_catalog.&) " +
                        std::to_string(1U << (n - 1 - j)) + ") OPERATOR(pg_catalog.=) 0 THEN b." +
                        k + " END AS " + k);
     }
-    cols.push_back("s.m AS __pgt_k" + std::to_string(n + 1));
+    cols.push_back("s.m AS " + sql::key_column(n));
     for (uint32_t v : sets) {
         values.push_back("(" + std::to_string(v) + ")");
     }

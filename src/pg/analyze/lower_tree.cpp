@@ -4,6 +4,7 @@
 // attno is at position attno - 1 of its leaf; a join's columns are its
 // left input's, then its right input's).
 #include "pg/analyze/lower_tree.hpp"
+#include "core/sql/names.hpp"
 
 #include <map>
 #include <optional>
@@ -98,7 +99,8 @@ Texts deparse_level(Query* q, const std::vector<Node*>& exprs) {
             Query* c = static_cast<Query*>(copyObjectImpl(q));
             int resno = list_length(c->targetList);
             for (std::size_t i = 0; i < exprs.size(); i++) {
-                std::string a = "__pgt_a" + std::to_string(i), e = "__pgt_e" + std::to_string(i);
+                std::string a = sql::kDeparseOpen + std::to_string(i),
+                            e = sql::kDeparseClose + std::to_string(i);
                 c->targetList = lappend(
                     c->targetList,
                     makeTargetEntry(reinterpret_cast<Expr*>(makeConst(
@@ -115,8 +117,8 @@ Texts deparse_level(Query* q, const std::vector<Node*>& exprs) {
     Texts out;
     for (std::size_t i = 0; i < exprs.size(); i++) {
         // The deparser breaks the select list into lines (",\n    ").
-        const std::string open = "0 AS __pgt_a" + std::to_string(i) + ",";
-        const std::string close = " AS __pgt_e" + std::to_string(i);
+        const std::string open = "0 AS " + (sql::kDeparseOpen + std::to_string(i)) + ",";
+        const std::string close = " AS " + (sql::kDeparseClose + std::to_string(i));
         std::size_t from = text.find(open);
         if (from == std::string::npos) {
             continue;

@@ -3,6 +3,7 @@
 // diff::image_terms, semi-joins as flipped values.
 // Invariant: the branches sum, with their signs, to the change of the join.
 #include "pg/analyze/region_parts.hpp"
+#include "core/sql/names.hpp"
 
 #include "pg/analyze/join_region.hpp"
 #include "pg/analyze/grouping_sets.hpp"
@@ -108,11 +109,12 @@ std::string semi_join_branch(const std::string& inner, const std::string& weight
         }
         probe.insert(probe.end(), j.s_filter.begin(), j.s_filter.end());
         std::string net = "SELECT " + diff::join(keys, ", ") + ", pg_catalog.sum(" +
-                          ir::kImageAlias + ".__pgt_sign)::pg_catalog.int8 AS __pgt_net FROM " +
-                          images[m] + " " + ir::kImageAlias +
+                          ir::kImageAlias + "." + sql::kSignColumn +
+                          ")::pg_catalog.int8 AS __pgt_net FROM " + images[m] + " " +
+                          ir::kImageAlias +
                           (j.i_filter.empty() ? "" : " WHERE " + diff::join(j.i_filter, " AND ")) +
                           " GROUP BY " + diff::join(group, ", ") + " HAVING pg_catalog.sum(" +
-                          ir::kImageAlias + ".__pgt_sign) OPERATOR(pg_catalog.<>) 0";
+                          ir::kImageAlias + "." + sql::kSignColumn + ") OPERATOR(pg_catalog.<>) 0";
         from += " JOIN (" + net + ") " + d + " ON " + diff::join(on, " AND ");
         // Rows of s now with x, up to net + 1 of them: `had` whether any were
         // there before the change (now − net).
@@ -135,8 +137,8 @@ std::string semi_join_branch(const std::string& inner, const std::string& weight
         cols += ", y." + diff::region_key(k);
     }
     // OFFSET 0: each flip is counted once, after the join found its rows.
-    return "SELECT " + w + " AS __pgt_w" + cols + " FROM (SELECT b.*" + flips + " FROM " + from +
-           " OFFSET 0) y WHERE " + nonzero;
+    return "SELECT " + w + " AS " + sql::kWeightColumn + cols + " FROM (SELECT b.*" + flips +
+           " FROM " + from + " OFFSET 0) y WHERE " + nonzero;
 }
 
 }  // namespace
@@ -220,7 +222,7 @@ void signed_branches(Query* q, const std::vector<TargetEntry*>& entries,
             continue;
         }
         region.branches.push_back(branch_reading(
-            "SELECT " + weight + " AS __pgt_w" + columns + " FROM (" +
+            "SELECT " + weight + " AS " + sql::kWeightColumn + columns + " FROM (" +
                 deparse_branch(q, entries, tables, states, {}, {}, {}, true, &region.kept) + ") b",
             states, tables));
     }
@@ -261,7 +263,7 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
         ir::AlgebraicAgg x = outs->aggs[i].agg;
         Expr* arg = pg_call([&] { return folded_argument(outs->aggs[i].aggref); });
         if (arg != nullptr) {
-            x.arg = "r.__pgt_x" + std::to_string(i + 1);
+            x.arg = "r." + sql::argument_column(i);
             entries.push_back(pg_call([&] {
                 return makeTargetEntry(arg, static_cast<AttrNumber>(entries.size() + 1), nullptr,
                                        false);
@@ -278,7 +280,8 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     for (const diff::SignedTerm& term :
          signs ? std::vector<diff::SignedTerm>{} : diff::image_terms(from.size())) {
         region.branches.push_back(branch_reading(
-            "SELECT " + std::to_string(term.sign) + "::pg_catalog.int8 AS __pgt_w, b.* FROM (" +
+            "SELECT " + std::to_string(term.sign) + "::pg_catalog.int8 AS " + sql::kWeightColumn +
+                ", b.* FROM (" +
                 deparse_branch(q, entries, tables, term.tables, {}, {}, {}, false, &region.kept) +
                 ") b",
             term.tables, tables));

@@ -3,6 +3,7 @@
 // Invariant: a branch is produced by PostgreSQL's deparser from a copy of
 // the analysed query, so quoting, qualification and operators are its own.
 #include "pg/analyze/region_parts.hpp"
+#include "core/sql/names.hpp"
 
 #include "pg/analyze/join_region.hpp"
 #include "pg/analyze/grouping_sets.hpp"
@@ -102,7 +103,7 @@ void select_sign(Query* c, const RegionTable& t, RangeTblEntry* rte, const std::
         elog(ERROR, "signed images of a table inside a subquery expression");
     }
     // The relation's extra last column, by name.
-    rte->eref->colnames = lappend(rte->eref->colnames, makeString(pstrdup("__pgt_sign")));
+    rte->eref->colnames = lappend(rte->eref->colnames, makeString(pstrdup(sql::kSignColumn)));
     Expr* sign = reinterpret_cast<Expr*>(makeVar(
         static_cast<int>(t.path.back()), static_cast<AttrNumber>(list_length(rte->eref->colnames)),
         INT8OID, -1, InvalidOid, 0));
@@ -294,8 +295,8 @@ RangeTblEntry* drive_table(Query* level, Index delta, Index partner, Node* inner
     RangeTblEntry* rte = makeNode(RangeTblEntry);
     rte->rtekind = RTE_SUBQUERY;
     rte->subquery = sub;
-    rte->alias = makeAlias("__pgt_drive", NIL);
-    rte->eref = makeAlias("__pgt_drive", names);
+    rte->alias = makeAlias(sql::kDriveAlias, NIL);
+    rte->eref = makeAlias(sql::kDriveAlias, names);
     rte->inFromCl = true;
     return rte;
 }

@@ -2,6 +2,7 @@
 // Invariant: results are copied out of SPI memory into C++ values before
 // the next SPI call can free them.
 #include "pg/boundary/spi.hpp"
+#include "core/sql/names.hpp"
 
 #include "pg/boundary/boundary.hpp"
 #include "pg/cdc/buffer_access.hpp"
@@ -321,7 +322,7 @@ void images_startup(DestReceiver* self, int, TupleDesc in) {
     auto* r = reinterpret_cast<ImageReceiver*>(self);
     MemoryContext old = MemoryContextSwitchTo(r->cxt);
     r->paired =
-        in->natts > 0 && strcmp(NameStr(TupleDescAttr(in, 0)->attname), "__pgt_keep_old") == 0;
+        in->natts > 0 && strcmp(NameStr(TupleDescAttr(in, 0)->attname), sql::kKeepOldColumn) == 0;
     const int first = r->paired ? 2 : 1;  // columns before the image's own
     const int natts = r->paired ? (in->natts - 2) / 2 : in->natts - 1;
     r->out = CreateTemplateTupleDesc(natts);
@@ -332,8 +333,8 @@ void images_startup(DestReceiver* self, int, TupleDesc in) {
         TupleDescCopyEntry(r->signed_out, static_cast<AttrNumber>(a), in,
                            static_cast<AttrNumber>(a + first));
     }
-    TupleDescInitEntry(r->signed_out, static_cast<AttrNumber>(natts + 1), "__pgt_sign", INT8OID, -1,
-                       0);
+    TupleDescInitEntry(r->signed_out, static_cast<AttrNumber>(natts + 1), sql::kSignColumn, INT8OID,
+                       -1, 0);
     r->values = static_cast<Datum*>(palloc(sizeof(Datum) * (static_cast<std::size_t>(natts) + 1)));
     r->nulls = static_cast<bool*>(palloc(sizeof(bool) * (static_cast<std::size_t>(natts) + 1)));
     MemoryContextSwitchTo(old);

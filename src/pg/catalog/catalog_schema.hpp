@@ -4,6 +4,8 @@
 // it. (No PostgreSQL header here, so the e2e harness can include it too.)
 #pragma once
 
+#include "core/sql/names.hpp"
+
 namespace pgt::catalog {
 
 struct ColumnDef {
@@ -104,6 +106,6 @@ inline constexpr ColumnDef kImmediateColumns[] = {
 
 // Prefix of every column the extension adds to a stream table; user
 // queries may not produce columns with it.
-inline constexpr const char* kReservedColumnPrefix = "__pgt_";
+inline constexpr const char* kReservedColumnPrefix = sql::kReservedPrefix;
 
 }  // namespace pgt::catalog

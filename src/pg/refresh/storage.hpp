@@ -17,8 +17,8 @@
 
 namespace pgt::pg {
 
-inline constexpr const char* kRowIdColumn = "__pgt_row_id";
-inline constexpr const char* kRowProbeColumn = "__pgt_row_probe";
+using sql::kRowIdColumn;
+using sql::kRowProbeColumn;
 
 // Adds the identity columns and the probe index to a freshly created
 // storage table.
