@@ -1099,6 +1099,32 @@ TEST_F(Differential, images_are_filtered_by_safe_conjuncts_before_netting) {
     EXPECT_EQ(last_action("q"), "DIFFERENTIAL");
 }
 
+// HAVING without GROUP BY or aggregates makes the query one group: at most
+// one row however many source rows pass, not a row per source row (which
+// the scan strategy produced when the tree did not see the grouping).
+TEST_F(Differential, having_without_aggregates_is_one_group) {
+    create("h1", "SELECT 1 AS x FROM t HAVING 1 > 0");
+    create("h2", "SELECT 'k' AS x FROM t WHERE amount > 20 HAVING 2 > 1");
+    for (const char* st : {"h1", "h2"}) {
+        EXPECT_EQ(db->scalar("SELECT row_identity_domain || '/' || delta_strategy FROM "
+                             "pgtrickle.pgt_stream_tables WHERE pgt_relid = $1::regclass",
+                             {st}),
+                  "synthetic/join_region")
+            << st;
+    }
+    for (const char* change :
+         {"INSERT INTO t VALUES (7, 'fay', 70), (8, 'gus', 1)", "DELETE FROM t WHERE amount > 20",
+          "UPDATE t SET amount = amount + 100 WHERE id IN (2, 5)", "DELETE FROM t"}) {
+        SCOPED_TRACE(change);
+        db->exec(change);
+        for (const char* st : {"h1", "h2"}) {
+            EXPECT_TRUE(refreshed_ok(st)) << st;
+            EXPECT_EQ(last_action(st), "DIFFERENTIAL") << st;
+            EXPECT_EQ(count(std::string("SELECT * FROM ") + st), 1) << st;
+        }
+    }
+}
+
 // Refreshes (FULL and DIFFERENTIAL) run with at least
 // pg_trickle.refresh_work_mem; the session's own work_mem is left alone,
 // a larger one is kept, and -1 turns the setting off.

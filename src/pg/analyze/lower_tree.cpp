@@ -599,7 +599,10 @@ int lower_select(Lowering& L, Query* q, bool deparse) {
             L.tree.at(n).prefilter = image_prefilter(q->jointree->quals, 1, one->relid);
         }
     }
-    const bool grouped = q->groupClause != NIL || q->groupingSets != NIL || q->hasAggs;
+    // HAVING alone also makes the level one group (SELECT 1 FROM t HAVING p:
+    // one row or none, not one per source row).
+    const bool grouped =
+        q->groupClause != NIL || q->groupingSets != NIL || q->hasAggs || q->havingQual != nullptr;
     if (grouped) {
         n = lower_grouping(L, q, n, texts, from);
     }
