@@ -2,6 +2,7 @@
 // and projection composed over the operator tree of a one-table level, as
 // the scan and group strategies read them.
 #include "core/diff/linear.hpp"
+#include "core/diff/strategy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -174,6 +175,51 @@ TEST(DiffLinear, a_level_shape_is_found_through_distinct_and_without_where) {
     int jn = add(j, Op::kJoin, {a, b});
     j.root = add(j, Op::kProject, {jn});
     EXPECT_FALSE(one_table_level(j));
+}
+
+// The strategy follows the level's operators, unless analysis built a
+// join region or found a keyed pair of tables.
+TEST(DiffStrategy, the_level_shape_and_the_facts_choose_the_strategy) {
+    using pgt::diff::choose_strategy;
+    using pgt::diff::Strategy;
+    using pgt::diff::StrategyFacts;
+    Tree scan = one_table(true);
+    EXPECT_EQ(choose_strategy(scan, {}), Strategy::kScan);
+    EXPECT_EQ(choose_strategy(scan, {true, false, false, false}), Strategy::kJoinRegion);
+    EXPECT_EQ(choose_strategy(scan, {true, true, false, false}), Strategy::kAlgebraicJoin);
+    EXPECT_EQ(choose_strategy(scan, {false, false, true, false}), Strategy::kJoinRescan);
+
+    Tree grouped = one_table(false);
+    int agg = add(grouped, Op::kAggregate, {0});
+    grouped.at(grouped.root).children = {agg};
+    EXPECT_EQ(choose_strategy(grouped, {}), Strategy::kGroupRescan);
+    EXPECT_EQ(choose_strategy(grouped, {false, false, false, true}), Strategy::kAlgebraicGroup);
+    grouped.at(agg).op = Op::kGroupingSets;
+    EXPECT_EQ(choose_strategy(grouped, {}), Strategy::kGroupingSetsRescan);
+
+    // DISTINCT groups unless a source key in the output makes it a no-op.
+    Tree distinct = one_table(false);
+    int d = add(distinct, Op::kDistinct, {distinct.root});
+    distinct.root = d;
+    distinct.at(d).identity.domain = pgt::rowid::Domain::kGroupKey;
+    EXPECT_EQ(choose_strategy(distinct, {}), Strategy::kGroupRescan);
+    distinct.at(d).identity.domain = pgt::rowid::Domain::kScanKey;
+    EXPECT_EQ(choose_strategy(distinct, {}), Strategy::kScan);
+
+    Tree window = one_table(false);
+    int w = add(window, Op::kWindow, {window.root});
+    window.root = add(window, Op::kProject, {w});
+    EXPECT_FALSE(choose_strategy(window, {}));
+}
+
+TEST(DiffStrategy, names_round_trip) {
+    for (auto s : {pgt::diff::Strategy::kScan, pgt::diff::Strategy::kGroupRescan,
+                   pgt::diff::Strategy::kAlgebraicGroup, pgt::diff::Strategy::kGroupingSetsRescan,
+                   pgt::diff::Strategy::kJoinRescan, pgt::diff::Strategy::kJoinRegion,
+                   pgt::diff::Strategy::kAlgebraicJoin}) {
+        EXPECT_EQ(pgt::diff::strategy_named(pgt::diff::strategy_name(s)), s);
+    }
+    EXPECT_FALSE(pgt::diff::strategy_named("full"));
 }
 
 }  // namespace

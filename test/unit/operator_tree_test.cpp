@@ -264,7 +264,7 @@ TEST(OperatorTree, explain_text_indents_children_under_their_parent) {
 // projection; algebraic state at an aggregate; branches at a join.
 TEST(OperatorTree, rules_per_node_follow_the_strategy) {
     auto rules = [](Builder& b, std::string_view strategy) {
-        pgt::diff::describe_rules(b.t, strategy);
+        pgt::diff::describe_rules(b.t, pgt::diff::strategy_named(strategy));
         std::vector<std::string> out;
         for (const Node& n : b.t.nodes) {
             out.push_back(n.rule);

@@ -7,16 +7,17 @@ namespace pgt::diff {
 
 namespace {
 
-bool is(std::string_view strategy, std::string_view name) {
-    return strategy == name;
+bool is(std::optional<Strategy> strategy, Strategy s) {
+    return strategy == s;
 }
 
 // The rule of one operator under strategy; "" leaves it unnamed.
-std::string rule_for(const ir::Tree& t, int i, std::string_view strategy) {
+std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy) {
     const ir::Node& n = t.at(i);
     const bool root = i == t.root;
-    const bool joined = is(strategy, "join_region") || is(strategy, "algebraic_join") ||
-                        is(strategy, "join_rescan");
+    const bool joined = is(strategy, Strategy::kJoinRegion) ||
+                        is(strategy, Strategy::kAlgebraicJoin) ||
+                        is(strategy, Strategy::kJoinRescan);
     switch (n.op) {
         case ir::Op::kFilter:
             return joined ? "copied into each branch; conjuncts of one table that cannot raise "
@@ -24,17 +25,17 @@ std::string rule_for(const ir::Tree& t, int i, std::string_view strategy) {
                           : "evaluated on netted images; conjuncts that cannot raise also "
                             "before netting";
         case ir::Op::kAggregate:
-            if (is(strategy, "algebraic_group") || is(strategy, "algebraic_join")) {
+            if (is(strategy, Strategy::kAlgebraicGroup) || is(strategy, Strategy::kAlgebraicJoin)) {
                 return "algebraic: new value from the stored one, hidden state columns and "
                        "the change's signed images; no group is read again";
             }
-            return is(strategy, "group_rescan")
+            return is(strategy, Strategy::kGroupRescan)
                        ? "recompute the groups the change touches, from their source rows"
                        : "";
         case ir::Op::kGroupingSets:
             return "recompute the groups the change touches, in every grouping set";
         case ir::Op::kJoin:
-            if (is(strategy, "join_rescan")) {
+            if (is(strategy, Strategy::kJoinRescan)) {
                 return "recompute the output rows of the keys the change touches";
             }
             return joined ? "delta: one branch per non-empty set of changed tables (their images, "
@@ -44,12 +45,12 @@ std::string rule_for(const ir::Tree& t, int i, std::string_view strategy) {
             if (!root) {
                 return "";
             }
-            if (is(strategy, "scan")) {
+            if (is(strategy, Strategy::kScan)) {
                 return n.identity.keyed()
                            ? "apply: the last netted image of each key upserts or deletes its row"
                            : "apply: each netted image adds or removes that many copies of its row";
             }
-            return is(strategy, "join_region")
+            return is(strategy, Strategy::kJoinRegion)
                        ? "apply: recompute the identity keys the branches find, replace their rows"
                        : "apply: replace the rows of the touched identities";
         default:
@@ -59,14 +60,11 @@ std::string rule_for(const ir::Tree& t, int i, std::string_view strategy) {
 
 }  // namespace
 
-void describe_rules(ir::Tree& t, std::string_view strategy) {
+void describe_rules(ir::Tree& t, std::optional<Strategy> strategy) {
     if (t.root < 0) {
         return;
     }
-    const bool incremental = is(strategy, "scan") || is(strategy, "group_rescan") ||
-                             is(strategy, "algebraic_group") ||
-                             is(strategy, "grouping_sets_rescan") || is(strategy, "join_rescan") ||
-                             is(strategy, "join_region") || is(strategy, "algebraic_join");
+    const bool incremental = strategy.has_value();
     if (!incremental) {
         t.at(t.root).rule = "recompute (FULL)";
         return;
@@ -81,7 +79,7 @@ void describe_rules(ir::Tree& t, std::string_view strategy) {
     }
     // The root names the strategy, then what it does there.
     std::string& root = t.at(t.root).rule;
-    root = std::string(strategy) + (root.empty() ? "" : " (" + root + ")");
+    root = std::string(strategy_name(*strategy)) + (root.empty() ? "" : " (" + root + ")");
 }
 
 }  // namespace pgt::diff

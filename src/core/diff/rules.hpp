@@ -12,16 +12,16 @@
 #pragma once
 #include "core/core.hpp"
 
-#include <string_view>
+#include <optional>
 
+#include "core/diff/strategy.hpp"
 #include "core/ir/tree.hpp"
 
 namespace pgt::diff {
 
-// Sets Node::rule of t's operators for strategy (a delta_strategy name:
-// scan, group_rescan, algebraic_group, grouping_sets_rescan, join_rescan,
-// join_region, algebraic_join; anything else: the root is recomputed by
-// FULL). Scans get the Δ rule; the root's rule starts with the strategy.
-void describe_rules(ir::Tree& t, std::string_view strategy);
+// Sets Node::rule of t's operators for strategy (none: the root is
+// recomputed by FULL). Scans get the Δ rule; the root's rule starts with
+// the strategy's name.
+void describe_rules(ir::Tree& t, std::optional<Strategy> strategy);
 
 }  // namespace pgt::diff

@@ -91,7 +91,7 @@ Rows validate(const std::string& query, const std::string& mode_text) {
     std::vector<IndexAdvice> advice = index_advice(spi, q, mode.effective);
     spi.close();
     const bool differential = mode.effective == RefreshMode::kDifferential;
-    std::optional<std::string> strategy;
+    std::optional<diff::Strategy> strategy;
     if (differential) {
         strategy = delta_strategy(q);
     }
@@ -103,7 +103,9 @@ Rows validate(const std::string& query, const std::string& mode_text) {
                                                  ? std::nullopt
                                                  : std::optional(q.differential_blocker));
     out.emplace_back("row_identity", identity_text(q));
-    out.emplace_back("strategy", strategy);
+    out.emplace_back("strategy", strategy
+                                     ? std::optional<std::string>(diff::strategy_name(*strategy))
+                                     : std::nullopt);
     // The buffers are not there yet: each captured scan reads "its" one.
     std::map<Oid, std::string> deltas;
     for (const auto& need : strategy ? capture_needs(q) : CaptureNeeds{}) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/diff/strategy.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
@@ -89,12 +90,12 @@ ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st);
 // q's operator tree as explain_st prints it, with the rules of its nodes:
 // the strategy at the root (none: the recompute of FULL), and on the scan
 // of each table in `deltas` the change buffer its Δ is read from.
-std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<std::string>& strategy,
+std::string operator_tree_text(const AnalyzedQuery& q, std::optional<diff::Strategy> strategy,
                                const std::map<Oid, std::string>& deltas);
 
-// The delta strategy a DIFFERENTIAL stream table of q gets: which generator
-// makes its program (prepare_maintenance's dispatch, in the same order).
-const char* delta_strategy(const AnalyzedQuery& q);
+// The delta strategy a DIFFERENTIAL stream table of q gets
+// (diff::choose_strategy over q's tree and analysis facts).
+diff::Strategy delta_strategy(const AnalyzedQuery& q);
 
 // Drops the stream table's kept copies and their catalog rows.
 void drop_kept_copies(Spi& spi, int64_t pgt_id);

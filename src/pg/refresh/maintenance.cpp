@@ -17,6 +17,7 @@
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/scan.hpp"
 #include "core/diff/linear.hpp"
+#include "core/diff/strategy.hpp"
 #include "core/ir/tree.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/boundary/boundary.hpp"
@@ -420,24 +421,27 @@ diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st
                       having};
     ir::IdentityTarget target = identity_target(st);
     target.delete_only_same = !scan.delta.windowed();
-    if (!q.scan.grouping_arms.empty()) {
-        ir::GroupingSetsRescan gs{scan, g.source_table, kGroupingSetColumn, q.scan.grouping_keys,
-                                  q.scan.grouping_arms};
-        return diff::one_statement(diff::grouping_sets_rescan_sql(gs, target));
+    switch (delta_strategy(q)) {
+        case diff::Strategy::kGroupingSetsRescan: {
+            ir::GroupingSetsRescan gs{scan, g.source_table, kGroupingSetColumn,
+                                      q.scan.grouping_keys, q.scan.grouping_arms};
+            return diff::one_statement(diff::grouping_sets_rescan_sql(gs, target));
+        }
+        case diff::Strategy::kAlgebraicGroup:
+            return algebraic_delta(spi, st, q, g);
+        case diff::Strategy::kGroupRescan:
+            return diff::one_statement(diff::group_rescan_sql(g, target));
+        case diff::Strategy::kScan:
+            return diff::one_statement(diff::apply_sql(scan, target));
+        default:
+            throw Error(sqlstate::kInternalError, "a join strategy for a one-table query");
     }
-    if (q.scan.grouped && q.scan.algebraic) {
-        return algebraic_delta(spi, st, q, g);
-    }
-    if (q.scan.grouped) {
-        return diff::one_statement(diff::group_rescan_sql(g, target));
-    }
-    return diff::one_statement(diff::apply_sql(scan, target));
 }
 
-std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<std::string>& strategy,
+std::string operator_tree_text(const AnalyzedQuery& q, std::optional<diff::Strategy> strategy,
                                const std::map<Oid, std::string>& deltas) {
     ir::Tree t = q.operators;
-    diff::describe_rules(t, strategy ? *strategy : "");
+    diff::describe_rules(t, strategy);
     for (ir::Node& n : t.nodes) {
         auto it = deltas.find(n.relid);
         if (n.op == ir::Op::kScan && it != deltas.end()) {
@@ -447,20 +451,14 @@ std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<std::
     return ir::format_tree(t);
 }
 
-const char* delta_strategy(const AnalyzedQuery& q) {
-    if (q.region.present) {
-        return q.region.algebraic ? "algebraic_join" : "join_region";
+diff::Strategy delta_strategy(const AnalyzedQuery& q) {
+    std::optional<diff::Strategy> s = diff::choose_strategy(
+        q.operators, {q.region.present, q.region.algebraic, q.join.present, q.scan.algebraic});
+    if (!s) {
+        throw Error(sqlstate::kInternalError,
+                    "no delta strategy for the operator tree of a query DIFFERENTIAL maintains");
     }
-    if (q.join.present) {
-        return "join_rescan";
-    }
-    if (!q.scan.grouping_arms.empty()) {
-        return "grouping_sets_rescan";
-    }
-    if (q.scan.grouped && q.scan.algebraic) {
-        return "algebraic_group";
-    }
-    return q.scan.grouped ? "group_rescan" : "scan";
+    return *s;
 }
 
 void drop_kept_copies(Spi& spi, int64_t pgt_id) {
@@ -518,8 +516,9 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     // The format of the program just made (a program is never run by a
     // library of another format: refresh_or_reinitialize).
     st.delta_version = st.delta_program ? std::optional<int>(diff::kProgramVersion) : std::nullopt;
-    st.delta_strategy =
-        st.delta_program ? std::optional<std::string>(delta_strategy(q)) : std::nullopt;
+    st.delta_strategy = st.delta_program
+                            ? std::optional<std::string>(diff::strategy_name(delta_strategy(q)))
+                            : std::nullopt;
     std::map<Oid, std::string> buffers;
     for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
         buffers[src.relid] = src.buffer;
@@ -527,7 +526,8 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     if (st.refresh_mode == RefreshMode::kImmediate) {
         buffers[q.scan.source_relid] = "the writing statement's transition tables";
     }
-    st.operator_tree = operator_tree_text(q, st.delta_strategy, buffers);
+    st.operator_tree = operator_tree_text(
+        q, st.delta_strategy ? diff::strategy_named(*st.delta_strategy) : std::nullopt, buffers);
     // The owner's rights (refreshes run as the owner): SELECT on the
     // buffers read, the kept copies (catalog::sync_owner_rights).
     catalog::sync_owner_rights(spi, st.pgt_id);
