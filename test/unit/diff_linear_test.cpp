@@ -1,6 +1,7 @@
 // Unit tests of the linear rules (src/core/diff/linear): Δ of scan, filter
 // and projection composed over the operator tree of a one-table level, as
 // the scan and group strategies read them.
+#include "core/diff/aggregate.hpp"
 #include "core/diff/linear.hpp"
 #include "core/diff/strategy.hpp"
 
@@ -210,6 +211,82 @@ TEST(DiffStrategy, the_level_shape_and_the_facts_choose_the_strategy) {
     int w = add(window, Op::kWindow, {window.root});
     window.root = add(window, Op::kProject, {w});
     EXPECT_FALSE(choose_strategy(window, {}));
+}
+
+// SELECT grp, sum(val) AS s FROM t WHERE val > 0 GROUP BY grp [HAVING ...]:
+// the rescan and the algebraic form read the level's nodes.
+Tree grouped_level(bool having, bool algebraic) {
+    Tree base = one_table(true);  // Scan 0, Filter 1 (WHERE): children first
+    Tree t;
+    t.add(base.at(0));
+    t.add(base.at(1));
+    int agg = add(t, Op::kAggregate, {1});
+    t.at(agg).key_count = 1;
+    Column k;
+    k.name = "grp";
+    t.at(agg).columns = {k};
+    t.at(agg).algebraic = algebraic;
+    if (algebraic) {
+        pgt::ir::AlgebraicAgg sum;
+        sum.kind = pgt::ir::AggKind::kSum;
+        sum.output = 1;
+        sum.arg = "__pgt_src.val";
+        t.at(agg).algebraic_aggs = {sum};
+        t.at(agg).output_templates = {"", ""};
+    }
+    int below = agg;
+    if (having) {
+        below = add(t, Op::kFilter, {agg});
+        t.at(below).condition = "sum(val) > 1";
+        t.at(below).image_condition = "sum(__pgt_src.val) > 1";
+        Column passed = k;
+        passed.ref = pgt::ir::ColumnRef{agg, 0};
+        t.at(below).columns = {passed};
+    }
+    int p = add(t, Op::kProject, {below});
+    Column grp;
+    grp.name = "grp";
+    grp.image = "__pgt_src.grp";
+    grp.ref = pgt::ir::ColumnRef{below, 0};
+    grp.alike = true;
+    Column sum;
+    sum.name = "s";
+    sum.image = "sum(__pgt_src.val)";
+    t.at(p).columns = {grp, sum};
+    t.root = p;
+    pgt::ir::derive_identities(t);
+    return t;
+}
+
+TEST(DiffAggregate, a_rescan_reads_the_identity_keys_and_having_from_the_level) {
+    Tree t = grouped_level(true, false);
+    std::optional<pgt::diff::OneTableLevel> l = one_table_level(t);
+    ASSERT_TRUE(l);
+    std::optional<ScanFilterProject> d = differentiate_one_table(t, *l, kBuffer);
+    ASSERT_TRUE(d);
+    pgt::ir::GroupRescan g = pgt::diff::group_rescan(t, *l, *d, "public.t");
+    EXPECT_EQ(g.group_outputs, std::vector<int>{0});
+    EXPECT_EQ(g.having, "sum(__pgt_src.val) > 1");
+    EXPECT_EQ(g.source_table, "public.t");
+    EXPECT_EQ(g.scan.predicate, "__pgt_src.val > 0");
+    EXPECT_FALSE(pgt::diff::algebraic_group(t, g)) << "no algebraic form";
+}
+
+TEST(DiffAggregate, the_algebraic_form_comes_from_the_aggregate_node) {
+    Tree t = grouped_level(false, true);
+    std::optional<pgt::diff::OneTableLevel> l = one_table_level(t);
+    ASSERT_TRUE(l);
+    pgt::ir::GroupRescan g =
+        pgt::diff::group_rescan(t, *l, *differentiate_one_table(t, *l, kBuffer), "public.t");
+    std::optional<pgt::ir::AlgebraicGroup> a = pgt::diff::algebraic_group(t, g);
+    ASSERT_TRUE(a);
+    ASSERT_EQ(a->aggs.size(), 1u);
+    EXPECT_EQ(a->aggs[0].arg, "__pgt_src.val");
+    EXPECT_EQ(a->key_alike, std::vector<bool>{true});
+    EXPECT_EQ(a->output_templates.size(), 2u);
+    EXPECT_EQ(a->group.having, "");
+    t.at(t.root).columns[0].alike = false;  // numeric keys: 1.0 = 1.00
+    EXPECT_EQ(pgt::diff::keys_alike(t), std::vector<bool>{false});
 }
 
 TEST(DiffStrategy, names_round_trip) {

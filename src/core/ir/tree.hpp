@@ -65,6 +65,9 @@ struct Column {
     // column prefixed), so it can be evaluated over change images; set on
     // the nodes of a level that reads one table (Node::images).
     std::string image;
+    // Equal values of its type always look the same (numeric 1.0 = 1.00 do
+    // not); set with image.
+    bool alike = false;
 };
 
 // The row identity of a node's output: the domain, and for keys, the
@@ -102,6 +105,15 @@ struct Node {
     std::vector<SourceColumn> image_columns;
     std::string image_condition;
     std::string prefilter;
+    // kAggregate of a one-table level whose every output is a grouping key,
+    // an aggregate kept algebraically (core/diff/algebraic) or an expression
+    // over such aggregates, without HAVING: algebraic is true, the
+    // aggregates' arguments are over the images, and output_templates has
+    // per output of the level's Project "" or its expression over
+    // ir::agg_slot(i).
+    bool algebraic = false;
+    std::vector<AlgebraicAgg> algebraic_aggs;
+    std::vector<std::string> output_templates;
     // kJoin and kFilter: conjuncts of the condition `a = b` between two of
     // the node's columns, by their type's default equality (a deterministic
     // collation): every row the node passes has a and b equal, not NULL.

@@ -61,11 +61,8 @@ struct ScanShape {
     std::vector<int> group_attnums;
     // Grouped without HAVING (or an aggregate without GROUP BY), when every
     // output is a grouping key or a COUNT/SUM/AVG/MIN/MAX kept algebraically
-    // (core/diff/algebraic): the aggregates, in output order.
+    // (the level's Aggregate node has the algebraic form: diff::algebraic_group).
     bool algebraic = false;
-    std::vector<ir::AlgebraicAgg> aggs;
-    std::vector<bool> key_alike;                // per grouping key (ir::AlgebraicGroup)
-    std::vector<std::string> output_templates;  // per output (ir::AlgebraicGroup)
     // GROUPING SETS/ROLLUP/CUBE (grouped is false): the grouping
     // expressions and one arm per set (ir::GroupingSetsRescan).
     std::vector<std::string> grouping_keys;

@@ -194,6 +194,23 @@ Texts deparse_images(Query* q, Oid relid) {
     return out;
 }
 
+// The algebraic form of a one-table level's aggregates, when they have one
+// (algebraic_outputs, arguments over the images).
+void set_algebraic_form(Query* q, Oid relid, ir::Node& aggregate) {
+    std::optional<AlgebraicOutputs> outs = with_pinned_search_path([&] {
+        List* ctx = pg_call([&] { return deparse_context_for(kScanAlias, relid); });
+        return algebraic_outputs(q, ctx);
+    });
+    if (!outs) {
+        return;
+    }
+    aggregate.algebraic = true;
+    aggregate.output_templates = outs->templates;
+    for (const AlgebraicOutput& o : outs->aggs) {
+        aggregate.algebraic_aggs.push_back(o.agg);
+    }
+}
+
 // The column a Var of this level is in the FROM node's output.
 std::optional<int> var_position(Query* q, const FromMap& from, const Node* e) {
     if (e == nullptr || !IsA(e, Var)) {
@@ -485,6 +502,9 @@ int lower_project(Lowering& L, Query* q, int child, const Texts& texts, const Te
         c.type = pg_call([&] { return exprType(e); });
         c.expr = text_of(texts, e);
         c.image = text_of(images, e);
+        c.alike = !c.image.empty() && pg_call([&] {
+            return ties_look_alike(exprType(e), exprTypmod(e), exprCollation(e));
+        });
         std::optional<int> p = grouped ? group_key_of(q, te) : var_position(q, from, e);
         if (p) {
             c.ref = ir::ColumnRef{child, *p};
@@ -605,6 +625,9 @@ int lower_select(Lowering& L, Query* q, bool deparse) {
         q->groupClause != NIL || q->groupingSets != NIL || q->hasAggs || q->havingQual != nullptr;
     if (grouped) {
         n = lower_grouping(L, q, n, texts, from);
+        if (one != nullptr) {
+            set_algebraic_form(q, one->relid, L.tree.at(n));
+        }
     }
     if (q->havingQual != nullptr) {
         n = add_filter(L, n, text_of(texts, q->havingQual));

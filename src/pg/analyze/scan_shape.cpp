@@ -3,6 +3,8 @@
 // function blocks, a STABLE one is reported), never on the query text.
 #include "pg/analyze/scan_shape.hpp"
 
+#include "core/diff/aggregate.hpp"
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -388,20 +390,10 @@ std::optional<ir::AlgebraicAgg> algebraic_agg(const Aggref* a, List* ctx) {
     return x;
 }
 
-// What the group strategies need beyond the operator tree's image texts:
-// the aggregates kept algebraically, and whether the level is grouped.
+// What the group strategies need beyond the operator tree: the source,
+// whether the level groups, and its plain grouping columns (index advice).
 void derive_groups(Query* q, const RangeTblEntry* rte, AnalyzedQuery& out) {
-    with_pinned_search_path([&] {
-        List* ctx = pg_call([&] { return deparse_context_for(kScanAlias, rte->relid); });
-        if (auto outs = algebraic_outputs(q, ctx)) {
-            out.scan.algebraic = true;
-            out.scan.key_alike = keys_look_alike(q, out.identity.key_columns);
-            out.scan.output_templates = outs->templates;
-            for (const AlgebraicOutput& o : outs->aggs) {
-                out.scan.aggs.push_back(o.agg);
-            }
-        }
-    });
+    out.scan.algebraic = diff::algebraic_aggregate(out.operators) != nullptr;
     out.scan.source_relid = rte->relid;
     // GROUP BY, or SELECT DISTINCT read as GROUP BY every output column
     // (unless a source key in the output makes the DISTINCT a no-op).

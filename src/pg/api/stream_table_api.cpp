@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/diff/aggregate.hpp"
 #include "core/dag/graph.hpp"
 #include "core/diff/program.hpp"
 #include "core/error.hpp"
@@ -282,8 +283,10 @@ std::vector<IndexAdvice> index_advice(Spi& spi, const AnalyzedQuery& q, RefreshM
     };
     // Algebraic aggregates read a group's rows only when its MIN or MAX
     // goes (or a numeric sum turns NaN or infinite: rare).
-    bool reads_groups = !q.scan.algebraic;
-    for (const ir::AlgebraicAgg& x : q.scan.aggs) {
+    const ir::Node* algebraic = diff::algebraic_aggregate(q.operators);
+    bool reads_groups = algebraic == nullptr;
+    for (const ir::AlgebraicAgg& x :
+         algebraic ? algebraic->algebraic_aggs : std::vector<ir::AlgebraicAgg>{}) {
         reads_groups = reads_groups || x.kind == ir::AggKind::kMin || x.kind == ir::AggKind::kMax;
     }
     if (q.scan.grouped && !q.scan.group_attnums.empty() && reads_groups) {

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/diff/aggregate.hpp"
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/tree.hpp"
@@ -213,8 +214,8 @@ Locking locking_of(const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
     }
     // Algebraic groups read and write only their own rows; when equal keys
     // may look different (1.0, 1.00), one group could take two locks.
-    const bool alike =
-        std::all_of(q.scan.key_alike.begin(), q.scan.key_alike.end(), [](bool b) { return b; });
+    const std::vector<bool> key_alike = diff::keys_alike(q.operators);
+    const bool alike = std::all_of(key_alike.begin(), key_alike.end(), [](bool b) { return b; });
     if (q.scan.grouped && q.scan.algebraic && q.scan.grouping_arms.empty() && alike) {
         Locking l{'i', {}};
         for (int k : q.identity.key_columns) {

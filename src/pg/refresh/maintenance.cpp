@@ -16,6 +16,7 @@
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/scan.hpp"
+#include "core/diff/aggregate.hpp"
 #include "core/diff/linear.hpp"
 #include "core/diff/strategy.hpp"
 #include "core/ir/tree.hpp"
@@ -367,7 +368,11 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
 // refresh fills them with carried in the delta program.
 diff::DeltaProgram algebraic_delta(Spi& spi, const catalog::StreamTableRow& st,
                                    const AnalyzedQuery& q, const ir::GroupRescan& g) {
-    ir::AlgebraicGroup a{g, q.scan.aggs, q.scan.key_alike, q.scan.output_templates};
+    std::optional<ir::AlgebraicGroup> form = diff::algebraic_group(q.operators, g);
+    if (!form) {
+        throw Error(sqlstate::kInternalError, "an algebraic strategy without an algebraic form");
+    }
+    const ir::AlgebraicGroup& a = *form;
     diff::DeltaProgram p;
     for (const diff::AuxColumn& c : diff::aux_columns(a)) {
         p.full_aux.push_back(c.name);
@@ -415,10 +420,11 @@ std::vector<Oid> multi_table_sources(const AnalyzedQuery& q) {
 diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st,
                                      const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
     std::optional<diff::OneTableLevel> level = diff::one_table_level(q.operators);
-    std::string having =
-        level && level->having >= 0 ? q.operators.at(level->having).image_condition : "";
-    ir::GroupRescan g{scan, quoted_relation_name(q.scan.source_relid), q.identity.key_columns,
-                      having};
+    if (!level) {
+        throw Error(sqlstate::kInternalError, "a one-table program without a one-table level");
+    }
+    ir::GroupRescan g =
+        diff::group_rescan(q.operators, *level, scan, quoted_relation_name(q.scan.source_relid));
     ir::IdentityTarget target = identity_target(st);
     target.delete_only_same = !scan.delta.windowed();
     switch (delta_strategy(q)) {
