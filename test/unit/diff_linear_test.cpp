@@ -289,6 +289,27 @@ TEST(DiffAggregate, the_algebraic_form_comes_from_the_aggregate_node) {
     EXPECT_EQ(pgt::diff::keys_alike(t), std::vector<bool>{false});
 }
 
+TEST(DiffAggregate, grouping_sets_take_their_arms_from_the_node) {
+    Tree t = grouped_level(false, false);
+    std::optional<pgt::diff::OneTableLevel> l = one_table_level(t);
+    ASSERT_TRUE(l);
+    pgt::ir::GroupRescan g =
+        pgt::diff::group_rescan(t, *l, *differentiate_one_table(t, *l, kBuffer), "public.t");
+    EXPECT_FALSE(pgt::diff::grouping_sets_rescan(t, g)) << "an Aggregate, not grouping sets";
+    pgt::ir::Node& sets = t.at(l->aggregate);
+    sets.op = Op::kGroupingSets;
+    EXPECT_FALSE(pgt::diff::grouping_sets_rescan(t, g)) << "no arms yet (over the branch limit)";
+    sets.grouping_keys = {"__pgt_src.grp"};
+    sets.arms = {{0, {"__pgt_src.grp", "sum(__pgt_src.val)", "0"}, ""},
+                 {1, {"NULL", "sum(__pgt_src.val)", "1"}, ""}};
+    std::optional<pgt::ir::GroupingSetsRescan> gs = pgt::diff::grouping_sets_rescan(t, g);
+    ASSERT_TRUE(gs);
+    EXPECT_EQ(gs->set_column, "__pgt_gset");
+    EXPECT_EQ(gs->keys, std::vector<std::string>{"__pgt_src.grp"});
+    EXPECT_EQ(gs->arms.size(), 2u);
+    EXPECT_EQ(gs->source_table, "public.t");
+}
+
 TEST(DiffStrategy, names_round_trip) {
     for (auto s : {pgt::diff::Strategy::kScan, pgt::diff::Strategy::kGroupRescan,
                    pgt::diff::Strategy::kAlgebraicGroup, pgt::diff::Strategy::kGroupingSetsRescan,

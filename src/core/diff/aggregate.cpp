@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "core/sql/names.hpp"
+
 namespace pgt::diff {
 
 ir::GroupRescan group_rescan(const ir::Tree& t, const OneTableLevel& level,
@@ -21,6 +23,20 @@ const ir::Node* algebraic_aggregate(const ir::Tree& t) {
         return nullptr;
     }
     return &t.at(level->aggregate);
+}
+
+std::optional<ir::GroupingSetsRescan> grouping_sets_rescan(const ir::Tree& t,
+                                                           const ir::GroupRescan& g) {
+    std::optional<OneTableLevel> level = one_table_level(t);
+    if (!level || level->aggregate < 0) {
+        return std::nullopt;
+    }
+    const ir::Node& sets = t.at(level->aggregate);
+    if (sets.op != ir::Op::kGroupingSets || sets.arms.empty()) {
+        return std::nullopt;
+    }
+    return ir::GroupingSetsRescan{g.scan, g.source_table, sql::kGroupingSetColumn,
+                                  sets.grouping_keys, sets.arms};
 }
 
 std::vector<bool> keys_alike(const ir::Tree& t) {

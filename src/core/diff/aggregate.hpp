@@ -31,6 +31,12 @@ const ir::Node* algebraic_aggregate(const ir::Tree& t);
 // aggregate has no algebraic form.
 std::optional<ir::AlgebraicGroup> algebraic_group(const ir::Tree& t, ir::GroupRescan g);
 
+// GROUPING SETS over one table: every set's touched groups recomputed
+// (g's scan and source, the arms and keys of the level's GroupingSets
+// node); nullopt when the level has no such node with arms.
+std::optional<ir::GroupingSetsRescan> grouping_sets_rescan(const ir::Tree& t,
+                                                           const ir::GroupRescan& g);
+
 // Per key column of the root's identity: equal values always look the
 // same (false for a column without that fact, such as the set column).
 std::vector<bool> keys_alike(const ir::Tree& t);

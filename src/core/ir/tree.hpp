@@ -114,6 +114,11 @@ struct Node {
     bool algebraic = false;
     std::vector<AlgebraicAgg> algebraic_aggs;
     std::vector<std::string> output_templates;
+    // kGroupingSets of a one-table level DIFFERENTIAL maintains (set by
+    // analysis once the sets are within the branch limit): the grouping
+    // expressions over the images, in GROUPING order, and one arm per set.
+    std::vector<std::string> grouping_keys;
+    std::vector<GroupingSetArm> arms;
     // kJoin and kFilter: conjuncts of the condition `a = b` between two of
     // the node's columns, by their type's default equality (a deterministic
     // collation): every row the node passes has a and b equal, not NULL.

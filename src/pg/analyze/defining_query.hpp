@@ -63,10 +63,6 @@ struct ScanShape {
     // output is a grouping key or a COUNT/SUM/AVG/MIN/MAX kept algebraically
     // (the level's Aggregate node has the algebraic form: diff::algebraic_group).
     bool algebraic = false;
-    // GROUPING SETS/ROLLUP/CUBE (grouped is false): the grouping
-    // expressions and one arm per set (ir::GroupingSetsRescan).
-    std::vector<std::string> grouping_keys;
-    std::vector<ir::GroupingSetArm> grouping_arms;
 };
 inline constexpr const char* kScanAlias = ir::kImageAlias;
 

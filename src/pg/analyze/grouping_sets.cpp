@@ -310,7 +310,7 @@ std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets) {
     return out;
 }
 
-void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan) {
+void derive_scan_grouping_sets(Query* q, Oid relid, ir::Node& node) {
     GroupingSets sets = grouping_sets_of(q, kMaxGroupingSets);
     with_pinned_search_path([&] {
         List* ctx = pg_call([&] { return deparse_context_for(kScanAlias, relid); });
@@ -319,7 +319,7 @@ void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan) {
         };
         std::vector<Node*> keys = grouping_exprs(q);
         for (Node* k : keys) {
-            scan.grouping_keys.push_back(text(k));
+            node.grouping_keys.push_back(text(k));
         }
         for (uint32_t value : sets.values) {
             ArmCtx c = arm_of(q, keys, value);
@@ -340,7 +340,7 @@ void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan) {
             if (q->havingQual != nullptr) {
                 arm.having = rewritten(q->havingQual);
             }
-            scan.grouping_arms.push_back(std::move(arm));
+            node.arms.push_back(std::move(arm));
         }
     });
 }

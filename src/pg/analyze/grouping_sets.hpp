@@ -79,8 +79,9 @@ std::string grouping_sets_union(Query* q, const std::vector<uint32_t>& sets);
 // GROUPING() named __pgt_gset, last in the select list), if present.
 void drop_grouping_set_column(Query* q);
 
-// Fills scan.grouping_keys and scan.grouping_arms of a single-table query
-// whose sets are kKeyed (deparsed over kScanAlias, the table relid).
-void derive_scan_grouping_sets(Query* q, Oid relid, ScanShape& scan);
+// Fills the grouping keys and arms of the GroupingSets node of a
+// single-table query whose sets are kKeyed (deparsed over kScanAlias, the
+// table relid).
+void derive_scan_grouping_sets(Query* q, Oid relid, ir::Node& sets);
 
 }  // namespace pgt::pg

@@ -839,9 +839,10 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         return;
     }
     derive_groups(q, rte, out);
-    if (q->groupingSets != NIL) {
+    std::optional<diff::OneTableLevel> level = diff::one_table_level(out.operators);
+    if (q->groupingSets != NIL && level && level->aggregate >= 0) {
         out.scan.grouped = false;  // one arm per set instead
-        derive_scan_grouping_sets(q, rte->relid, out.scan);
+        derive_scan_grouping_sets(q, rte->relid, out.operators.at(level->aggregate));
         if (has_empty_grouping_set(q)) {
             out.auto_full_reason = kEmptySetReason;
         }

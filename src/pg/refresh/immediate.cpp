@@ -201,7 +201,8 @@ struct Locking {
 
 Locking locking_of(const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
     const rowid::Domain d = q.identity.domain;
-    const bool grouped = q.scan.grouped || !q.scan.grouping_arms.empty();
+    const bool sets = delta_strategy(q) == diff::Strategy::kGroupingSetsRescan;
+    const bool grouped = q.scan.grouped || sets;
     if (!grouped && d == rowid::Domain::kScanKey) {
         return {'r', {}};  // its rows are the source's rows, locked by the writer
     }
@@ -216,7 +217,7 @@ Locking locking_of(const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
     // may look different (1.0, 1.00), one group could take two locks.
     const std::vector<bool> key_alike = diff::keys_alike(q.operators);
     const bool alike = std::all_of(key_alike.begin(), key_alike.end(), [](bool b) { return b; });
-    if (q.scan.grouped && q.scan.algebraic && q.scan.grouping_arms.empty() && alike) {
+    if (q.scan.grouped && q.scan.algebraic && !sets && alike) {
         Locking l{'i', {}};
         for (int k : q.identity.key_columns) {
             l.keys.push_back(scan.outputs.at(static_cast<std::size_t>(k)).expr);

@@ -429,9 +429,11 @@ diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st
     target.delete_only_same = !scan.delta.windowed();
     switch (delta_strategy(q)) {
         case diff::Strategy::kGroupingSetsRescan: {
-            ir::GroupingSetsRescan gs{scan, g.source_table, kGroupingSetColumn,
-                                      q.scan.grouping_keys, q.scan.grouping_arms};
-            return diff::one_statement(diff::grouping_sets_rescan_sql(gs, target));
+            std::optional<ir::GroupingSetsRescan> gs = diff::grouping_sets_rescan(q.operators, g);
+            if (!gs) {
+                throw Error(sqlstate::kInternalError, "grouping sets without arms");
+            }
+            return diff::one_statement(diff::grouping_sets_rescan_sql(*gs, target));
         }
         case diff::Strategy::kAlgebraicGroup:
             return algebraic_delta(spi, st, q, g);
