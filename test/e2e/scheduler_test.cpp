@@ -518,6 +518,8 @@ TEST_F(Scheduler, history_older_than_the_retention_is_pruned) {
 TEST_F(Scheduler, failing_tick_keeps_the_worker_and_recovers) {
     db->exec("CREATE TABLE src (id int PRIMARY KEY); INSERT INTO src VALUES (1)");
     create_st("st", "SELECT id FROM src", "1s", "DIFFERENTIAL");
+    // The launcher starts the database's worker asynchronously.
+    ASSERT_TRUE(scheduler_appears());
     const int pid = scheduler_pid(*db);
     ASSERT_NE(pid, 0);
     db->exec(
