@@ -178,23 +178,25 @@ TEST(DiffLinear, a_level_shape_is_found_through_distinct_and_without_where) {
     EXPECT_FALSE(one_table_level(j));
 }
 
-// The strategy follows the level's operators, unless analysis built a
-// join region or found a keyed pair of tables.
+// The strategy follows the level's operators (and its Aggregate's
+// algebraic form), unless analysis built a join region or found a keyed
+// pair of tables.
 TEST(DiffStrategy, the_level_shape_and_the_facts_choose_the_strategy) {
     using pgt::diff::choose_strategy;
     using pgt::diff::Strategy;
     using pgt::diff::StrategyFacts;
     Tree scan = one_table(true);
     EXPECT_EQ(choose_strategy(scan, {}), Strategy::kScan);
-    EXPECT_EQ(choose_strategy(scan, {true, false, false, false}), Strategy::kJoinRegion);
-    EXPECT_EQ(choose_strategy(scan, {true, true, false, false}), Strategy::kAlgebraicJoin);
-    EXPECT_EQ(choose_strategy(scan, {false, false, true, false}), Strategy::kJoinRescan);
+    EXPECT_EQ(choose_strategy(scan, {true, false, false}), Strategy::kJoinRegion);
+    EXPECT_EQ(choose_strategy(scan, {true, true, false}), Strategy::kAlgebraicJoin);
+    EXPECT_EQ(choose_strategy(scan, {false, false, true}), Strategy::kJoinRescan);
 
     Tree grouped = one_table(false);
     int agg = add(grouped, Op::kAggregate, {0});
     grouped.at(grouped.root).children = {agg};
     EXPECT_EQ(choose_strategy(grouped, {}), Strategy::kGroupRescan);
-    EXPECT_EQ(choose_strategy(grouped, {false, false, false, true}), Strategy::kAlgebraicGroup);
+    grouped.at(agg).algebraic = true;  // lowering found the aggregates' algebraic form
+    EXPECT_EQ(choose_strategy(grouped, {}), Strategy::kAlgebraicGroup);
     grouped.at(agg).op = Op::kGroupingSets;
     EXPECT_EQ(choose_strategy(grouped, {}), Strategy::kGroupingSetsRescan);
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <utility>
 
+#include "core/diff/aggregate.hpp"
 #include "core/diff/linear.hpp"
 
 namespace pgt::diff {
@@ -59,7 +60,8 @@ std::optional<Strategy> choose_strategy(const ir::Tree& t, const StrategyFacts& 
     const bool distinct_groups = t.at(t.root).op == ir::Op::kDistinct &&
                                  t.at(t.root).identity.domain == rowid::Domain::kGroupKey;
     if (level->aggregate >= 0 || distinct_groups) {
-        return f.algebraic ? Strategy::kAlgebraicGroup : Strategy::kGroupRescan;
+        return algebraic_aggregate(t) != nullptr ? Strategy::kAlgebraicGroup
+                                                 : Strategy::kGroupRescan;
     }
     return Strategy::kScan;
 }

@@ -1,7 +1,7 @@
 // The delta strategy of a stream table: which composition of rules its
-// program is made by, chosen from the operator tree and what analysis
-// found that the tree does not show (a join region it could build, a pair
-// of keyed tables, aggregates it can keep algebraically).
+// program is made by, chosen from the operator tree (with the Aggregate
+// node's algebraic form) and what analysis found that the tree does not
+// show (a join region it could build, a pair of keyed tables).
 //
 //   join region built          → algebraic_join | join_region
 //   two keyed tables joined    → join_rescan
@@ -41,7 +41,6 @@ struct StrategyFacts {
     bool region = false;            // analysis built a join region
     bool region_algebraic = false;  // ... keeping its aggregates algebraically
     bool join_pair = false;         // two tables whose keys are both selected
-    bool algebraic = false;         // one table: every output a key or an algebraic aggregate
 };
 
 // nullopt when neither the facts nor a one-table level (one_table_level)

@@ -8,8 +8,8 @@
 
 namespace pgt::sql {
 
-// True for the fixed keyword list that forces quoting: PostgreSQL's reserved
-// and type/function-name keywords (PG 16 kwlist, a superset of 15's).
+// True for every keyword PostgreSQL's quote_identifier quotes: reserved,
+// type/function-name and column-name keywords (15's, plus 16's additions).
 bool is_quoted_keyword(std::string_view word) noexcept;
 
 // Unquoted iff [a-z_][a-z0-9_]* and not is_quoted_keyword; otherwise

@@ -460,8 +460,8 @@ std::string operator_tree_text(const AnalyzedQuery& q, std::optional<diff::Strat
 }
 
 diff::Strategy delta_strategy(const AnalyzedQuery& q) {
-    std::optional<diff::Strategy> s = diff::choose_strategy(
-        q.operators, {q.region.present, q.region.algebraic, q.join.present, q.scan.algebraic});
+    std::optional<diff::Strategy> s =
+        diff::choose_strategy(q.operators, {q.region.present, q.region.algebraic, q.join.present});
     if (!s) {
         throw Error(sqlstate::kInternalError,
                     "no delta strategy for the operator tree of a query DIFFERENTIAL maintains");
