@@ -18,6 +18,7 @@
 #include "core/diff/apply.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/diff/join_terms.hpp"
+#include "core/diff/semi_join.hpp"
 #include "core/ir/scan.hpp"
 #include "pg/analyze/scan_shape.hpp"
 #include "pg/boundary/boundary.hpp"
@@ -81,78 +82,14 @@ Expr* folded_argument(const Aggref* a) {
     return reinterpret_cast<Expr*>(c);
 }
 
-// The branch of a set of changed relations that includes semi-joins `in`:
-// `inner` (the query's FROM/WHERE, those EXISTS conjuncts left out,
-// selecting the entries and then each semi-join's y as __pgt_k<base+1>...,
-// then the signs) joined to each semi-join's flipped values, weighted by
-// their flips. Per semi-join: the net count of changed s rows per x (from
-// s's signed images), and s's rows now with that x, counted up to one past
-// the net (enough to tell whether any were there before).
-std::string semi_join_branch(const std::string& inner, const std::string& weight,
-                             std::size_t entries, const std::vector<const SemiJoin*>& in,
-                             const std::vector<std::string>& images) {
-    std::string from = "(" + inner + ") b", flips, nonzero, cols;
-    std::size_t base = entries;
-    for (std::size_t m = 0; m < in.size(); m++) {
-        const SemiJoin& j = *in[m];
-        std::string d = "__pgt_d" + std::to_string(m + 1);
-        std::vector<std::string> keys, on, probe;
-        for (std::size_t p = 0; p < j.inner.size(); p++) {
-            std::string e = "__pgt_e" + std::to_string(p + 1);
-            keys.push_back(ir::kImageAlias + std::string(".") + j.inner[p] + " AS " + e);
-            on.push_back(d + "." + e + " " + j.equal[p] + " b." + diff::region_key(base + p));
-            probe.push_back("s." + j.inner[p] + " " + j.equal[p] + " " + d + "." + e);
-        }
-        std::vector<std::string> group;
-        for (std::size_t p = 1; p <= j.inner.size(); p++) {
-            group.push_back(std::to_string(p));
-        }
-        probe.insert(probe.end(), j.s_filter.begin(), j.s_filter.end());
-        std::string net = "SELECT " + diff::join(keys, ", ") + ", pg_catalog.sum(" +
-                          ir::kImageAlias + "." + sql::kSignColumn +
-                          ")::pg_catalog.int8 AS __pgt_net FROM " + images[m] + " " +
-                          ir::kImageAlias +
-                          (j.i_filter.empty() ? "" : " WHERE " + diff::join(j.i_filter, " AND ")) +
-                          " GROUP BY " + diff::join(group, ", ") + " HAVING pg_catalog.sum(" +
-                          ir::kImageAlias + "." + sql::kSignColumn + ") OPERATOR(pg_catalog.<>) 0";
-        from += " JOIN (" + net + ") " + d + " ON " + diff::join(on, " AND ");
-        // Rows of s now with x, up to net + 1 of them: `had` whether any were
-        // there before the change (now − net).
-        std::string now = "z.__pgt_c", had = "z.__pgt_c OPERATOR(pg_catalog.-) " + d + ".__pgt_net";
-        std::string cmp = j.anti ? " OPERATOR(pg_catalog.=) 0" : " OPERATOR(pg_catalog.>) 0";
-        std::string f = "__pgt_f" + std::to_string(m + 1);
-        flips +=
-            ", (SELECT (" + now + cmp + ")::pg_catalog.int4 OPERATOR(pg_catalog.-) (" + had + cmp +
-            ")::pg_catalog.int4 FROM (SELECT pg_catalog.count(*) AS __pgt_c FROM (SELECT 1 FROM " +
-            j.from + " s WHERE " + diff::join(probe, " AND ") + " LIMIT GREATEST(" + d +
-            ".__pgt_net, 0) OPERATOR(pg_catalog.+) 1) x) z) AS " + f;
-        nonzero += (nonzero.empty() ? "" : " AND ") + ("y." + f + " OPERATOR(pg_catalog.<>) 0");
-        base += j.inner.size();
-    }
-    std::string w = weight;
-    for (std::size_t m = 0; m < in.size(); m++) {
-        w += " OPERATOR(pg_catalog.*) y.__pgt_f" + std::to_string(m + 1);
-    }
-    for (std::size_t k = 0; k < entries; k++) {
-        cols += ", y." + diff::region_key(k);
-    }
-    // OFFSET 0: each flip is counted once, after the join found its rows.
-    return "SELECT " + w + " AS " + sql::kWeightColumn + cols + " FROM (SELECT b.*" + flips +
-           " FROM " + from + " OFFSET 0) y WHERE " + nonzero;
-}
-
-}  // namespace
-
-namespace {
-
 // The branch of a signed term with semi-joins: the query without those
 // EXISTS conjuncts, selecting their correlation's outer values y too, whose
-// flipped values the branch joins (semi_join_branch).
+// flipped values the branch joins (diff::semi_join_branch_sql).
 ir::RegionBranch semi_join_term(Query* q, const std::vector<TargetEntry*>& entries,
                                 const std::vector<RegionTable>& tables,
                                 const std::vector<diff::TableRead>& states,
-                                const std::vector<const SemiJoin*>& in, const std::string& weight,
-                                RegionShape& region) {
+                                const diff::SignedTerm& term,
+                                const std::vector<const SemiJoin*>& in, RegionShape& region) {
     std::vector<TargetEntry*> with_y = entries;
     std::vector<int> dropped;
     for (const SemiJoin* j : in) {
@@ -174,20 +111,18 @@ ir::RegionBranch semi_join_term(Query* q, const std::vector<TargetEntry*>& entri
         return c;
     });
     std::vector<std::string> images;
+    std::vector<const diff::CountedSemiJoin*> counted;
     std::vector<diff::TableRead> reads = states;
     for (const SemiJoin* j : in) {
         images.push_back(diff::region_delta_images(tables[j->table].source));
+        counted.push_back(&j->counted);
         reads[j->table] = diff::TableRead::kBoth;
     }
-    std::string y_weight = weight;
-    for (std::size_t at = y_weight.find(" b."); at != std::string::npos;
-         at = y_weight.find(" b.", at + 3)) {
-        y_weight.replace(at, 3, " y.");
-    }
-    return branch_reading(
-        semi_join_branch(deparse_branch(qe, with_y, tables, states, {}, {}, {}, true, &region.kept),
-                         y_weight, entries.size(), in, images),
-        reads, tables);
+    return branch_reading(diff::semi_join_branch_sql(term, entries.size(),
+                                                     deparse_branch(qe, with_y, tables, states, {},
+                                                                    {}, {}, true, &region.kept),
+                                                     counted, images),
+                          reads, tables);
 }
 
 // The branches of Σ over non-empty sets S of relations: (−1)^(|S|+1)
@@ -196,19 +131,10 @@ ir::RegionBranch semi_join_term(Query* q, const std::vector<TargetEntry*>& entri
 void signed_branches(Query* q, const std::vector<TargetEntry*>& entries,
                      const std::vector<RegionTable>& tables, const std::vector<std::size_t>& from,
                      const std::vector<SemiJoin>& semis, RegionShape& region) {
-    std::string columns;
-    for (std::size_t k = 0; k < entries.size(); k++) {
-        columns += ", b." + diff::region_key(k);
-    }
     for (const diff::SignedTerm& term : diff::signed_terms(from.size(), semis.size())) {
         std::vector<diff::TableRead> states(tables.size(), diff::TableRead::kNow);
-        std::string weight = std::to_string(term.sign) + "::pg_catalog.int8";
-        int in_s = 0;
         for (std::size_t i = 0; i < from.size(); i++) {
-            if (term.tables[i] != diff::TableRead::kNow) {
-                states[from[i]] = term.tables[i];
-                weight += " OPERATOR(pg_catalog.*) b.__pgt_sg" + std::to_string(++in_s);
-            }
+            states[from[i]] = term.tables[i];
         }
         std::vector<const SemiJoin*> in;
         for (std::size_t m = 0; m < semis.size(); m++) {
@@ -217,13 +143,13 @@ void signed_branches(Query* q, const std::vector<TargetEntry*>& entries,
             }
         }
         if (!in.empty()) {
-            region.branches.push_back(
-                semi_join_term(q, entries, tables, states, in, weight, region));
+            region.branches.push_back(semi_join_term(q, entries, tables, states, term, in, region));
             continue;
         }
         region.branches.push_back(branch_reading(
-            "SELECT " + weight + " AS " + sql::kWeightColumn + columns + " FROM (" +
-                deparse_branch(q, entries, tables, states, {}, {}, {}, true, &region.kept) + ") b",
+            diff::signed_branch_sql(
+                term, entries.size(),
+                deparse_branch(q, entries, tables, states, {}, {}, {}, true, &region.kept)),
             states, tables));
     }
 }
@@ -280,10 +206,8 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     for (const diff::SignedTerm& term :
          signs ? std::vector<diff::SignedTerm>{} : diff::image_terms(from.size())) {
         region.branches.push_back(branch_reading(
-            "SELECT " + std::to_string(term.sign) + "::pg_catalog.int8 AS " + sql::kWeightColumn +
-                ", b.* FROM (" +
-                deparse_branch(q, entries, tables, term.tables, {}, {}, {}, false, &region.kept) +
-                ") b",
+            diff::image_branch_sql(term, deparse_branch(q, entries, tables, term.tables, {}, {}, {},
+                                                        false, &region.kept)),
             term.tables, tables));
     }
     region.algebraic = true;

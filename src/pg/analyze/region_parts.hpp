@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/diff/join_terms.hpp"
+#include "core/diff/semi_join.hpp"
 #include "core/ir/scan.hpp"
 #include "pg/analyze/defining_query.hpp"
 
@@ -63,15 +64,10 @@ struct SubquerySite {
 // existence flipped, each +1 or -1 (NOT EXISTS: the reverse), so the
 // algebraic region's sum over changed sets of relations takes E as one more.
 struct SemiJoin {
-    int conjunct;                       // in the query's top-level WHERE
-    bool anti;                          // NOT EXISTS
-    std::size_t table;                  // index in the region's tables of s
-    std::vector<Expr*> outer;           // each y, over the query's range table
-    std::vector<std::string> inner;     // each x: s's column, quoted
-    std::vector<std::string> equal;     // each equality, OPERATOR(schema.=)
-    std::vector<std::string> s_filter;  // s's own conditions over alias "s"
-    std::vector<std::string> i_filter;  // the same over the images alias "i"
-    std::string from;                   // s, quoted ([ONLY] schema.table)
+    int conjunct;                   // in the query's top-level WHERE
+    std::size_t table;              // index in the region's tables of s
+    std::vector<Expr*> outer;       // each y, over the query's range table
+    diff::CountedSemiJoin counted;  // the rest, as text
 };
 
 // region_subquery.cpp

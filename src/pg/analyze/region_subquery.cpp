@@ -290,9 +290,9 @@ std::optional<SemiJoin> semi_join_of(Query* q, const SubquerySite& site, int k,
     if (form == 0) {
         return std::nullopt;  // the EXISTS inside a larger expression
     }
-    j.anti = form == 2;
+    j.counted.anti = form == 2;
     Oid relid = region.relids[tables[j.table].source];
-    j.from = (rt_fetch(1, sub->rtable)->inh ? "" : "ONLY ") + quoted_relation_name(relid);
+    j.counted.from = (rt_fetch(1, sub->rtable)->inh ? "" : "ONLY ") + quoted_relation_name(relid);
     List* conjuncts =
         pg_call([&] { return make_ands_implicit(reinterpret_cast<Expr*>(sub->jointree->quals)); });
     ListCell* lc;
@@ -303,8 +303,8 @@ std::optional<SemiJoin> semi_join_of(Query* q, const SubquerySite& site, int k,
             return std::nullopt;
         }
         if (sc.outer == nullptr) {
-            j.s_filter.emplace_back(sc.s_text);
-            j.i_filter.emplace_back(sc.i_text);
+            j.counted.s_filter.emplace_back(sc.s_text);
+            j.counted.i_filter.emplace_back(sc.i_text);
             continue;
         }
         std::string equal = pg_call([&] { return btree_equality(sc.type); });
@@ -312,8 +312,8 @@ std::optional<SemiJoin> semi_join_of(Query* q, const SubquerySite& site, int k,
             return std::nullopt;
         }
         j.outer.push_back(reinterpret_cast<Expr*>(sc.outer));
-        j.inner.emplace_back(sc.column);
-        j.equal.push_back(equal);
+        j.counted.inner.emplace_back(sc.column);
+        j.counted.equal.push_back(equal);
     }
     if (j.outer.empty()) {
         return std::nullopt;  // uncorrelated: one value for every row
