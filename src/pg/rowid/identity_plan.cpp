@@ -55,6 +55,7 @@
 // one query is not seen by that query's call sites (the DDL hook rebuilds
 // dependent stream tables anyway, docs/row-identity-v2.md §6.1).
 #include "pg/rowid/identity_plan.hpp"
+#include "pg/rowid/encode_ctx.hpp"
 
 #include <algorithm>
 #include <array>
@@ -101,164 +102,10 @@ extern "C" {
 
 namespace pgt::pg {
 
+// The encoder's parts are this file's own (encode_ctx.hpp).
+using namespace encode;  // NOLINT(google-build-using-namespace)
+
 namespace {
-
-using rowid::TypeTag;
-
-constexpr const char* kCorrupt = "XX001";  // data_corrupted
-
-[[noreturn]] void fail_corrupt(const char* what) {
-    throw pgt::Error(kCorrupt,
-                     std::string("invalid stored value in a row identity field: ") + what);
-}
-
-// Storage for nodes that must not move once handed out: blocks are never
-// reallocated, reset() only rewinds. Amortised, a row allocates nothing.
-template <typename T>
-class BlockArena {
-public:
-    T* take(std::size_t n) {
-        if (n == 0) {
-            return nullptr;
-        }
-        while (block_ < blocks_.size() && blocks_[block_].size - used_ < n) {
-            ++block_;
-            used_ = 0;
-        }
-        if (block_ == blocks_.size()) {
-            const std::size_t last = blocks_.empty() ? 0 : blocks_.back().size;
-            const std::size_t size = std::max({n, kMinBlock, 2 * last});
-            blocks_.push_back({std::make_unique<T[]>(size), size});
-            used_ = 0;
-        }
-        T* p = blocks_[block_].data.get() + used_;
-        used_ += n;
-        return p;
-    }
-    void reset() noexcept { block_ = used_ = 0; }
-
-private:
-    static constexpr std::size_t kMinBlock = 64;
-    struct Block {
-        std::unique_ptr<T[]> data;
-        std::size_t size;
-    };
-    std::vector<Block> blocks_;
-    std::size_t block_ = 0;
-    std::size_t used_ = 0;
-};
-
-// Thrown out of encode_once() when EncodeCtx::miss names something to build.
-struct PlanMiss {};
-
-// Thrown out of an unguarded encode_once() before a PostgreSQL call that can
-// raise (see "Guards" above).
-struct NeedsGuard {};
-
-struct CompositeSlot;
-
-struct Miss {
-    CompositeSlot* slot = nullptr;  // composite: the slot that lacks a plan ...
-    Oid type = InvalidOid;          // ... for this (type id, typmod)
-    int32 typmod = -1;
-    Oid enum_value = InvalidOid;  // enum: the value without a cached label
-    bool operator==(const Miss&) const = default;
-};
-
-// An open jsonb container while the tree is built: children are filled in
-// place; a raw scalar ("1" stored as a one-element array) has no children.
-struct JsonFrame {
-    rowid::JsonNode* items = nullptr;
-    rowid::JsonMember* members = nullptr;
-    std::uint32_t count = 0;
-    std::uint32_t filled = 0;
-};
-
-struct EncodeCtx {
-    rowid::Encoder encoder;
-    std::unordered_map<Oid, std::string> enum_labels;
-    BlockArena<rowid::JsonNode> json_nodes;
-    BlockArena<rowid::JsonMember> json_members;
-    std::vector<JsonFrame> json_frames;
-    rowid::JsonNode json_root;
-    BlockArena<std::int16_t> digits;  // numeric digits that were not 2-byte aligned
-    Miss miss;
-    bool guarded = false;  // encode_once() runs under pg_call
-};
-
-struct FieldPlan;
-using WriteFn = void (*)(EncodeCtx&, const FieldPlan&, Datum);
-
-// How to write one (non-NULL) value of a type, resolved at plan time.
-struct FieldPlan {
-    WriteFn write = nullptr;
-    TypeTag tag = TypeTag::kBool;  // also the tag of a NULL at this position
-    int16 typlen = 0;              // storage of this type's values (array elements)
-    bool typbyval = false;
-    char typalign = 'i';
-    const FieldPlan* inner = nullptr;  // array element, range/multirange subtype
-    TypeCacheEntry* range = nullptr;   // range, multirange: the range's typcache entry
-    CompositeSlot* slot = nullptr;     // composite: plans by the value's (type id, typmod)
-};
-
-// One attribute of a composite type as stored in its tuples: what
-// heap_deform_tuple reads from the Form_pg_attribute, packed small.
-struct StoredAttr {
-    const FieldPlan* plan = nullptr;  // nullptr: a dropped attribute, skipped
-    int32 cacheoff = -1;              // offset when every earlier attribute is non-NULL
-    int16 len = 0;
-    bool byval = false;
-    char align = 'i';
-};
-
-class CompositePlan {
-public:
-    Oid type = InvalidOid;
-    int32 typmod = -1;
-    TupleDesc tupdesc = nullptr;      // fn_mcxt copy (missing attribute values)
-    std::vector<StoredAttr> attrs;    // every attribute, dropped ones included
-    std::uint16_t live = 0;           // attributes with a plan (the identity's fields)
-    bool unguarded_ok = true;         // only scalar fields: no raising call but detoasting
-    std::deque<FieldPlan> nodes;      // every FieldPlan of this composite
-    std::deque<CompositeSlot> slots;  // nested composite positions
-
-    bool matches(Oid t, int32 m, int natts) const {
-        return t == type && m == typmod && natts <= static_cast<int>(attrs.size());
-    }
-    std::uint16_t field_count() const { return live; }
-    void write_fields(EncodeCtx& c, HeapTupleHeader th) const;
-};
-
-struct CompositeSlot {
-    std::vector<std::unique_ptr<CompositePlan>> plans;
-    const CompositePlan* last = nullptr;
-
-    const CompositePlan& get(EncodeCtx& c, HeapTupleHeader th) {
-        const Oid type = HeapTupleHeaderGetTypeId(th);
-        const int32 typmod = HeapTupleHeaderGetTypMod(th);
-        const int natts = HeapTupleHeaderGetNatts(th);
-        if (last != nullptr && last->matches(type, typmod, natts)) [[likely]] {
-            return *last;
-        }
-        for (const std::unique_ptr<CompositePlan>& p : plans) {
-            if (p->matches(type, typmod, natts)) {
-                last = p.get();
-                return *p;
-            }
-        }
-        c.miss = Miss{this, type, typmod, InvalidOid};
-        throw PlanMiss{};
-    }
-
-    // Adds a plan, replacing one of the same key (a type that gained attributes).
-    void put(std::unique_ptr<CompositePlan> plan) {
-        std::erase_if(plans, [&](const std::unique_ptr<CompositePlan>& p) {
-            return p->type == plan->type && p->typmod == plan->typmod;
-        });
-        last = plan.get();
-        plans.push_back(std::move(plan));
-    }
-};
 
 // --- per-row helpers (no destructors, no catalog access) -----------------
 
@@ -270,11 +117,15 @@ void write_value(EncodeCtx& c, const FieldPlan& p, Datum value, bool isnull) {
     }
 }
 
+}  // namespace
+
 // heap_deform_tuple()'s walk (PostgreSQL 15, access/common/heaptuple.c),
 // fused with the writers: each live attribute is written as it is reached,
 // and offsets come from StoredAttr::cacheoff (computed when the plan was
 // built) instead of the TupleDesc. Attributes the tuple lacks (it predates
 // ALTER TYPE ... ADD ATTRIBUTE) read as their missing value, as there.
+namespace encode {
+
 void CompositePlan::write_fields(EncodeCtx& c, HeapTupleHeader th) const {
     const int natts = HeapTupleHeaderGetNatts(th);  // <= attrs.size(): matches()
     const bool hasnulls = (th->t_infomask & HEAP_HASNULL) != 0;
@@ -316,6 +167,10 @@ void CompositePlan::write_fields(EncodeCtx& c, HeapTupleHeader th) const {
         }
     }
 }
+
+}  // namespace encode
+
+namespace {
 
 // A varlena datum in a readable (possibly short-header) form; detoasting
 // can raise, so an unguarded row stops here first.
@@ -385,6 +240,10 @@ std::span<const std::int16_t> digits_at(EncodeCtx& c, const char* p, std::size_t
     return {copy, n};
 }
 
+}  // namespace
+
+namespace encode {
+
 rowid::NumericView read_numeric(EncodeCtx& c, const varlena* v) {
     const char* data = VARDATA_ANY(v);
     const std::size_t len = VARSIZE_ANY_EXHDR(v);
@@ -422,6 +281,10 @@ rowid::NumericView read_numeric(EncodeCtx& c, const varlena* v) {
     }
 }
 
+}  // namespace encode
+
+namespace {
+
 // --- scalar writers ----------------------------------------------------------
 
 rowid::InetView inet_view(const EncodeCtx& c, Datum d) {
@@ -455,8 +318,6 @@ void write_bits(EncodeCtx& c, Datum d, bool varying) {
         c.encoder.bit(static_cast<std::uint32_t>(bit_length), bits);
     }
 }
-
-void write_jsonb(EncodeCtx& c, const FieldPlan&, Datum d);
 
 static_assert(sizeof(macaddr) == 6 && sizeof(macaddr8) == 8 && sizeof(pg_uuid_t) == 16);
 
@@ -499,106 +360,6 @@ constexpr ScalarWriter kScalarWriters[] = {
     {TypeTag::kJsonb, write_jsonb},
 };
 // clang-format on
-
-// --- jsonb: JsonbIterator tokens -> the core's JsonNode tree ----------------
-
-rowid::JsonNode* json_target(EncodeCtx& c) {
-    if (c.json_frames.empty()) {
-        return &c.json_root;
-    }
-    JsonFrame& f = c.json_frames.back();
-    if (f.filled >= f.count) {
-        fail_corrupt("jsonb container holds more values than it declares");
-    }
-    if (f.items != nullptr) {
-        return &f.items[f.filled];
-    }
-    return f.members != nullptr ? &f.members[f.filled].value : &c.json_root;
-}
-
-void json_done(EncodeCtx& c) {
-    if (!c.json_frames.empty()) {
-        ++c.json_frames.back().filled;
-    }
-}
-
-void json_open(EncodeCtx& c, JsonbIteratorToken token, const JsonbValue& v) {
-    rowid::JsonNode* node = json_target(c);
-    JsonFrame f;
-    if (token == WJB_BEGIN_ARRAY && v.val.array.rawScalar) {
-        f.count = 1;  // the scalar becomes the node itself
-    } else if (token == WJB_BEGIN_ARRAY) {
-        f.count = static_cast<std::uint32_t>(v.val.array.nElems);
-        f.items = c.json_nodes.take(f.count);
-        *node = rowid::json_array({f.items, f.count});
-    } else {
-        f.count = static_cast<std::uint32_t>(v.val.object.nPairs);
-        f.members = c.json_members.take(f.count);
-        *node = rowid::json_object({f.members, f.count});
-    }
-    c.json_frames.push_back(f);
-}
-
-rowid::JsonNode json_scalar(EncodeCtx& c, const JsonbValue& v) {
-    switch (v.type) {
-        case jbvNull:
-            return rowid::json_null();
-        case jbvString:
-            return rowid::json_string(
-                {v.val.string.val, static_cast<std::size_t>(v.val.string.len)});
-        case jbvNumeric:
-            return rowid::json_number(
-                read_numeric(c, reinterpret_cast<const varlena*>(v.val.numeric)));
-        case jbvBool:
-            return rowid::json_bool(v.val.boolean);
-        default:
-            fail_corrupt("unexpected jsonb scalar type");
-    }
-}
-
-void json_token(EncodeCtx& c, JsonbIteratorToken token, const JsonbValue& v) {
-    switch (token) {
-        case WJB_BEGIN_ARRAY:
-        case WJB_BEGIN_OBJECT:
-            json_open(c, token, v);
-            return;
-        case WJB_KEY:
-            if (c.json_frames.empty() || c.json_frames.back().members == nullptr) {
-                fail_corrupt("jsonb key outside an object");
-            }
-            json_target(c);  // bounds check
-            c.json_frames.back().members[c.json_frames.back().filled].key = {
-                v.val.string.val, static_cast<std::size_t>(v.val.string.len)};
-            return;
-        case WJB_VALUE:
-        case WJB_ELEM:
-            *json_target(c) = json_scalar(c, v);
-            json_done(c);
-            return;
-        case WJB_END_ARRAY:
-        case WJB_END_OBJECT:
-            c.json_frames.pop_back();
-            json_done(c);
-            return;
-        default:
-            fail_corrupt("unexpected jsonb iterator token");
-    }
-}
-
-void write_jsonb(EncodeCtx& c, const FieldPlan&, Datum d) {
-    Jsonb* jb = DatumGetJsonbP(d);
-    c.json_nodes.reset();
-    c.json_members.reset();
-    c.json_frames.clear();
-    c.json_root = rowid::json_null();
-    JsonbIterator* it = JsonbIteratorInit(&jb->root);
-    JsonbValue v;
-    JsonbIteratorToken token;
-    while ((token = JsonbIteratorNext(&it, &v, false)) != WJB_DONE) {
-        json_token(c, token, v);
-    }
-    c.encoder.jsonb(c.json_root);
-}
 
 // --- structural writers -------------------------------------------------------
 
