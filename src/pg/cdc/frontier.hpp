@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pg/boundary/spi.hpp"
@@ -21,25 +22,42 @@ struct Frontier {
     std::optional<std::string> own_xid;
     int64_t own_seq = 0;
     int64_t seq_seen = 0;  // the buffer's capture sequence when it was taken
+    // Proven without reading the buffer: no row is in this frontier's window
+    // for the refresh snapshot but the refreshing transaction's own rows
+    // (see lock_frontier).
+    bool quiet = false;
 };
 
-// The buffer's capture sequence now, as SQL taking the buffer's name as $1
-// (0 before its first row): its distance from a frontier's seq_seen bounds
-// the rows captured since.
-extern const char* const kCaptureSequenceNow;
+// The buffer's capture sequence now, as SQL over `buffer` (an expression
+// giving the buffer's name; 0 before its first row): its distance from a
+// frontier's seq_seen bounds the rows captured since.
+std::string capture_sequence_now(const std::string& buffer);
+
+// Per source of the stream table, its buffer's capture sequence now: read
+// just before a refresh snapshot is taken, it is that frontier's seq_before.
+std::vector<std::pair<int64_t, int64_t>> capture_sequences(Spi& spi, int64_t pgt_id);
 
 // Rows captured into src's buffer since the frontier was taken (an upper
 // bound of the window's rows, inflated by rolled-back writes; no scan).
 int64_t captured_since(Spi& spi, const CaptureSource& src, const Frontier& f);
 
 // The frontier, locked FOR UPDATE (a concurrent refresh that already moved
-// it is then seen, or is a serialization error under REPEATABLE READ).
-Frontier lock_frontier(Spi& spi, int64_t pgt_id, int64_t source_id);
+// it is then seen, or is a serialization error under REPEATABLE READ), and
+// whether it is quiet for the refresh snapshot rs (taken before this call):
+// its seq_before (the sequence read just before its snapshot F was taken)
+// is the sequence now, and no transaction running at F is visible to rs.
+// Then a row in the window of another transaction (visible to rs, not to F)
+// is older than F's seq_before read, so it was written by a transaction
+// running at F, which is not visible to rs: there is none.
+Frontier lock_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
+                       const RefreshSnapshot& rs);
 
 // Moves (or creates) the frontier to rs, recording this transaction's own
-// buffer rows up to the highest sequence number visible now.
-void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
-                      const RefreshSnapshot& rs);
+// buffer rows up to the highest sequence number visible now, and the
+// sequence read just before rs was taken (nullopt: not known, rs is older
+// than any read of it, as under REPEATABLE READ).
+void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src, const RefreshSnapshot& rs,
+                      std::optional<int64_t> seq_before);
 
 // The window parameters $1..$5 of diff::window_predicate.
 std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f);

@@ -6,6 +6,7 @@
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/progress.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@
 extern "C" {
 #include "postgres.h"
 #include "miscadmin.h"
+#include "access/xact.h"
 #include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -49,6 +51,7 @@ constexpr int32 kRefreshLockClass = 0x50475454;
 struct Window {
     CaptureSource source;
     Frontier frontier;
+    std::optional<int64_t> seq_before;  // the buffer's sequence read before the snapshot
 };
 
 // Set while explain_refresh runs: each delta statement is run under
@@ -150,6 +153,9 @@ struct WindowCount {
 };
 
 WindowCount window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w, int64_t at_most) {
+    if (w.frontier.quiet && !rs.own_xid) {
+        return {};  // no buffer read: lock_frontier proved the window empty
+    }
     std::vector<SpiParam> p = window_params(rs, w.frontier);
     p.push_back(at_most < 0 ? SpiParam{INT8OID, (Datum)0, true} : int8_param(at_most));
     SpiRows r = spi.query_at(rs.snapshot, diff::window_count_sql(w.source.buffer), p);
@@ -386,12 +392,16 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
     return r;
 }
 
+// consumed: false when every window was empty (NO_DATA). Then moving the
+// frontiers makes no buffer row consumed by every consumer that was not
+// before (a row is trimmed by the last consumer whose window held it), so
+// the trim, a scan of each buffer, is skipped.
 void finish(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
-            const std::vector<Window>& windows) {
+            const std::vector<Window>& windows, bool consumed) {
     for (const Window& w : windows) {
-        advance_frontier(spi, st.pgt_id, w.source, rs);
+        advance_frontier(spi, st.pgt_id, w.source, rs, w.seq_before);
     }
-    if (!scheduler_trims_buffers()) {
+    if (consumed && !scheduler_trims_buffers()) {
         for (const Window& w : windows) {
             trim_buffer(spi, w.source, st.pgt_id, w.frontier);
         }
@@ -427,14 +437,27 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
     lock_stream_table_for_refresh(spi, st.pgt_id);
     const auto began = std::chrono::steady_clock::now();
     std::string start = catalog::clock_now(spi);
+    // Under READ COMMITTED the snapshot is taken fresh below, so sequences
+    // read now are read before it (see lock_frontier); under REPEATABLE
+    // READ it is the transaction's, older than any read here.
+    std::vector<std::pair<int64_t, int64_t>> before;
+    if (!pg_call([] { return IsolationUsesXactSnapshot(); })) {
+        before = capture_sequences(spi, st.pgt_id);
+    }
     RefreshSnapshot rs = RefreshSnapshot::take(spi);
     std::vector<Window> windows;
     for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
-        windows.push_back({src, lock_frontier(spi, st.pgt_id, src.source_id)});
+        Window w{src, lock_frontier(spi, st.pgt_id, src, rs), std::nullopt};
+        for (const auto& [source_id, seq] : before) {
+            if (source_id == src.source_id) {
+                w.seq_before = seq;
+            }
+        }
+        windows.push_back(std::move(w));
     }
     RefreshResult r = body(rs, windows, reason);
     r.reason = reason;
-    finish(spi, st, rs, windows);
+    finish(spi, st, rs, windows, r.action != "NO_DATA");
     rs.close();
     catalog::record_history(
         spi, {st.pgt_id, r.action, initiated_by, r.rows_inserted, r.rows_deleted, start,
@@ -495,6 +518,10 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
         [&](const RefreshSnapshot& rs, const std::vector<Window>& windows, std::string& why) {
             if (windows.empty()) {
                 throw pgt::Error("XX000", "DIFFERENTIAL stream table without a captured source");
+            }
+            if (!rs.own_xid && std::all_of(windows.begin(), windows.end(),
+                                           [](const Window& w) { return w.frontier.quiet; })) {
+                return RefreshResult{"NO_DATA"};  // proven without reading a buffer
             }
             auto truncated = [&](const Window& w) {
                 why = "source " + relation_display_name(w.source.relid) +

@@ -108,7 +108,7 @@ void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
         spi,
         std::string("INSERT INTO pgtrickle.pgt_frontiers (pgt_id, source_id, frontier, seq_seen)"
                     " VALUES ($2, $3, pg_catalog.pg_current_snapshot(), ") +
-            kCaptureSequenceNow + ")",
+            capture_sequence_now("$1") + ")",
         {text_param(src.buffer), int8_param(pgt_id), int8_param(src.source_id)});
 }
 
