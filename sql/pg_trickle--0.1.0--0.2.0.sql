@@ -68,11 +68,11 @@ ALTER TABLE pgtrickle.pgt_sources
     ADD COLUMN instance text NOT NULL DEFAULT pgtrickle._instance();
 ALTER TABLE pgtrickle.pgt_kept
     ALTER COLUMN copy_relid TYPE regclass USING copy_relid::regclass;
--- The buffer's capture sequence read just before the frontier's snapshot
--- was taken (NULL: not known). While the sequence still has that value and
--- no transaction running at the frontier is visible to a refresh, that
--- refresh's window is empty without reading the buffer.
-ALTER TABLE pgtrickle.pgt_frontiers ADD COLUMN seq_before bigint;
+-- The buffer's commit mark read just before the frontier's snapshot was
+-- taken (NULL: none): while the buffer's mark is unchanged, no transaction
+-- that wrote it has committed since, and a refresh's window is empty
+-- without reading the buffer.
+ALTER TABLE pgtrickle.pgt_frontiers ADD COLUMN write_mark text;
 
 -- IMMEDIATE maintenance -------------------------------------------------------
 

@@ -6,6 +6,7 @@
 #include "pg/boundary/boundary.hpp"
 #include "pg/refresh/progress.hpp"
 #include "pg/cdc/buffer_access.hpp"
+#include "pg/cdc/commit_marks.hpp"
 #include "pg/scheduler/hooks.hpp"
 #include "pg/common/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
@@ -33,6 +34,7 @@ void shmem_request() {
     }
     pgt::pg::request_scheduler_shmem();
     pgt::pg::request_progress_shmem();
+    pgt::pg::request_commit_marks_shmem();
 }
 
 void shmem_startup() {
@@ -41,6 +43,7 @@ void shmem_startup() {
     }
     pgt::pg::init_scheduler_shmem();
     pgt::pg::init_progress_shmem();
+    pgt::pg::init_commit_marks_shmem();
 }
 
 void register_launcher_worker() {

@@ -18,6 +18,7 @@
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/boundary/datum_equal.hpp"
+#include "pg/cdc/commit_marks.hpp"
 #include "pg/scheduler/hooks.hpp"
 
 extern "C" {
@@ -315,6 +316,7 @@ Datum capture_row(FunctionCallInfo fcinfo) {
     cp.values[kActionPos] = CharGetDatum(action);
     cp.nulls[kSeqPos] = cp.nulls[kXidPos] = cp.nulls[kActionPos] = false;
     append_row(cp);
+    note_buffer_written(cp.buffer);
     mark_source_written(RelationGetRelid(td->tg_relation));
     return PointerGetDatum(nullptr);
 }
@@ -432,6 +434,7 @@ Datum capture_statement(FunctionCallInfo fcinfo) {
                          "pg_trickle installs its capture triggers itself.");
     }
     pg_call([&] { capture_transition_rows(td, cp, action); });
+    note_buffer_written(cp.buffer);
     mark_source_written(RelationGetRelid(td->tg_relation));
     return PointerGetDatum(nullptr);
 }
@@ -452,6 +455,10 @@ Datum capture_truncate(FunctionCallInfo fcinfo) {
     catalog::exec_as_owner(spi, "INSERT INTO " + target +
                                     " (xid, action) VALUES (pg_catalog.pg_current_xact_id(), 'T')");
     spi.close();
+    pg_call([&] {
+        note_buffer_written(get_relname_relid(
+            name.substr(dot + 1).c_str(), get_namespace_oid(name.substr(0, dot).c_str(), false)));
+    });
     mark_source_written(RelationGetRelid(td->tg_relation));
     return PointerGetDatum(nullptr);
 }

@@ -414,13 +414,16 @@ void release_capture_if_unused(Spi& spi, int64_t source_id) {
 
 std::vector<CaptureSource> captured_sources_of(Spi& spi, int64_t pgt_id) {
     SpiRows r = spi.query(
-        "SELECT s.source_id, s.source_relid::pg_catalog.oid, s.buffer_name FROM " + kSources +
+        "SELECT s.source_id, s.source_relid::pg_catalog.oid, s.buffer_name, "
+        "pg_catalog.to_regclass(s.buffer_name)::pg_catalog.oid FROM " +
+            kSources +
             " s JOIN pgtrickle.pgt_frontiers f USING (source_id)"
             " WHERE f.pgt_id OPERATOR(pg_catalog.=) $1 ORDER BY s.source_id",
         {int8_param(pgt_id)});
     std::vector<CaptureSource> out;
     for (const auto& row : r.rows) {
-        out.push_back({std::stoll(*row[0]), static_cast<Oid>(std::stoul(*row[1])), *row[2]});
+        out.push_back({std::stoll(*row[0]), static_cast<Oid>(std::stoul(*row[1])), *row[2],
+                       row[3] ? static_cast<Oid>(std::stoul(*row[3])) : InvalidOid});
     }
     return out;
 }

@@ -30,6 +30,7 @@ struct CaptureSource {
     int64_t source_id = 0;
     Oid relid = InvalidOid;
     std::string buffer;  // quoted, schema-qualified
+    Oid buffer_relid = InvalidOid;
 };
 
 // The source's capture of at least the given columns (attnums), created on

@@ -33,44 +33,29 @@ int64_t captured_since(Spi& spi, const CaptureSource& src, const Frontier& f) {
     return std::max<int64_t>(0, std::stoll(*r.rows.at(0).at(0)) - f.seq_seen);
 }
 
-std::vector<std::pair<int64_t, int64_t>> capture_sequences(Spi& spi, int64_t pgt_id) {
-    SpiRows r = catalog::query_as_owner(
-        spi,
-        "SELECT s.source_id, " + capture_sequence_now("s.buffer_name") + " FROM " + kFrontiers +
-            " f JOIN pgtrickle.pgt_sources s ON s.source_id OPERATOR(pg_catalog.=) f.source_id "
-            "WHERE f.pgt_id OPERATOR(pg_catalog.=) $1",
-        {int8_param(pgt_id)});
-    std::vector<std::pair<int64_t, int64_t>> out;
-    for (const auto& row : r.rows) {
-        out.emplace_back(std::stoll(*row.at(0)), std::stoll(*row.at(1)));
-    }
-    return out;
-}
-
-Frontier lock_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
-                       const RefreshSnapshot& rs) {
+Frontier lock_frontier(Spi& spi, int64_t pgt_id, int64_t source_id) {
     SpiRows r = catalog::query_as_owner(
         spi,
         std::string("SELECT frontier::pg_catalog.text, own_xid::pg_catalog.text, own_seq, "
-                    "seq_seen, COALESCE(seq_before OPERATOR(pg_catalog.=) ") +
-            capture_sequence_now("$3") +
-            " AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_snapshot_xip(frontier) x WHERE "
-            "pg_catalog.pg_visible_in_snapshot(x, $4)), false) FROM " +
+                    "seq_seen, write_mark FROM ") +
             kFrontiers +
             " WHERE pgt_id OPERATOR(pg_catalog.=) $1 AND source_id OPERATOR(pg_catalog.=) $2"
             " FOR UPDATE",
-        {int8_param(pgt_id), int8_param(src.source_id), text_param(src.buffer),
-         typed_param(PG_SNAPSHOTOID, rs.text)});
+        {int8_param(pgt_id), int8_param(source_id)});
     if (r.rows.empty()) {
         throw pgt::Error("XX000", "stream table has no frontier for one of its sources", "",
                          "Recreate the stream table.");
     }
     return {*r.rows[0][0], r.rows[0][1], std::stoll(*r.rows[0][2]), std::stoll(*r.rows[0][3]),
-            *r.rows[0][4] == "t"};
+            r.rows[0][4]};
+}
+
+bool quiet(const Frontier& f, const std::optional<std::string>& now) {
+    return f.write_mark && now && *f.write_mark == *now;
 }
 
 void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src, const RefreshSnapshot& rs,
-                      std::optional<int64_t> seq_before) {
+                      const std::optional<std::string>& write_mark) {
     std::string own_seq = "0";
     if (rs.own_xid) {
         SpiRows r = spi.query_at(rs.snapshot,
@@ -82,16 +67,15 @@ void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src, const 
     catalog::exec_as_owner(
         spi,
         std::string("INSERT INTO ") + kFrontiers +
-            " (pgt_id, source_id, frontier, own_xid, own_seq, seq_seen, seq_before) VALUES ($2, "
+            " (pgt_id, source_id, frontier, own_xid, own_seq, seq_seen, write_mark) VALUES ($2, "
             "$3, $4, $5, $6, " +
             capture_sequence_now("$1") +
             ", $7) ON CONFLICT (pgt_id, source_id) DO UPDATE SET frontier = EXCLUDED.frontier,"
             " own_xid = EXCLUDED.own_xid, own_seq = EXCLUDED.own_seq, seq_seen = "
-            "EXCLUDED.seq_seen, seq_before = EXCLUDED.seq_before",
+            "EXCLUDED.seq_seen, write_mark = EXCLUDED.write_mark",
         {text_param(src.buffer), int8_param(pgt_id), int8_param(src.source_id),
          typed_param(PG_SNAPSHOTOID, rs.text), typed_param(XID8OID, rs.own_xid),
-         int8_param(std::stoll(own_seq)),
-         seq_before ? int8_param(*seq_before) : SpiParam{INT8OID, (Datum)0, true}});
+         int8_param(std::stoll(own_seq)), typed_param(TEXTOID, write_mark)});
 }
 
 std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f) {

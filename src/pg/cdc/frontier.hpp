@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "pg/boundary/spi.hpp"
@@ -22,10 +21,9 @@ struct Frontier {
     std::optional<std::string> own_xid;
     int64_t own_seq = 0;
     int64_t seq_seen = 0;  // the buffer's capture sequence when it was taken
-    // Proven without reading the buffer: no row is in this frontier's window
-    // for the refresh snapshot but the refreshing transaction's own rows
-    // (see lock_frontier).
-    bool quiet = false;
+    // The buffer's commit mark read just before the frontier's snapshot
+    // was taken (commit_marks.hpp); nullopt when not known.
+    std::optional<std::string> write_mark;
 };
 
 // The buffer's capture sequence now, as SQL over `buffer` (an expression
@@ -33,31 +31,26 @@ struct Frontier {
 // frontier's seq_seen bounds the rows captured since.
 std::string capture_sequence_now(const std::string& buffer);
 
-// Per source of the stream table, its buffer's capture sequence now: read
-// just before a refresh snapshot is taken, it is that frontier's seq_before.
-std::vector<std::pair<int64_t, int64_t>> capture_sequences(Spi& spi, int64_t pgt_id);
-
 // Rows captured into src's buffer since the frontier was taken (an upper
 // bound of the window's rows, inflated by rolled-back writes; no scan).
 int64_t captured_since(Spi& spi, const CaptureSource& src, const Frontier& f);
 
 // The frontier, locked FOR UPDATE (a concurrent refresh that already moved
-// it is then seen, or is a serialization error under REPEATABLE READ), and
-// whether it is quiet for the refresh snapshot rs (taken before this call):
-// its seq_before (the sequence read just before its snapshot F was taken)
-// is the sequence now, and no transaction running at F is visible to rs.
-// Then a row in the window of another transaction (visible to rs, not to F)
-// is older than F's seq_before read, so it was written by a transaction
-// running at F, which is not visible to rs: there is none.
-Frontier lock_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src,
-                       const RefreshSnapshot& rs);
+// it is then seen, or is a serialization error under REPEATABLE READ).
+Frontier lock_frontier(Spi& spi, int64_t pgt_id, int64_t source_id);
+
+// Whether f's window for a refresh snapshot is empty but for the refreshing
+// transaction's own rows, known without reading the buffer: f's write mark
+// is the buffer's mark `now`, read after that snapshot was taken
+// (commit_marks.hpp says why).
+bool quiet(const Frontier& f, const std::optional<std::string>& now);
 
 // Moves (or creates) the frontier to rs, recording this transaction's own
 // buffer rows up to the highest sequence number visible now, and the
-// sequence read just before rs was taken (nullopt: not known, rs is older
-// than any read of it, as under REPEATABLE READ).
+// buffer's commit mark read just before rs was taken (nullopt: none, or rs
+// is older than that read, as under REPEATABLE READ).
 void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src, const RefreshSnapshot& rs,
-                      std::optional<int64_t> seq_before);
+                      const std::optional<std::string>& write_mark);
 
 // The window parameters $1..$5 of diff::window_predicate.
 std::vector<SpiParam> window_params(const RefreshSnapshot& rs, const Frontier& f);

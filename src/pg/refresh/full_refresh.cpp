@@ -23,6 +23,7 @@
 #include "pg/boundary/guc.hpp"
 #include "pg/boundary/subtransaction.hpp"
 #include "pg/catalog/catalog_schema.hpp"
+#include "pg/cdc/commit_marks.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/guard/storage_guard.hpp"
 #include "pg/cdc/snapshot.hpp"
@@ -51,7 +52,11 @@ constexpr int32 kRefreshLockClass = 0x50475454;
 struct Window {
     CaptureSource source;
     Frontier frontier;
-    std::optional<int64_t> seq_before;  // the buffer's sequence read before the snapshot
+    // The buffer's commit mark read just before the snapshot (the next
+    // frontier's), and after it: equal to the frontier's, the window is
+    // empty without reading the buffer (commit_marks.hpp).
+    std::optional<std::string> mark_before;
+    bool quiet = false;
 };
 
 // Set while explain_refresh runs: each delta statement is run under
@@ -153,7 +158,7 @@ struct WindowCount {
 };
 
 WindowCount window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w, int64_t at_most) {
-    if (w.frontier.quiet && !rs.own_xid) {
+    if (w.quiet && !rs.own_xid) {
         return {};  // no buffer read: lock_frontier proved the window empty
     }
     std::vector<SpiParam> p = window_params(rs, w.frontier);
@@ -399,7 +404,7 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
 void finish(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
             const std::vector<Window>& windows, bool consumed) {
     for (const Window& w : windows) {
-        advance_frontier(spi, st.pgt_id, w.source, rs, w.seq_before);
+        advance_frontier(spi, st.pgt_id, w.source, rs, w.mark_before);
     }
     if (consumed && !scheduler_trims_buffers()) {
         for (const Window& w : windows) {
@@ -437,23 +442,18 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
     lock_stream_table_for_refresh(spi, st.pgt_id);
     const auto began = std::chrono::steady_clock::now();
     std::string start = catalog::clock_now(spi);
-    // Under READ COMMITTED the snapshot is taken fresh below, so sequences
-    // read now are read before it (see lock_frontier); under REPEATABLE
-    // READ it is the transaction's, older than any read here.
-    std::vector<std::pair<int64_t, int64_t>> before;
-    if (!pg_call([] { return IsolationUsesXactSnapshot(); })) {
-        before = capture_sequences(spi, st.pgt_id);
+    // Under READ COMMITTED the snapshot is taken fresh below, so marks read
+    // now are read before it; under REPEATABLE READ it is the
+    // transaction's, older than any read here: no mark.
+    std::vector<Window> windows;
+    const bool fresh = !IsolationUsesXactSnapshot();
+    for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
+        windows.push_back({src, {}, fresh ? buffer_commit_mark(src.buffer_relid) : std::nullopt});
     }
     RefreshSnapshot rs = RefreshSnapshot::take(spi);
-    std::vector<Window> windows;
-    for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
-        Window w{src, lock_frontier(spi, st.pgt_id, src, rs), std::nullopt};
-        for (const auto& [source_id, seq] : before) {
-            if (source_id == src.source_id) {
-                w.seq_before = seq;
-            }
-        }
-        windows.push_back(std::move(w));
+    for (Window& w : windows) {
+        w.frontier = lock_frontier(spi, st.pgt_id, w.source.source_id);
+        w.quiet = quiet(w.frontier, buffer_commit_mark(w.source.buffer_relid));
     }
     RefreshResult r = body(rs, windows, reason);
     r.reason = reason;
@@ -520,7 +520,7 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                 throw pgt::Error("XX000", "DIFFERENTIAL stream table without a captured source");
             }
             if (!rs.own_xid && std::all_of(windows.begin(), windows.end(),
-                                           [](const Window& w) { return w.frontier.quiet; })) {
+                                           [](const Window& w) { return w.quiet; })) {
                 return RefreshResult{"NO_DATA"};  // proven without reading a buffer
             }
             auto truncated = [&](const Window& w) {
