@@ -57,6 +57,13 @@ echo "| state | calls | action | median server ms | first call ms |"
 echo "|---|---|---|---|---|"
 "${P[@]}" -c "VACUUM $buffer"
 measure warm $((calls * 4)) | sed 's/^/| /; s/$/ |/'
+# The same seen from the client: the whole call (API entry checks, the
+# history row, the commit) and a round trip, pgbench's average latency.
+script=$(mktemp)
+echo "SELECT pgtrickle.refresh_stream_table('st1');" > "$script"
+lat=$(pgbench -n -t $((calls * 20)) -f "$script" 2>/dev/null | sed -n 's/^latency average = \([0-9.]*\) ms$/\1/p')
+rm -f "$script"
+echo "| warm, client latency (pgbench) | $((calls * 20)) | - | $lat | - |"
 "${P[@]}" -c "UPDATE t SET val = val + 1 WHERE id <= 100000" \
   -c "SELECT pgtrickle.refresh_stream_table('st1')" \
   -c "SELECT pgtrickle.refresh_stream_table('st2')" >/dev/null

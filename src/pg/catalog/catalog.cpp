@@ -151,11 +151,11 @@ const char* library_version() {
 }
 
 std::string catalog_version(Spi& spi) {
-    return spi
-        .scalar(
-            "SELECT extversion FROM pg_catalog.pg_extension WHERE extname "
-            "OPERATOR(pg_catalog.=) 'pg_trickle'")
-        .value_or("");
+    // Every API call asks: the plan is kept.
+    SpiRows r = spi.query_kept(
+        "SELECT extversion FROM pg_catalog.pg_extension WHERE extname "
+        "OPERATOR(pg_catalog.=) 'pg_trickle'");
+    return r.rows.empty() || !r.rows[0][0] ? "" : *r.rows[0][0];
 }
 
 void open_catalog(Spi& spi) {
@@ -175,6 +175,18 @@ std::string instance(Spi& spi) {
 }
 
 int64_t adopt_restored(Spi& spi, bool force) {
+    // Every API call comes here: the test the function starts with, without
+    // the cost of calling a SECURITY DEFINER PL/pgSQL function.
+    SpiRows any = as_role_restricted(catalog_owner(), [&] {
+        return spi.query_kept(
+            "SELECT EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables s, pgtrickle.pgt_instance i "
+            "WHERE s.instance OPERATOR(pg_catalog.<>) i.id) OR EXISTS (SELECT 1 FROM "
+            "pgtrickle.pgt_sources s, pgtrickle.pgt_instance i WHERE s.instance "
+            "OPERATOR(pg_catalog.<>) i.id)");
+    });
+    if (any.rows.at(0).at(0) == "f") {
+        return 0;
+    }
     return std::stoll(
         query_as_owner(spi, "SELECT pgtrickle._adopt_restored($1)", {bool_param(force)})
             .rows.at(0)
@@ -415,7 +427,10 @@ std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid) {
 }
 
 std::string clock_now(Spi& spi) {
-    return spi.scalar("SELECT pg_catalog.clock_timestamp()::pg_catalog.text").value();
+    return spi.query_kept("SELECT pg_catalog.clock_timestamp()::pg_catalog.text")
+        .rows.at(0)
+        .at(0)
+        .value();
 }
 
 void insert_kept_copy(Spi& spi, int64_t pgt_id, std::size_t source_pos, const std::string& table) {
