@@ -89,6 +89,18 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
                 "Valid values are 'AUTO', 'FULL', 'DIFFERENTIAL' and 'IMMEDIATE'.");
 }
 
+const char* action_name(RefreshAction action) noexcept {
+    switch (action) {
+        case RefreshAction::kFull:
+            return "FULL";
+        case RefreshAction::kDifferential:
+            return "DIFFERENTIAL";
+        case RefreshAction::kNoData:
+            return "NO_DATA";
+    }
+    return "";
+}
+
 const char* mode_name(RefreshMode mode) noexcept {
     switch (mode) {
         case RefreshMode::kAuto:
@@ -113,10 +125,10 @@ std::optional<RefreshMode> mode_named(std::string_view spelling) noexcept {
     return std::nullopt;
 }
 
-std::string parse_status(std::string_view text) {
+sched::Status parse_status(std::string_view text) {
     std::string up = upper_trimmed_mode(text);
     if (up == "ACTIVE" || up == "SUSPENDED") {
-        return up;
+        return sched::status_named(up);
     }
     throw Error(sqlstate::kInvalidParameterValue, "invalid status \"" + std::string(text) + "\"",
                 "", "Valid values are 'ACTIVE' and 'SUSPENDED'.");

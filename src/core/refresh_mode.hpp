@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/sched/policy.hpp"
+
 namespace pgt {
 
 enum class RefreshMode : char { kAuto, kFull, kDifferential, kImmediate };
@@ -20,6 +22,11 @@ const char* mode_name(RefreshMode mode) noexcept;
 
 // The mode a catalog value spells (exactly), or nullopt.
 std::optional<RefreshMode> mode_named(std::string_view spelling) noexcept;
+
+// What one refresh did, as its history row records it: recomputed the
+// query (FULL), applied the change (DIFFERENTIAL), or found none (NO_DATA).
+enum class RefreshAction : char { kFull, kDifferential, kNoData };
+const char* action_name(RefreshAction action) noexcept;
 
 struct ResolvedMode {
     RefreshMode requested = RefreshMode::kAuto;
@@ -45,7 +52,7 @@ ResolvedMode resolve_refresh_mode(std::string_view text, std::string_view differ
 std::string upper_trimmed_mode(std::string_view text);
 
 // ACTIVE | SUSPENDED (case-insensitive); throws pgt::Error 22023 otherwise.
-std::string parse_status(std::string_view text);
+sched::Status parse_status(std::string_view text);
 
 inline constexpr int64_t kAutoReprobe = 16;
 inline constexpr int64_t kAutoFullSamples = 3;

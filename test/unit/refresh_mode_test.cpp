@@ -69,8 +69,8 @@ TEST(RefreshMode, unknown_mode_is_invalid_parameter) {
 }
 
 TEST(Status, active_and_suspended_only) {
-    EXPECT_EQ(pgt::parse_status("active"), "ACTIVE");
-    EXPECT_EQ(pgt::parse_status("SUSPENDED"), "SUSPENDED");
+    EXPECT_EQ(pgt::parse_status("active"), pgt::sched::Status::Active);
+    EXPECT_EQ(pgt::parse_status("SUSPENDED"), pgt::sched::Status::Suspended);
     EXPECT_EQ(sqlstate_of([] { pgt::parse_status("ERROR"); }), "22023");
 }
 
@@ -253,3 +253,13 @@ TEST(RefreshMode, a_configured_limit_is_54000_under_differential_and_full_under_
 }
 
 }  // namespace
+
+TEST(RefreshMode, actions_and_statuses_are_spelled_as_the_catalog_stores_them) {
+    EXPECT_STREQ(pgt::action_name(pgt::RefreshAction::kFull), "FULL");
+    EXPECT_STREQ(pgt::action_name(pgt::RefreshAction::kDifferential), "DIFFERENTIAL");
+    EXPECT_STREQ(pgt::action_name(pgt::RefreshAction::kNoData), "NO_DATA");
+    for (pgt::sched::Status s :
+         {pgt::sched::Status::Active, pgt::sched::Status::Suspended, pgt::sched::Status::Error}) {
+        EXPECT_EQ(pgt::sched::status_named(pgt::sched::status_name(s)), s);
+    }
+}

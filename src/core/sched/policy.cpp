@@ -56,6 +56,12 @@ std::string_view status_name(Status status) {
     throw Error(sqlstate::kInternalError, "invalid stream table status");
 }
 
+Status status_named(std::string_view spelling) noexcept {
+    return spelling == "SUSPENDED" ? Status::Suspended
+           : spelling == "ERROR"   ? Status::Error
+                                   : Status::Active;
+}
+
 bool is_due(const EffectiveSchedule& schedule, const DueInput& in) {
     if (in.status == Status::Suspended || in.now_us < in.retry_not_before_us) {
         return false;

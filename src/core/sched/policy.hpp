@@ -39,6 +39,8 @@ enum class Status { Active, Suspended, Error };
 
 // "ACTIVE", "SUSPENDED", "ERROR".
 std::string_view status_name(Status status);
+// The status a catalog value spells (exactly); anything else is ACTIVE.
+Status status_named(std::string_view spelling) noexcept;
 
 // What the scheduler knows about one stream table at one tick.
 struct DueInput {

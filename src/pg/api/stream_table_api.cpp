@@ -379,7 +379,7 @@ void create_stream_table(const Args& a) {
     row.schedule = schedule;
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
-    row.status = "ACTIVE";
+    row.status = sched::Status::Active;
     set_identity(row, q);
     row.notify_channel = notify;
     row.pgt_id = catalog::insert_stream_table(spi, row);
@@ -749,7 +749,7 @@ std::vector<Finding> repair(Spi& spi, catalog::StreamTableRow& row) {
     if (row.reinit_reason) {
         found.push_back({"reinit_pending", *row.reinit_reason, "reinitialised"});
     }
-    if (row.status == "ERROR") {
+    if (row.status == sched::Status::Error) {
         found.push_back({"status", "ERROR (see pgtrickle.pgt_refresh_history.error_message)",
                          "ACTIVE again after the rebuild"});
     }
@@ -766,12 +766,13 @@ std::vector<Finding> repair(Spi& spi, catalog::StreamTableRow& row) {
                            {int8_param(row.pgt_id)});
     row.reinit_reason = "repair requested";  // reinitialize reads the row again
     RefreshResult r = reinitialize(spi, row, "MANUAL");
-    if (row.status == "ERROR") {
-        catalog::set_health(spi, row.pgt_id, "ACTIVE", 0);
+    if (row.status == sched::Status::Error) {
+        catalog::set_health(spi, row.pgt_id, sched::Status::Active, 0);
     }
     found.push_back({"rebuild", "",
-                     r.action + " refresh: " + std::to_string(r.rows_inserted) +
-                         " rows inserted, " + std::to_string(r.rows_deleted) + " deleted"});
+                     std::string(action_name(r.action)) +
+                         " refresh: " + std::to_string(r.rows_inserted) + " rows inserted, " +
+                         std::to_string(r.rows_deleted) + " deleted"});
     return found;
 }
 

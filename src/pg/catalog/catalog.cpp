@@ -92,7 +92,7 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     }
     row.requested_mode = *requested;
     row.refresh_mode = *effective;
-    row.status = *r[9];
+    row.status = sched::status_named(*r[9]);
     row.is_populated = *r[10] == "t";
     std::optional<rowid::Domain> domain = rowid::domain_spelled(*r[11]);
     if (!domain) {
@@ -216,7 +216,7 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             text_param(row.schedule),
             text_param(std::string(mode_name(row.requested_mode))),
             text_param(std::string(mode_name(row.refresh_mode))),
-            text_param(row.status),
+            text_param(std::string(sched::status_name(row.status))),
             bool_param(row.is_populated),
             text_param(std::string(rowid::domain_spelling(row.identity_domain))),
             text_param(text_array_literal(row.identity_columns)),
@@ -405,13 +405,14 @@ void record_failed_refresh(Spi& spi, int64_t pgt_id, const std::string& action,
                    text_param(start_time), text_param(error), text_param(status)});
 }
 
-void set_health(Spi& spi, int64_t pgt_id, const std::string& status, int consecutive_errors) {
+void set_health(Spi& spi, int64_t pgt_id, sched::Status status, int consecutive_errors) {
     exec_as_owner(spi,
                   "UPDATE " + kSt +
                       " SET status = $2, consecutive_errors = $3 WHERE pgt_id "
                       "OPERATOR(pg_catalog.=) $1 AND (status, consecutive_errors) IS DISTINCT "
                       "FROM ($2, $3)",
-                  {int8_param(pgt_id), text_param(status), int8_param(consecutive_errors)});
+                  {int8_param(pgt_id), text_param(std::string(sched::status_name(status))),
+                   int8_param(consecutive_errors)});
 }
 
 std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid) {

@@ -29,7 +29,7 @@ struct StreamTableRow {
     std::string schedule;
     RefreshMode requested_mode = RefreshMode::kAuto;
     RefreshMode refresh_mode = RefreshMode::kFull;  // what refreshes do
-    std::string status;
+    sched::Status status = sched::Status::Active;
     bool is_populated = false;
     rowid::Domain identity_domain = rowid::Domain::kKeylessRow;
     std::vector<std::string> identity_columns;  // output columns the identity encodes
@@ -130,7 +130,7 @@ void record_failed_refresh(Spi& spi, int64_t pgt_id, const std::string& action,
                            const std::string& initiated_by, const std::string& start_time,
                            const std::string& error, const std::string& status = "FAILED");
 // Stores status and consecutive_errors (no write when both are unchanged).
-void set_health(Spi& spi, int64_t pgt_id, const std::string& status, int consecutive_errors);
+void set_health(Spi& spi, int64_t pgt_id, sched::Status status, int consecutive_errors);
 
 // Stream tables whose defining query reads relid (directly).
 std::vector<StreamTableRow> dependents_of(Spi& spi, Oid relid);

@@ -138,7 +138,7 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     }
     std::string sql =
         diff::full_diff_sql(outs, identity_target(st), query, row_id_expression(st, "q"));
-    RefreshResult r{"FULL"};
+    RefreshResult r{RefreshAction::kFull};
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         pin_refresh_memory();
@@ -292,7 +292,7 @@ std::optional<double> keep_copies(Spi& spi, const catalog::StreamTableRow& st,
 // window, in captured_sources_of order (diff::window_predicate's base).
 RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
                           const std::vector<Window>& windows) {
-    RefreshResult r{"DIFFERENTIAL"};
+    RefreshResult r{RefreshAction::kDifferential};
     std::vector<SpiParam> params;
     for (const Window& w : windows) {
         std::vector<SpiParam> p = window_params(rs, w.frontier);
@@ -422,9 +422,9 @@ void log_if_slow(const catalog::StreamTableRow& st, const RefreshResult& r,
         return;
     }
     const std::string name = relation_display_name(st.relid);
-    const std::string detail = "Action " + r.action + ", started by " + initiated_by + ", " +
-                               std::to_string(r.rows_inserted) + " rows written, " +
-                               std::to_string(r.rows_deleted) + " deleted" +
+    const std::string detail = std::string("Action ") + action_name(r.action) + ", started by " +
+                               initiated_by + ", " + std::to_string(r.rows_inserted) +
+                               " rows written, " + std::to_string(r.rows_deleted) + " deleted" +
                                (r.reason.empty() ? "" : ", reason: " + r.reason) + ".";
     pg_call([&] {
         ereport(LOG, (errmsg("pg_trickle: refresh of %s took %.3f ms", name.c_str(), ms),
@@ -457,11 +457,11 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
     }
     RefreshResult r = body(rs, windows, reason);
     r.reason = reason;
-    finish(spi, st, rs, windows, r.action != "NO_DATA");
+    finish(spi, st, rs, windows, r.action != RefreshAction::kNoData);
     rs.close();
     catalog::record_history(
-        spi, {st.pgt_id, r.action, initiated_by, r.rows_inserted, r.rows_deleted, start,
-              reason.empty() ? std::nullopt : std::optional(reason), r.source_changes,
+        spi, {st.pgt_id, action_name(r.action), initiated_by, r.rows_inserted, r.rows_deleted,
+              start, reason.empty() ? std::nullopt : std::optional(reason), r.source_changes,
               r.kept_refill_ms});
     log_if_slow(st, r, initiated_by,
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
@@ -521,7 +521,7 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
             }
             if (!rs.own_xid && std::all_of(windows.begin(), windows.end(),
                                            [](const Window& w) { return w.quiet; })) {
-                return RefreshResult{"NO_DATA"};  // proven without reading a buffer
+                return RefreshResult{RefreshAction::kNoData};  // proven without reading a buffer
             }
             auto truncated = [&](const Window& w) {
                 why = "source " + relation_display_name(w.source.relid) +
@@ -561,7 +561,7 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                     changes += c.rows;
                 }
                 if (changes == 0) {
-                    return RefreshResult{"NO_DATA"};
+                    return RefreshResult{RefreshAction::kNoData};
                 }
                 in.changes = changes;
                 AutoChoice choice = choose_auto(in);
@@ -584,7 +584,7 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                 any = any || c.rows > 0;
             }
             if (!any) {
-                return RefreshResult{"NO_DATA"};
+                return RefreshResult{RefreshAction::kNoData};
             }
             return apply_delta(spi, st, rs, windows);
         });
@@ -631,7 +631,7 @@ ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st) {
             t_explained = &plans;
             try {
                 RefreshResult r = refresh(spi, st, "MANUAL", "");
-                out.action = r.action;
+                out.action = action_name(r.action);
                 out.reason = r.reason;
             } catch (...) {
                 t_explained = nullptr;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/diff/strategy.hpp"
+#include "core/refresh_mode.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
@@ -23,8 +24,8 @@
 namespace pgt::pg {
 
 struct RefreshResult {
-    explicit RefreshResult(std::string a) : action(std::move(a)) {}
-    std::string action;  // FULL | DIFFERENTIAL | NO_DATA
+    explicit RefreshResult(RefreshAction a) : action(a) {}
+    RefreshAction action;
     int64_t rows_inserted = 0;
     int64_t rows_deleted = 0;
     std::optional<int64_t> source_changes;  // counted for AUTO stream tables

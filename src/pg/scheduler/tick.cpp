@@ -81,12 +81,6 @@ int64_t now_us() {
            (int64_t(POSTGRES_EPOCH_JDATE) - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC;
 }
 
-sched::Status status_of(const std::string& s) {
-    return s == "SUSPENDED" ? sched::Status::Suspended
-           : s == "ERROR"   ? sched::Status::Error
-                            : sched::Status::Active;
-}
-
 std::optional<int64_t> micros(const std::optional<std::string>& v) {
     return v ? std::optional(std::stoll(*v)) : std::nullopt;
 }
@@ -105,7 +99,7 @@ void load_tables(Spi& spi, TickState& ts) {
         t.relid = static_cast<Oid>(std::stoul(*r[1]));
         t.display = *r[2];
         t.schedule = sched::parse_schedule(*r[3]);
-        t.status = status_of(*r[4]);
+        t.status = sched::status_named(*r[4]);
         t.refresh_mode = *r[5];
         t.consecutive_errors = std::stoi(*r[6]);
         t.last_refresh_us = micros(r[7]);
@@ -331,8 +325,7 @@ void record_failure(Spi& spi, UnitRun& u, const Failure& f, const std::string& s
         now_us() + sched::retry_delay_us({}, m.failed_attempts, next_random(u.mem));
     catalog::record_failed_refresh(spi, f.pgt_id, t.refresh_mode, "SCHEDULER", start,
                                    f.sqlstate + ": " + f.message);
-    catalog::set_health(spi, f.pgt_id, std::string(sched::status_name(out.health.status)),
-                        out.health.consecutive_errors);
+    catalog::set_health(spi, f.pgt_id, out.health.status, out.health.consecutive_errors);
     send_alert(sched::refresh_failed_alert(t.display, f.sqlstate, out.retryable,
                                            out.health.consecutive_errors, f.message));
     if (out.auto_suspended) {
@@ -381,8 +374,7 @@ void record_success(Spi& spi, UnitRun& u, const std::map<int64_t, int64_t>& dura
         sched::Health h = sched::on_success({t.status, t.consecutive_errors, m.failed_attempts});
         m.failed_attempts = 0;
         m.retry_not_before_us = 0;
-        catalog::set_health(spi, id, std::string(sched::status_name(h.status)),
-                            h.consecutive_errors);
+        catalog::set_health(spi, id, h.status, h.consecutive_errors);
         const sched::EffectiveSchedule& e = u.eff.at(id);
         if (e.timing != sched::Timing::Interval) {
             continue;
