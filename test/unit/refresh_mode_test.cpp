@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "core/policy/auto_mode.hpp"
 #include "core/refresh_mode.hpp"
 
 namespace {

@@ -2,6 +2,7 @@
 // Invariant: results are copied out of SPI memory into C++ values before
 // the next SPI call can free them.
 #include "pg/boundary/spi.hpp"
+#include "core/policy/plan_rules.hpp"
 #include "core/sql/names.hpp"
 
 #include "pg/boundary/boundary.hpp"
@@ -200,8 +201,7 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
     if (sized_plan) {
         std::string key;
         for (const auto& [name, rows] : registered_) {
-            key += name + ":" + std::to_string(static_cast<int>(std::floor(std::log2(rows + 1)))) +
-                   ",";
+            key += name + ":" + std::to_string(policy::plan_size_class(rows)) + ",";
         }
         sized = sized_plan_slot(key + ";" + sql, sql, types, unkept);
     }

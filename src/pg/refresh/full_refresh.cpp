@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/diff/apply.hpp"
+#include "core/policy/auto_mode.hpp"
 #include "core/refresh_mode.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/diff/program.hpp"

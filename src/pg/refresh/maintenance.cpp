@@ -11,6 +11,7 @@
 #include "core/diff/group_rescan.hpp"
 #include "core/diff/grouping_sets.hpp"
 #include "core/diff/program.hpp"
+#include "core/policy/plan_rules.hpp"
 #include "core/diff/rules.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/diff/join_rescan.hpp"
@@ -44,10 +45,6 @@ namespace pgt::pg {
 
 namespace {
 
-// A table under this many rows (pg_class.reltuples) gets no kept copy
-// unless pg_trickle.kept_copy_fraction is 1: probing it is cheap already.
-constexpr double kKeptCopyMinRows = 10000;
-
 // The planner's estimates of table `relid`'s rows (pg_class.reltuples;
 // -1 when never analyzed) and of those `filter` (over ir::kImageAlias)
 // keeps when `from` (the table, quoted) is read with it.
@@ -75,11 +72,6 @@ FilterEstimate filter_estimate(Spi& spi, Oid relid, const std::string& from,
     return e;
 }
 
-// A prefilter the planner expects to keep at most this share of the
-// table's rows has its images read in one scan of the buffer (see
-// diff::signed_images for the cost either way).
-constexpr double kOnePassFraction = 0.1;
-
 }  // namespace
 
 ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
@@ -96,7 +88,7 @@ ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
     if (!scan->prefilter.empty()) {
         FilterEstimate e =
             filter_estimate(spi, relid, quoted_relation_name(relid), scan->prefilter);
-        scan->one_pass = e.all > 0 && e.kept >= 0 && e.kept <= kOnePassFraction * e.all;
+        scan->one_pass = policy::one_pass_images(e.all, e.kept);
     }
     return *scan;
 }
@@ -207,13 +199,10 @@ diff::DeltaProgram join_delta(Spi& spi, catalog::StreamTableRow& st, const Analy
 // estimate of the rows its filter keeps against the table's size.
 bool kept_copy_pays(Spi& spi, Oid relid, const ir::KeptCopy& k, const std::string& prefilter) {
     if (g_kept_copy_fraction >= 1) {
-        return true;
+        return true;  // without estimating
     }
     FilterEstimate e = filter_estimate(spi, relid, k.from, prefilter);
-    if (e.all < kKeptCopyMinRows) {
-        return false;  // small (or never analyzed): probes are cheap already
-    }
-    return e.kept >= 0 && e.kept <= g_kept_copy_fraction * e.all;
+    return policy::kept_copy_pays(e.all, e.kept, g_kept_copy_fraction);
 }
 
 // The source's kept copy, created empty (invalid): named by stream table
