@@ -317,8 +317,13 @@ bool immediate_being_installed() {
 }
 
 std::string immediate_problems(Spi& spi, int64_t pgt_id) {
+    // A query over one table has a program per event; a join one row
+    // (source_relid 0) for all.
     SpiRows r = spi.query(
         "SELECT tr.present, tr.expected, (SELECT pg_catalog.count(*) FROM " + kPrograms +
+            " p WHERE p.pgt_id OPERATOR(pg_catalog.=) $1), (SELECT CASE WHEN pg_catalog.bool_or("
+            "p.source_relid OPERATOR(pg_catalog.=) 0) THEN 1 ELSE " +
+            std::to_string(std::strlen(kEvents)) + " END FROM " + kPrograms +
             " p WHERE p.pgt_id OPERATOR(pg_catalog.=) $1) FROM pgtrickle._immediate_triggers($1) "
             "tr",
         {int8_param(pgt_id)});
@@ -327,9 +332,10 @@ std::string immediate_problems(Spi& spi, int64_t pgt_id) {
         problems = *r.rows.at(0).at(0) + " of its " + *r.rows.at(0).at(1) +
                    " triggers there and ENABLE ALWAYS";
     }
-    if (*r.rows.at(0).at(2) != std::to_string(std::strlen(kEvents))) {
+    const std::string expected = r.rows.at(0).at(3).value_or(std::to_string(std::strlen(kEvents)));
+    if (*r.rows.at(0).at(2) != expected) {
         problems += std::string(problems.empty() ? "" : ", ") + *r.rows.at(0).at(2) + " of its " +
-                    std::to_string(std::strlen(kEvents)) + " programs";
+                    expected + " programs";
     }
     return problems;
 }
@@ -358,16 +364,16 @@ void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q
         array += (array.size() > 1 ? "," : "") + std::to_string(relid);
     }
     array += "}";
-    for (const char* e = kEvents; *e != 0; e++) {
-        catalog::exec_as_owner(
-            spi,
-            "INSERT INTO " + kPrograms +
-                " (pgt_id, source_relid, event, program, locking, sources, shared_relid) VALUES "
-                "($1, 0, $2, $3::pg_catalog.jsonb, $5, $4::pg_catalog.oid[], $6)",
-            {int8_param(st.pgt_id), text_param(std::string(1, *e)), text_param(program),
-             text_param(array), text_param(std::string(1, OidIsValid(shared) ? 'k' : 't')),
-             OidIsValid(shared) ? oid_param(shared) : SpiParam{OIDOID, (Datum)0, true}});
-    }
+    // One row (event M) serves every event: the program reads all four
+    // relations of each source position, empty or not.
+    catalog::exec_as_owner(
+        spi,
+        "INSERT INTO " + kPrograms +
+            " (pgt_id, source_relid, event, program, locking, sources, shared_relid) VALUES "
+            "($1, 0, 'M', $2::pg_catalog.jsonb, $4, $3::pg_catalog.oid[], $5)",
+        {int8_param(st.pgt_id), text_param(program), text_param(array),
+         text_param(std::string(1, OidIsValid(shared) ? 'k' : 't')),
+         OidIsValid(shared) ? oid_param(shared) : SpiParam{OIDOID, (Datum)0, true}});
     st.delta_program = program;
     std::vector<Oid> distinct;
     for (Oid relid : sources) {
@@ -494,8 +500,13 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
                 pos = end + 1;
             }
         }
-        p.main[at - kEvents] = diff::decode_program(*row.at(1)).main;
-        p.lock_sql[at - kEvents] = row.at(4).value_or("");
+        const std::string main = diff::decode_program(*row.at(1)).main;
+        for (std::size_t i = 0; i < std::strlen(kEvents); i++) {
+            if (p.multi || kEvents + i == at) {  // a join's one row serves every event
+                p.main[i] = main;
+                p.lock_sql[i] = row.at(4).value_or("");
+            }
+        }
         p.locking = row.at(3)->at(0);
         p.shared_relid = row.at(6) ? static_cast<Oid>(std::stoul(*row.at(6))) : InvalidOid;
     }
