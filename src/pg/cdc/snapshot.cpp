@@ -12,9 +12,10 @@ extern "C" {
 
 namespace pgt::pg {
 
-RefreshSnapshot RefreshSnapshot::take(Spi& spi) {
+RefreshSnapshot RefreshSnapshot::take(Spi& spi, bool latest) {
     RefreshSnapshot rs;
-    rs.snapshot = pg_call([] { return RegisterSnapshot(GetTransactionSnapshot()); });
+    rs.snapshot = pg_call(
+        [&] { return RegisterSnapshot(latest ? GetLatestSnapshot() : GetTransactionSnapshot()); });
     SpiRows r = spi.query_at(rs.snapshot,
                              "SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
                              "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");

@@ -21,7 +21,10 @@ struct RefreshSnapshot {
     std::string text;                    // the same snapshot as pg_snapshot text
     std::optional<std::string> own_xid;  // this transaction's xid8, if it has one
 
-    static RefreshSnapshot take(Spi& spi);
+    // latest: the newest snapshot (GetLatestSnapshot) instead of the
+    // transaction's, which under REPEATABLE READ is as old as the
+    // transaction.
+    static RefreshSnapshot take(Spi& spi, bool latest = false);
     void close();
 };
 

@@ -615,7 +615,14 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
 }
 
 RefreshResult apply_transition_program(Spi& spi, const catalog::StreamTableRow& st) {
-    RefreshSnapshot rs = RefreshSnapshot::take(spi);
+    // The join of this statement's change with the other tables as they
+    // are now, whatever the isolation level: IMMEDIATE writers of the
+    // stream table take its lock one at a time, so every writer before
+    // this one has committed, and a REPEATABLE READ or SERIALIZABLE
+    // transaction's own snapshot would miss the rows of those that
+    // committed after it began (their change was joined without this
+    // transaction's rows, and this one's without theirs).
+    RefreshSnapshot rs = RefreshSnapshot::take(spi, IsolationUsesXactSnapshot());
     RefreshResult r = apply_delta(spi, st, rs, {});
     rs.close();
     return r;

@@ -617,11 +617,8 @@ bool changes_nothing_read(TriggerData* td, const std::vector<int>& reads) {
 // A join's statement: every source position's four transition relations
 // registered (this event's and its stashed siblings' tables in the slots
 // of the positions of their table, empty ones elsewhere), then the program
-// run as a DIFFERENTIAL refresh runs it. Under REPEATABLE READ and
-// SERIALIZABLE the catalog row of the program is updated first: a writer
-// whose snapshot predates another writer's commit would compute the join
-// of its change with tables missing that writer's rows, and gets 40001
-// from PostgreSQL's own check of that row instead.
+// run as a DIFFERENTIAL refresh runs it, over the newest snapshot under
+// REPEATABLE READ and SERIALIZABLE too (apply_transition_program).
 void apply_multi(TriggerData* td, const Program& p, char event,
                  const std::vector<Stashed>& siblings) {
     std::vector<Stashed> events = siblings;
@@ -635,14 +632,6 @@ void apply_multi(TriggerData* td, const Program& p, char event,
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {
         lock_for(spi, p, !shared);
-        if (IsolationUsesXactSnapshot()) {
-            catalog::exec_as_owner(spi,
-                                   "UPDATE " + kPrograms +
-                                       " SET locking = locking WHERE pgt_id "
-                                       "OPERATOR(pg_catalog.=) $1 AND event "
-                                       "OPERATOR(pg_catalog.=) 'M'",
-                                   {int8_param(p.pgt_id)});
-        }
         using S = diff::TransitionSlot;
         for (std::size_t i = 0; i < p.sources.size(); i++) {
             Tuplestorestate* slots[4] = {nullptr, nullptr, nullptr, nullptr};
