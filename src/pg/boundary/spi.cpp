@@ -275,7 +275,7 @@ void Spi::register_tuplestore(const std::string& name, TupleDesc desc, Tuplestor
     }
 }
 
-SpiRows Spi::query_kept(const std::string& sql) {
+SpiRows Spi::query_kept(const std::string& sql, Snapshot snapshot) {
     InternalStatement internal(sql.c_str());
     std::vector<Oid> types;
     SPIPlanPtr* cached = &plan_cache_slot(sql, types);
@@ -283,7 +283,9 @@ SpiRows Spi::query_kept(const std::string& sql) {
         if (!keep_plan(*cached, sql, types)) {
             return SPI_result;
         }
-        return SPI_execute_plan(*cached, nullptr, nullptr, false, 0);
+        return snapshot != nullptr ? SPI_execute_snapshot(*cached, nullptr, nullptr, snapshot,
+                                                          InvalidSnapshot, false, true, 0)
+                                   : SPI_execute_plan(*cached, nullptr, nullptr, false, 0);
     });
     if (rc < 0) {
         throw pgt::Error("XX000", "internal statement failed", SPI_result_code_string(rc));

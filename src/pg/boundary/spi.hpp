@@ -88,8 +88,9 @@ public:
     void register_tuplestore(const std::string& name, TupleDesc desc, Tuplestorestate* store);
     // Runs sql (no parameters) through a plan kept for the backend's life
     // (PostgreSQL revalidates it after DDL), reading what is registered on
-    // this connection; returns its rows as text.
-    SpiRows query_kept(const std::string& sql);
+    // this connection, under snapshot (nullptr: the current one); returns
+    // its rows as text.
+    SpiRows query_kept(const std::string& sql, Snapshot snapshot = nullptr);
     // After an error: the names go, the tuplestores are left to the
     // (sub)transaction abort that owns their files.
     void forget_relations();

@@ -44,6 +44,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 #include "utils/datum.h"
@@ -715,7 +716,18 @@ void apply_change(TriggerData* td, const Program& p, char event,
             (void)spi.query_kept(p.lock_sql[which]);
         }
         RefreshWriteScope writing(p.st_relid);
-        SpiRows r = spi.query_kept(p.main[which]);
+        // Under REPEATABLE READ and SERIALIZABLE, the source and the stream
+        // table as they are now that this writer holds its locks (every
+        // writer of the same rows before it has committed), not as the
+        // transaction's older snapshot shows them: a group recomputed from
+        // the older one would miss another writer's committed rows.
+        Snapshot latest = pg_call([] {
+            return IsolationUsesXactSnapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
+        });
+        SpiRows r = spi.query_kept(p.main[which], latest);
+        if (latest != nullptr) {
+            pg_call([&] { UnregisterSnapshot(latest); });
+        }
         // A fourth column: groups left alone that must be recomputed.
         inconsistent = !r.rows.empty() && r.rows[0].size() > 3 && r.rows[0][3].value_or("0") != "0";
     });
