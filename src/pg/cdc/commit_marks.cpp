@@ -33,7 +33,6 @@ struct CommitMarks {
 };
 
 CommitMarks* g_marks = nullptr;
-bool g_requested = false;
 
 // The buckets this transaction wrote (a few; past kMaxNoted, every bucket).
 constexpr int kMaxNoted = 16;
@@ -103,7 +102,6 @@ void on_xact(XactEvent event, void*) {
 
 void request_commit_marks_shmem() {
     RequestAddinShmemSpace(MAXALIGN(sizeof(CommitMarks)));
-    g_requested = true;
 }
 
 void init_commit_marks_shmem() {
@@ -120,7 +118,7 @@ void init_commit_marks_shmem() {
 }
 
 void note_buffer_written(Oid buffer) {
-    if (buffer == g_last || !g_requested || g_marks == nullptr || g_all) {
+    if (buffer == g_last || g_marks == nullptr || g_all) {
         return;
     }
     g_last = buffer;
@@ -159,7 +157,7 @@ void note_buffer_written(Oid buffer) {
 }
 
 std::optional<std::string> buffer_commit_mark(Oid buffer) {
-    if (!g_requested || g_marks == nullptr || max_prepared_xacts > 0) {
+    if (g_marks == nullptr || max_prepared_xacts > 0) {
         return std::nullopt;
     }
     const uint32 b = bucket_of(buffer);

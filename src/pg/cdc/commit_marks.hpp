@@ -4,7 +4,7 @@
 // finished (committed or aborted after all). A refresh reads its buffers'
 // marks just before its snapshot and stores them with its frontiers; the
 // next refresh whose marks are unchanged has an empty window without
-// reading the buffer (frontier.hpp, lock_frontier).
+// reading the buffer (frontier.hpp, quiet).
 //
 // Why that holds: a buffer row in the next window was written by a
 // transaction T visible to the next snapshot and not to the frontier's.

@@ -20,15 +20,12 @@ namespace {
 const char* kFrontiers = "pgtrickle.pgt_frontiers";
 }
 
-std::string capture_sequence_now(const std::string& buffer) {
-    // The buffer's identity sequence has CACHE 1: every nextval writes the
-    // value this reads, so a row captured after the read has a higher seq.
-    return "COALESCE(pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence(" +
-           buffer + ", 'seq')::pg_catalog.regclass), 0)";
-}
+const char* const kCaptureSequenceNow =
+    "COALESCE(pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence($1, "
+    "'seq')::pg_catalog.regclass), 0)";
 
 int64_t captured_since(Spi& spi, const CaptureSource& src, const Frontier& f) {
-    SpiRows r = catalog::query_as_owner(spi, "SELECT " + capture_sequence_now("$1"),
+    SpiRows r = catalog::query_as_owner(spi, std::string("SELECT ") + kCaptureSequenceNow,
                                         {text_param(src.buffer)});
     return std::max<int64_t>(0, std::stoll(*r.rows.at(0).at(0)) - f.seq_seen);
 }
@@ -69,7 +66,7 @@ void advance_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src, const 
         std::string("INSERT INTO ") + kFrontiers +
             " (pgt_id, source_id, frontier, own_xid, own_seq, seq_seen, write_mark) VALUES ($2, "
             "$3, $4, $5, $6, " +
-            capture_sequence_now("$1") +
+            kCaptureSequenceNow +
             ", $7) ON CONFLICT (pgt_id, source_id) DO UPDATE SET frontier = EXCLUDED.frontier,"
             " own_xid = EXCLUDED.own_xid, own_seq = EXCLUDED.own_seq, seq_seen = "
             "EXCLUDED.seq_seen, write_mark = EXCLUDED.write_mark",

@@ -26,10 +26,10 @@ struct Frontier {
     std::optional<std::string> write_mark;
 };
 
-// The buffer's capture sequence now, as SQL over `buffer` (an expression
-// giving the buffer's name; 0 before its first row): its distance from a
-// frontier's seq_seen bounds the rows captured since.
-std::string capture_sequence_now(const std::string& buffer);
+// The buffer's capture sequence now, as SQL taking the buffer's name as $1
+// (0 before its first row): its distance from a frontier's seq_seen bounds
+// the rows captured since.
+extern const char* const kCaptureSequenceNow;
 
 // Rows captured into src's buffer since the frontier was taken (an upper
 // bound of the window's rows, inflated by rolled-back writes; no scan).

@@ -160,7 +160,7 @@ struct WindowCount {
 
 WindowCount window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w, int64_t at_most) {
     if (w.quiet && !rs.own_xid) {
-        return {};  // no buffer read: lock_frontier proved the window empty
+        return {};  // no buffer read: its commit mark proved the window empty
     }
     std::vector<SpiParam> p = window_params(rs, w.frontier);
     p.push_back(at_most < 0 ? SpiParam{INT8OID, (Datum)0, true} : int8_param(at_most));
@@ -614,15 +614,8 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
         owner, [&] { return differential_refresh(spi, st, owner, initiated_by, reason); });
 }
 
-RefreshResult apply_transition_program(Spi& spi, const catalog::StreamTableRow& st) {
-    // The join of this statement's change with the other tables as they
-    // are now, whatever the isolation level: IMMEDIATE writers of the
-    // stream table take its lock one at a time, so every writer before
-    // this one has committed, and a REPEATABLE READ or SERIALIZABLE
-    // transaction's own snapshot would miss the rows of those that
-    // committed after it began (their change was joined without this
-    // transaction's rows, and this one's without theirs).
-    RefreshSnapshot rs = RefreshSnapshot::take(spi, IsolationUsesXactSnapshot());
+RefreshResult apply_transition_program(Spi& spi, const catalog::StreamTableRow& st, bool newest) {
+    RefreshSnapshot rs = RefreshSnapshot::take(spi, newest);
     RefreshResult r = apply_delta(spi, st, rs, {});
     rs.close();
     return r;

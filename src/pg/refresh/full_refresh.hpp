@@ -65,9 +65,10 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
 
 // IMMEDIATE over several tables: st.delta_program (a program whose sources'
 // changes are the transition relations registered on spi) run now, under
-// a snapshot taken now, as a DIFFERENTIAL refresh runs its program; no
-// frontier, no history. The caller holds the locks and is the owner.
-RefreshResult apply_transition_program(Spi& spi, const catalog::StreamTableRow& st);
+// a snapshot taken now (newest: GetLatestSnapshot, not the transaction's),
+// as a DIFFERENTIAL refresh runs its program; no frontier, no history. The
+// caller holds the locks and is the owner.
+RefreshResult apply_transition_program(Spi& spi, const catalog::StreamTableRow& st, bool newest);
 
 // One delta statement of a refresh as EXPLAIN (ANALYZE, BUFFERS) ran it.
 struct ExplainedStatement {

@@ -615,11 +615,20 @@ bool changes_nothing_read(TriggerData* td, const std::vector<int>& reads) {
     });
 }
 
+// Whether a program reads the newest snapshot, taken once the writer holds
+// its locks (its groups', or the stream table's), instead of the current
+// one: under REPEATABLE READ and SERIALIZABLE the transaction's snapshot
+// is older than the commits of the writers of the same rows before it, and
+// a join would pair this change with tables lacking their rows, a
+// recomputed group would lack them.
+bool reads_newest_snapshot() {
+    return IsolationUsesXactSnapshot();
+}
+
 // A join's statement: every source position's four transition relations
 // registered (this event's and its stashed siblings' tables in the slots
 // of the positions of their table, empty ones elsewhere), then the program
-// run as a DIFFERENTIAL refresh runs it, over the newest snapshot under
-// REPEATABLE READ and SERIALIZABLE too (apply_transition_program).
+// run as a DIFFERENTIAL refresh runs it.
 void apply_multi(TriggerData* td, const Program& p, char event,
                  const std::vector<Stashed>& siblings) {
     std::vector<Stashed> events = siblings;
@@ -664,7 +673,7 @@ void apply_multi(TriggerData* td, const Program& p, char event,
                 spi.register_tuplestore(diff::source_transition_name(i, order[k]), desc, slots[k]);
             }
         }
-        (void)apply_transition_program(spi, p.row);
+        (void)apply_transition_program(spi, p.row, reads_newest_snapshot());
     });
     spi.close();
     g_counters[p.pgt_id].incremental++;
@@ -716,13 +725,8 @@ void apply_change(TriggerData* td, const Program& p, char event,
             (void)spi.query_kept(p.lock_sql[which]);
         }
         RefreshWriteScope writing(p.st_relid);
-        // Under REPEATABLE READ and SERIALIZABLE, the source and the stream
-        // table as they are now that this writer holds its locks (every
-        // writer of the same rows before it has committed), not as the
-        // transaction's older snapshot shows them: a group recomputed from
-        // the older one would miss another writer's committed rows.
         Snapshot latest = pg_call([] {
-            return IsolationUsesXactSnapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
+            return reads_newest_snapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
         });
         SpiRows r = spi.query_kept(p.main[which], latest);
         if (latest != nullptr) {

@@ -100,7 +100,7 @@ void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
         spi,
         std::string("INSERT INTO pgtrickle.pgt_frontiers (pgt_id, source_id, frontier, seq_seen)"
                     " VALUES ($2, $3, pg_catalog.pg_current_snapshot(), ") +
-            capture_sequence_now("$1") + ")",
+            kCaptureSequenceNow + ")",
         {text_param(src.buffer), int8_param(pgt_id), int8_param(src.source_id)});
 }
 
@@ -198,9 +198,6 @@ diff::DeltaProgram join_delta(Spi& spi, catalog::StreamTableRow& st, const Analy
 // Whether a kept copy of candidate source `relid` pays: the planner's
 // estimate of the rows its filter keeps against the table's size.
 bool kept_copy_pays(Spi& spi, Oid relid, const ir::KeptCopy& k, const std::string& prefilter) {
-    if (g_kept_copy_fraction >= 1) {
-        return true;  // without estimating
-    }
     FilterEstimate e = filter_estimate(spi, relid, k.from, prefilter);
     return policy::kept_copy_pays(e.all, e.kept, g_kept_copy_fraction);
 }
