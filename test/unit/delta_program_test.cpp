@@ -158,6 +158,23 @@ TEST(DeltaProgram, kept_copy_steps_round_trip_after_everything_else) {
     EXPECT_TRUE(decode_program(encode_program(none)).kept.empty());
 }
 
+TEST(DeltaProgram, a_key_table_statement_round_trips_and_is_absent_when_empty) {
+    DeltaProgram p;
+    p.main = "WITH d AS (" + pgt::diff::kBranchesMarker + ") SELECT 1, 0, 0";
+    p.key_rows = "WITH __pgt_new_1 AS (SELECT '}' AS x) SELECT 1, 0, 0";
+    p.key_source = 1;
+    const std::string text = encode_program(p);
+    EXPECT_NE(text.find(R"("key_rows": {"source": 1, "sql": "WITH __pgt_new_1)"), std::string::npos)
+        << text;
+    DeltaProgram back = decode_program(text);
+    EXPECT_EQ(back.key_rows, p.key_rows);
+    EXPECT_EQ(back.key_source, 1u);
+    EXPECT_EQ(back.main, p.main);
+    DeltaProgram none = pgt::diff::one_statement("SELECT 1");
+    EXPECT_EQ(encode_program(none).find("key_rows"), std::string::npos);
+    EXPECT_TRUE(decode_program(encode_program(none)).key_rows.empty());
+}
+
 TEST(DeltaProgram, the_full_query_and_auxiliary_columns_round_trip) {
     DeltaProgram p;
     p.images.push_back({0, 0, "SELECT 1"});

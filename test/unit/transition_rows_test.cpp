@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/diff/join_region.hpp"
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/error.hpp"
@@ -105,6 +106,39 @@ TEST(TransitionRows, a_join_rescan_over_transition_relations_reads_no_window) {
     EXPECT_EQ(sql.find("pg_visible_in_snapshot"), std::string::npos) << sql;
     EXPECT_EQ(sql.find('$'), std::string::npos) << sql;
     EXPECT_NE(sql.find("__pgt_tr_ins_1"), std::string::npos) << sql;
+}
+
+// A join keyed by the table at source position 1: its rows from that
+// table's new transition rows, the touched keys from its old ones, and
+// nothing else read for the change.
+TEST(KeyTableStatement, rows_from_the_new_transition_rows_keys_from_the_old) {
+    pgt::ir::JoinRegion j;
+    j.outputs = {"id", "name"};
+    j.key_source = 1;
+    j.key_source_columns = {"\"Id\""};
+    j.key_rows =
+        "SELECT t.\"Id\" AS __pgt_k1, u.name AS __pgt_k2 FROM __pgt_new_1 t JOIN "
+        "public.u ON u.grp = t.grp";
+    pgt::ir::IdentityTarget target{"public.st", pgt::rowid::Domain::kScanKey, {"id"}, true};
+    const std::string sql = pgt::diff::key_table_statement(j, target);
+    EXPECT_EQ(sql.rfind("WITH __pgt_new_1 AS (SELECT * FROM __pgt_tr_new_1 UNION ALL SELECT * "
+                        "FROM __pgt_tr_ins_1), f AS (SELECT y.*, ",
+                        0),
+              0u)
+        << sql;
+    EXPECT_NE(
+        sql.find("SELECT x.__pgt_k1 AS id, x.__pgt_k2 AS name FROM (" + j.key_rows + ") x) y"),
+        std::string::npos)
+        << sql;
+    EXPECT_NE(sql.find("g AS (SELECT pgtrickle.encode_row_id_v2('scan_key'::pg_catalog.text, "
+                       "ROW(o.\"Id\")) AS __pgt_id FROM (SELECT * FROM __pgt_tr_old_1 UNION ALL "
+                       "SELECT * FROM __pgt_tr_del_1) o EXCEPT SELECT f.__pgt_id FROM f), del AS "
+                       "(DELETE FROM public.st t USING g WHERE "),
+              std::string::npos)
+        << sql;
+    EXPECT_EQ(sql.find("__pgt_tr_new_0"), std::string::npos) << sql;
+    j.key_source = -1;
+    EXPECT_THROW((void)pgt::diff::key_table_statement(j, target), pgt::Error);
 }
 
 TEST(IdentityLocks, one_lock_per_touched_identity_in_one_order_after_the_where_clause) {

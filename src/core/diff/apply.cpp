@@ -143,7 +143,11 @@ std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityT
     return target.keyed ? keyed_apply(outs, target) : counted_apply(outs, target);
 }
 
-std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+namespace {
+
+// upd and ins of a rescan: stored rows of f showing other values are
+// updated in place, rows of f not stored are inserted.
+std::string upsert_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
     std::vector<std::string> sets;
     for (const std::string& o : outs) {
         sets.push_back(o + " = f." + o);
@@ -152,18 +156,30 @@ std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::Id
                                    : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
                                          " FROM f WHERE " + id_match("t", "f") + " AND " +
                                          changed_values(outs) + " RETURNING 1";
+    return "upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) +
+           " SELECT " + insert_values(outs, "f") + " FROM f WHERE NOT EXISTS (SELECT 1 FROM " +
+           t.table + " t WHERE " + id_match("t", "f") + ") RETURNING 1)";
+}
+
+const char* kCounts =
+    " SELECT (SELECT pg_catalog.count(*) FROM ins), (SELECT pg_catalog.count(*) FROM del), "
+    "(SELECT pg_catalog.count(*) FROM upd)";
+
+}  // namespace
+
+std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
     return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
            " AND NOT EXISTS (SELECT 1 FROM f WHERE f.__pgt_id" + kEq +
-           "g.__pgt_id) RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
-           insert_columns(outs) + " SELECT " + insert_values(outs, "f") +
-           " FROM f WHERE NOT EXISTS (SELECT 1 FROM " + t.table + " t WHERE " + id_match("t", "f") +
-           ") RETURNING 1)";
+           "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t);
+}
+
+std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
+           " RETURNING 1), " + upsert_ctes(outs, t) + kCounts;
 }
 
 std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
-    return rescan_apply_ctes(outs, t) +
-           " SELECT (SELECT pg_catalog.count(*) FROM ins), (SELECT pg_catalog.count(*) FROM del), "
-           "(SELECT pg_catalog.count(*) FROM upd)";
+    return rescan_apply_ctes(outs, t) + kCounts;
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,

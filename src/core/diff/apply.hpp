@@ -36,6 +36,10 @@ std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityT
 // inserted. Same result row as apply_tail.
 std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 
+// As rescan_apply_tail, when `g` already holds only the identities whose
+// rows go (none of them in f): they are deleted without looking f up.
+std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
+
 // rescan_apply_tail's CTEs del, upd and ins without the result row.
 std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 

@@ -179,6 +179,33 @@ std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget
            "fr.__pgt_id IN (SELECT g.__pgt_id FROM g))";
 }
 
+std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
+    if (j.key_source < 0 || j.key_rows.empty() || !target.keyed ||
+        j.key_source_columns.size() != target.columns.size()) {
+        throw Error(sqlstate::kInternalError, "key table statement without a key table");
+    }
+    const auto i = static_cast<std::size_t>(j.key_source);
+    auto rows = [&](TransitionSlot a, TransitionSlot b) {
+        return "SELECT * FROM " + source_transition_name(i, a) + " UNION ALL SELECT * FROM " +
+               source_transition_name(i, b);
+    };
+    std::vector<std::string> outs, new_key, old_key;
+    for (std::size_t k = 0; k < j.outputs.size(); k++) {
+        outs.push_back("x." + region_key(k) + " AS " + j.outputs[k]);
+    }
+    for (std::size_t k = 0; k < target.columns.size(); k++) {
+        new_key.push_back("y." + target.columns[k]);
+        old_key.push_back("o." + j.key_source_columns[k]);
+    }
+    return "WITH " + region_new_images(i) + " AS (" +
+           rows(TransitionSlot::kUpdateNew, TransitionSlot::kInserted) + "), f AS (SELECT y.*, " +
+           row_id_expression(target.domain, new_key) + " AS __pgt_id FROM (SELECT " +
+           join(outs, ", ") + " FROM (" + j.key_rows + ") x) y), g AS (SELECT " +
+           row_id_expression(target.domain, old_key) + " AS __pgt_id FROM (" +
+           rows(TransitionSlot::kUpdateOld, TransitionSlot::kDeleted) +
+           ") o EXCEPT SELECT f.__pgt_id FROM f)" + replace_apply_tail(j.outputs, target);
+}
+
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target,
                                  bool netted_only) {
     if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||

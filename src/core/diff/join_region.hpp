@@ -52,6 +52,15 @@ std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target,
                                  bool netted_only = false);
 
+// IMMEDIATE, j.key_source >= 0: a statement that wrote only the table at
+// that source position changed exactly the rows of the keys in its
+// transition tables (every row of the result derives from one row of that
+// table, by its key): f j.key_rows over the new rows (the other tables as
+// they are), g the old rows' keys f lacks (a set difference: no plan looks
+// f up once per key), then the apply. Columns of each transition relation
+// are the table's own.
+std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target);
+
 // The image statement of one source: its netted window (parameters
 // $1..$5), as (is_old, every live column); with multiplicity, an image of
 // net weight ±w as w rows, else once.

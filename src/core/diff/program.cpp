@@ -130,6 +130,13 @@ std::string encode_program(const DeltaProgram& p) {
         add_string(o, "rebuild", k.rebuild);
         add_string(o, "apply", k.apply);
     });
+    if (!p.key_rows.empty()) {
+        key(out, "key_rows");
+        out += "{";
+        add_number(out, "source", p.key_source);
+        add_string(out, "sql", p.key_rows);
+        out += "}";
+    }
     return out + "}";
 }
 
@@ -161,6 +168,11 @@ DeltaProgram decode_program(const std::string& text) {
     for (const sql::JsonValue& k : array_of(v, "kept")) {
         p.kept.push_back({static_cast<std::size_t>(number_of(k, "source")), string_of(k, "table"),
                           string_of(k, "rebuild"), string_of(k, "apply")});
+    }
+    if (v.find("key_rows") != nullptr) {
+        const sql::JsonValue& k = member(v, "key_rows", sql::JsonValue::Kind::kObject);
+        p.key_source = static_cast<std::size_t>(number_of(k, "source"));
+        p.key_rows = string_of(k, "sql");
     }
     return p;
 }

@@ -25,7 +25,8 @@
 //    "full_query": "...", "full_aux": ["__pgt_c1", ...],
 //    "fallback": "...",
 //    "fallback_images": [{"source": ..., "window": ..., "sql": ...}, ...],
-//    "kept": [{"source": 0, "table": "...", "rebuild": "...", "apply": "..."}, ...]}
+//    "kept": [{"source": 0, "table": "...", "rebuild": "...", "apply": "..."}, ...],
+//    "key_rows": {"source": 0, "sql": "..."}}
 // Only "main" is always there; the masks are bit i for source i.
 #pragma once
 #include "core/core.hpp"
@@ -92,6 +93,13 @@ struct DeltaProgram {
     // main raises, the refresh registers these instead and runs main again.
     std::vector<ImageStep> fallback_images;
     std::string main;
+    // IMMEDIATE, a join whose identity is the key of its table at source
+    // position key_source (ir::JoinRegion::key_source): the statement for
+    // a change that wrote only that table, recomputing the rows of the keys
+    // it touched from that table's transition relations and the other
+    // tables as they are (diff::key_table_statement); "" none.
+    std::string key_rows;
+    std::size_t key_source = 0;
 };
 
 // A program of one statement (no images, branches or fallbacks).

@@ -263,13 +263,13 @@ Identity identity_of(const Tree& t, int self) {
 
 }  // namespace
 
-uint32_t identity_relation(const Tree& t) {
+IdentitySource identity_source(const Tree& t) {
     if (t.root < 0) {
-        return 0;
+        return {};
     }
     const Node& root = t.at(t.root);
     if (root.identity.domain != rowid::Domain::kScanKey || root.identity.keys.empty()) {
-        return 0;
+        return {};
     }
     int scan = -1;
     std::vector<int> at_scan;
@@ -279,13 +279,13 @@ uint32_t identity_relation(const Tree& t) {
         while (t.at(node).op != Op::kScan) {
             const Column& column = t.at(node).columns.at(static_cast<std::size_t>(col));
             if (!column.ref) {
-                return 0;
+                return {};
             }
             node = column.ref->node;
             col = column.ref->column;
         }
         if (scan >= 0 && scan != node) {
-            return 0;
+            return {};
         }
         scan = node;
         at_scan.push_back(col);
@@ -300,7 +300,18 @@ uint32_t identity_relation(const Tree& t) {
     const auto reads = std::count_if(t.nodes.begin(), t.nodes.end(), [&](const Node& n) {
         return n.op == Op::kScan && n.relid == s.relid;
     });
-    return is_key && reads == 1 ? s.relid : 0;
+    if (!is_key || reads != 1) {
+        return {};
+    }
+    IdentitySource out{s.relid, at_scan, {}};
+    for (int c : at_scan) {
+        out.names.push_back(s.columns.at(static_cast<std::size_t>(c)).name);
+    }
+    return out;
+}
+
+uint32_t identity_relation(const Tree& t) {
+    return identity_source(t).relid;
 }
 
 const char* op_name(Op op) {

@@ -170,6 +170,14 @@ RootIdentity root_identity(const Tree& t);
 // table's key carried up unchanged (scan_key through filters, projections
 // and joins) and that table is read once in the whole query; 0 otherwise.
 // Rows of the result then each derive from one row of that table.
+// columns: per column of the root's identity key (root_identity order),
+// the table column it is (its position in the scan's columns).
+struct IdentitySource {
+    uint32_t relid = 0;
+    std::vector<int> columns;
+    std::vector<std::string> names;  // those columns' names (not quoted)
+};
+IdentitySource identity_source(const Tree& t);
 uint32_t identity_relation(const Tree& t);
 
 // The tree for explain_st: one node per line, children indented under

@@ -390,6 +390,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
         report(st.problem, st.problem_relid);
     }
     out.columns = output_columns(q);
+    out.reads = read_rights(st);  // before the shapes: a region counts a table's references
     // The row identity is what the operator tree's root proves.
     out.operators = lower_query_tree(q);
     out.identity = tree_identity(out.operators);
@@ -418,7 +419,6 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     if (has_grouping_set_column(out)) {
         append_grouping_set_column(q);
     }
-    out.reads = read_rights(st);
     ListCell* lc;
     foreach (lc, st.functions) {
         out.functions.push_back(lfirst_oid(lc));

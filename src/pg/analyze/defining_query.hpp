@@ -110,6 +110,12 @@ struct RegionShape {
     // Grouping sets: the query as the UNION ALL of one GROUP BY per set
     // (a key filter reaches below each one); "" otherwise.
     std::string query;
+    // The identity is the key of one table of the FROM, read once (see
+    // ir::JoinRegion::key_source): its source index, the query over its
+    // new images, and its key columns (quoted); -1 otherwise.
+    int key_source = -1;
+    std::string key_rows;
+    std::vector<std::string> key_source_columns;
 };
 
 // What a branch names a kept copy candidate by (then its source index and

@@ -21,6 +21,7 @@
 #include "pg/analyze/scan_shape.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
+#include "pg/common/quote.hpp"
 #include "pg/common/type_facts.hpp"
 #include "pg/common/relation_names.hpp"
 #include "pg/common/settings.hpp"
@@ -566,6 +567,48 @@ void finish_region(Query* q, const std::vector<TargetEntry*>& keys,
     }
 }
 
+// When every row of the result derives from one row of a table of the
+// FROM, by that table's key (ir::identity_source): that table's source
+// index, its key columns, and the query with it read from its new images
+// (RegionShape::key_rows). A query that groups, deduplicates or computes
+// over several rows has no such table here.
+void key_table_rows(Query* q, const std::vector<RegionTable>& tables,
+                    const std::vector<OuterJoin>& outer, RegionShape& region,
+                    const AnalyzedQuery& out) {
+    const ir::IdentitySource key = ir::identity_source(out.operators);
+    if (key.relid == 0 || region.algebraic || q->hasAggs || q->groupClause != NIL ||
+        q->groupingSets != NIL || q->havingQual != nullptr || q->distinctClause != NIL ||
+        q->hasWindowFuncs || q->hasTargetSRFs ||
+        std::count_if(out.reads.begin(), out.reads.end(),
+                      [&](const ReadRight& r) { return r.relid == key.relid; }) != 1) {
+        return;
+    }
+    std::vector<diff::TableRead> states(tables.size(), diff::TableRead::kNow);
+    int found = -1;
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        if (region.relids.at(tables[i].source) == key.relid) {
+            if (found >= 0 || tables[i].sublink >= 0) {
+                return;
+            }
+            found = static_cast<int>(i);
+            states[i] = diff::TableRead::kNew;
+        }
+    }
+    if (found < 0) {
+        return;
+    }
+    std::vector<int> all;
+    for (std::size_t c = 0; c < out.columns.size(); c++) {
+        all.push_back(static_cast<int>(c));
+    }
+    const std::vector<diff::Padding> as_written(outer.size(), diff::Padding::kKeep);
+    region.key_rows = deparse_branch(q, key_entries(q, all), tables, states, outer, as_written);
+    region.key_source = static_cast<int>(tables[static_cast<std::size_t>(found)].source);
+    for (const std::string& name : key.names) {
+        region.key_source_columns.push_back(pgt::pg::quote_ident(name));
+    }
+}
+
 }  // namespace
 }  // namespace region
 
@@ -621,6 +664,9 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
                            t.tables, tables));
     }
     finish_region(q, keys, tables, outer, sublinks, semi_joins, gsets, region, out);
+    if (!gsets) {
+        key_table_rows(q, tables, outer, out.region, out);
+    }
     return true;
 }
 

@@ -200,8 +200,10 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
     SPIPlanPtr unkept = nullptr;  // sized, when not kept: freed after its run
     if (sized_plan) {
         std::string key;
-        for (const auto& [name, rows] : registered_) {
-            key += name + ":" + std::to_string(policy::plan_size_class(rows)) + ",";
+        for (const auto* list : {&in_place_, &registered_}) {
+            for (const auto& [name, rows] : *list) {
+                key += name + ":" + std::to_string(policy::plan_size_class(rows)) + ",";
+            }
         }
         sized = sized_plan_slot(key + ";" + sql, sql, types, unkept);
     }
@@ -273,6 +275,10 @@ void Spi::register_tuplestore(const std::string& name, TupleDesc desc, Tuplestor
         throw pgt::Error("XX000", "could not register relation \"" + name + "\"",
                          SPI_result_code_string(rc));
     }
+    in_place_.emplace_back(name, store != nullptr ? pg_call([&] {
+                               return static_cast<double>(tuplestore_tuple_count(store));
+                           })
+                                                  : 0.0);
 }
 
 SpiRows Spi::query_kept(const std::string& sql, Snapshot snapshot) {

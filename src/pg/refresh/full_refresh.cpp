@@ -45,6 +45,28 @@ extern "C" {
 
 namespace pgt::pg {
 
+// A refresh's statements run with at least pg_trickle.refresh_work_mem
+// (inside a pinned scope, which restores the session's value): a change
+// window sorted or hashed on disk cost a refresh twice its in-memory time.
+void pin_refresh_memory() {
+    if (g_refresh_work_mem_kb > work_mem) {
+        pin_setting("work_mem", std::to_string(g_refresh_work_mem_kb).c_str());
+    }
+}
+
+// Delta statements are planned with at most
+// pg_trickle.delta_random_page_cost: they probe the tables per changed row,
+// and at random_page_cost 4 the planner chose a 6,000,000-row scan of
+// lineitem over 30,000 probes of its primary key (TPC-H q12 at SF 1: 0.95 s
+// of a 1.07 s refresh; 0.28 s at 1.1).
+void pin_delta_planning() {
+    if (g_delta_random_page_cost >= 0 && random_page_cost > g_delta_random_page_cost) {
+        char value[32];
+        snprintf(value, sizeof value, "%g", g_delta_random_page_cost);
+        pin_setting("random_page_cost", value);
+    }
+}
+
 namespace {
 
 // Advisory lock class key for stream tables ("PGTT"); the object key is pgt_id.
@@ -82,28 +104,6 @@ SpiRows run_statement(Spi& spi, const RefreshSnapshot& rs, const std::string& wh
     SpiRows none;
     none.rows.push_back({"0", "0", "0"});
     return none;
-}
-
-// A refresh's statements run with at least pg_trickle.refresh_work_mem
-// (inside a pinned scope, which restores the session's value): a change
-// window sorted or hashed on disk cost a refresh twice its in-memory time.
-void pin_refresh_memory() {
-    if (g_refresh_work_mem_kb > work_mem) {
-        pin_setting("work_mem", std::to_string(g_refresh_work_mem_kb).c_str());
-    }
-}
-
-// Delta statements are planned with at most
-// pg_trickle.delta_random_page_cost: they probe the tables per changed row,
-// and at random_page_cost 4 the planner chose a 6,000,000-row scan of
-// lineitem over 30,000 probes of its primary key (TPC-H q12 at SF 1: 0.95 s
-// of a 1.07 s refresh; 0.28 s at 1.1).
-void pin_delta_planning() {
-    if (g_delta_random_page_cost >= 0 && random_page_cost > g_delta_random_page_cost) {
-        char value[32];
-        snprintf(value, sizeof value, "%g", g_delta_random_page_cost);
-        pin_setting("random_page_cost", value);
-    }
 }
 
 // Recomputes the defining query and writes only the difference to what the

@@ -63,6 +63,12 @@ CaptureNeeds capture_needs(const AnalyzedQuery& q);
 // captures and st.delta_program. Call before the FULL refresh that populates.
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
 
+// Inside a pinned scope: a refresh's statements get at least
+// pg_trickle.refresh_work_mem, and delta statements are planned with at
+// most pg_trickle.delta_random_page_cost (they probe tables per changed row).
+void pin_refresh_memory();
+void pin_delta_planning();
+
 // IMMEDIATE over several tables: st.delta_program (a program whose sources'
 // changes are the transition relations registered on spi) run now, under
 // a snapshot taken now (newest: GetLatestSnapshot, not the transaction's),

@@ -105,6 +105,10 @@ struct Program {
     Oid shared_relid = InvalidOid;  // 'k': the table whose writers share the lock
     bool recompute = false;         // the stream table awaits reinitialisation
     std::vector<int> reads;         // the source's columns the query reads (0: the whole row)
+    // A join whose identity is key_relid's key: the statement for a change
+    // that wrote only that table (diff::DeltaProgram::key_rows; "" none).
+    std::string key_rows;
+    Oid key_relid = InvalidOid;
 };
 // By trigger OID. Shared: a relcache invalidation (an autoanalyze of the
 // source, a DDL) can arrive while a statement's change is being applied,
@@ -501,7 +505,12 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
                 pos = end + 1;
             }
         }
-        const std::string main = diff::decode_program(*row.at(1)).main;
+        const diff::DeltaProgram program = diff::decode_program(*row.at(1));
+        const std::string& main = program.main;
+        if (p.multi && !program.key_rows.empty() && program.key_source < p.sources.size()) {
+            p.key_rows = program.key_rows;
+            p.key_relid = p.sources[program.key_source];
+        }
         for (std::size_t i = 0; i < std::strlen(kEvents); i++) {
             if (p.multi || kEvents + i == at) {  // a join's one row serves every event
                 p.main[i] = main;
@@ -672,6 +681,27 @@ void apply_multi(TriggerData* td, const Program& p, char event,
             for (int k = 0; k < 4; k++) {
                 spi.register_tuplestore(diff::source_transition_name(i, order[k]), desc, slots[k]);
             }
+        }
+        // Only the key's table written: its rows recomputed from its
+        // transition tables, not from the table (the keys' rows found again).
+        if (!p.key_rows.empty() && std::all_of(events.begin(), events.end(), [&](const Stashed& e) {
+                return e.relid == p.key_relid;
+            })) {
+            RefreshWriteScope writing(p.st_relid);
+            pin_setting("jit", "off");
+            pin_refresh_memory();
+            pin_delta_planning();
+            Snapshot latest = pg_call([] {
+                return reads_newest_snapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
+            });
+            // Planned per size class of the transition tables: a plan made for
+            // one row would probe row by row for 100,000, and one made for
+            // 100,000 would read whole tables for one.
+            (void)spi.query_at(latest, p.key_rows, {}, true);
+            if (latest != nullptr) {
+                pg_call([&] { UnregisterSnapshot(latest); });
+            }
+            return;
         }
         (void)apply_transition_program(spi, p.row, reads_newest_snapshot());
     });
