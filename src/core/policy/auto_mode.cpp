@@ -67,7 +67,7 @@ int64_t auto_change_limit(const AutoInputs& in) {
 }
 
 AutoChoice choose_auto(const AutoInputs& in) {
-    if (measured(in) && in.changes > 0 && in.full_samples < kAutoFullSamples &&
+    if (measured(in) && in.changes > 0 && in.full_samples < kAutoFullMeasured &&
         in.diff_ms > in.full_ms / 2) {
         return {true, "AUTO: FULL measured again (the best of " + std::to_string(in.full_samples) +
                           " FULL refresh" + (in.full_samples == 1 ? "" : "es") + " took " +

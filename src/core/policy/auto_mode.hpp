@@ -12,7 +12,11 @@
 namespace pgt {
 
 inline constexpr int64_t kAutoReprobe = 16;
+// FULL's cost is the shortest of the last kAutoFullSamples FULL refreshes.
 inline constexpr int64_t kAutoFullSamples = 3;
+// FULL is measured again while fewer than kAutoFullMeasured FULL times are
+// known (see choose_auto): once is enough to replace a cold first time.
+inline constexpr int64_t kAutoFullMeasured = 2;
 
 // What AUTO knows before a refresh of a stream table DIFFERENTIAL can
 // maintain: the changes waiting, the size of the sources, and the last
@@ -58,11 +62,12 @@ struct AutoChoice {
 // growth is over- rather than underestimated); without a DIFFERENTIAL
 // measurement, a quarter of the source rows; -1 (no limit) when nothing
 // is known. The refresh counts changes only up to limit + 1.
-// Before any limit: while fewer than kAutoFullSamples FULL refreshes are
+// Before any limit: while fewer than kAutoFullMeasured FULL refreshes are
 // known and the last DIFFERENTIAL one cost more than half the best of
 // them, a refresh with changes is FULL (measured again: one FULL time may
 // be a cold cache's, the first at creation, and would keep a DIFFERENTIAL
-// refresh that costs more than FULL usually does looking cheap).
+// refresh that costs more than FULL usually does looking cheap; each FULL
+// refresh spent measuring costs its difference to DIFFERENTIAL).
 int64_t auto_change_limit(const AutoInputs& in);
 AutoChoice choose_auto(const AutoInputs& in);
 
