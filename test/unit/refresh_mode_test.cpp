@@ -113,6 +113,10 @@ TEST(AutoChoice, full_is_measured_again_while_few_full_times_are_known) {
     in.full_samples = 2;  // enough: the limit decides (1000 * 250 / 209 changes)
     EXPECT_FALSE(pgt::choose_auto(in).full);
     in.full_samples = 1;
+    in.changes = 10;  // a trickle: 209 ms scaled to 10 of 1000 changes, no reason to measure
+    EXPECT_FALSE(pgt::choose_auto(in).full);
+    in.changes = 1000;
+    in.full_samples = 1;
     in.diff_ms = 125;  // half of FULL: DIFFERENTIAL is clearly cheaper
     EXPECT_FALSE(pgt::choose_auto(in).full);
     in.diff_ms = 209;

@@ -67,8 +67,13 @@ int64_t auto_change_limit(const AutoInputs& in) {
 }
 
 AutoChoice choose_auto(const AutoInputs& in) {
+    // The last DIFFERENTIAL refresh's cost scaled to this change: a
+    // trickle after a large change measures nothing again.
+    const double predicted = measured(in) ? in.diff_ms * static_cast<double>(in.changes) /
+                                                static_cast<double>(in.diff_changes)
+                                          : 0;
     if (measured(in) && in.changes > 0 && in.full_samples < kAutoFullMeasured &&
-        in.diff_ms > in.full_ms / 2) {
+        predicted > in.full_ms / 2) {
         return {true, "AUTO: FULL measured again (the best of " + std::to_string(in.full_samples) +
                           " FULL refresh" + (in.full_samples == 1 ? "" : "es") + " took " +
                           ms_text(in.full_ms) + ", the last DIFFERENTIAL refresh " +

@@ -63,8 +63,8 @@ struct AutoChoice {
 // measurement, a quarter of the source rows; -1 (no limit) when nothing
 // is known. The refresh counts changes only up to limit + 1.
 // Before any limit: while fewer than kAutoFullMeasured FULL refreshes are
-// known and the last DIFFERENTIAL one cost more than half the best of
-// them, a refresh with changes is FULL (measured again: one FULL time may
+// known and the last DIFFERENTIAL one, scaled to this change's count, cost
+// more than half the best of them, a refresh with changes is FULL (measured again: one FULL time may
 // be a cold cache's, the first at creation, and would keep a DIFFERENTIAL
 // refresh that costs more than FULL usually does looking cheap; each FULL
 // refresh spent measuring costs its difference to DIFFERENTIAL).
