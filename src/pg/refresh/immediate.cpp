@@ -25,6 +25,7 @@
 #include "pg/common/quote.hpp"
 #include "pg/common/relation_names.hpp"
 #include "pg/guard/storage_guard.hpp"
+#include "core/policy/plan_rules.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/programs.hpp"
 #include "pg/refresh/storage.hpp"
@@ -684,9 +685,18 @@ void apply_multi(TriggerData* td, const Program& p, char event,
         }
         // Only the key's table written: its rows recomputed from its
         // transition tables, not from the table (the keys' rows found again).
-        if (!p.key_rows.empty() && std::all_of(events.begin(), events.end(), [&](const Stashed& e) {
-                return e.relid == p.key_relid;
-            })) {
+        double rows = 0;
+        for (const Stashed& e : events) {
+            for (Tuplestorestate* ts : {e.olds, e.news}) {
+                rows +=
+                    ts != nullptr
+                        ? pg_call([&] { return static_cast<double>(tuplestore_tuple_count(ts)); })
+                        : 0.0;
+            }
+        }
+        if (!p.key_rows.empty() && rows <= policy::kKeyRowsMaxRows &&
+            std::all_of(events.begin(), events.end(),
+                        [&](const Stashed& e) { return e.relid == p.key_relid; })) {
             RefreshWriteScope writing(p.st_relid);
             pin_setting("jit", "off");
             pin_refresh_memory();
