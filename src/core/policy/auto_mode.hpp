@@ -64,10 +64,10 @@ struct AutoChoice {
 // is known. The refresh counts changes only up to limit + 1.
 // Before any limit: while fewer than kAutoFullMeasured FULL refreshes are
 // known and the last DIFFERENTIAL one, scaled to this change's count, cost
-// more than half the best of them, a refresh with changes is FULL (measured again: one FULL time may
-// be a cold cache's, the first at creation, and would keep a DIFFERENTIAL
-// refresh that costs more than FULL usually does looking cheap; each FULL
-// refresh spent measuring costs its difference to DIFFERENTIAL).
+// more than half the best of them, a refresh with changes is FULL (measured again: one FULL time
+// may be a cold cache's, the first at creation, and would keep a DIFFERENTIAL refresh that costs
+// more than FULL usually does looking cheap; each FULL refresh spent measuring costs its difference
+// to DIFFERENTIAL).
 int64_t auto_change_limit(const AutoInputs& in);
 AutoChoice choose_auto(const AutoInputs& in);
 
