@@ -30,7 +30,8 @@ bool kept_copy_pays(double rows, double kept, double fraction);
 
 // An IMMEDIATE join keyed by one table's key recomputes the rows of a
 // statement that wrote only that table from its transition tables when
-// they hold at most this many rows; past it, the join's general program
+// they hold at most this many rows (an UPDATE's rows count twice, old and
+// new); past it, the join's general program
 // runs. Planned for their real size, the recompute hashes the whole stream
 // table where probing it row by row is faster: on a 1,000,000-row join it
 // took two thirds of the general program's time at 10,000 rows, and more

@@ -67,6 +67,14 @@ void pin_delta_planning() {
     }
 }
 
+void pin_delta_settings() {
+    // A delta statement is short; its cost estimates are not (unknown CTE
+    // sizes), and JIT compiling it took 0.7 s of a 0.7 s refresh.
+    pin_setting("jit", "off");
+    pin_refresh_memory();
+    pin_delta_planning();
+}
+
 namespace {
 
 // Advisory lock class key for stream tables ("PGTT"); the object key is pgt_id.
@@ -301,11 +309,7 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
     }
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
-        // A delta statement is short; its cost estimates are not (unknown
-        // CTE sizes), and JIT compiling it took 0.7 s of a 0.7 s refresh.
-        pin_setting("jit", "off");
-        pin_refresh_memory();
-        pin_delta_planning();
+        pin_delta_settings();
         diff::DeltaProgram program = diff::decode_program(st.delta_program.value());
         // An error leaves no registered image relation behind on spi.
         struct Forget {

@@ -68,6 +68,8 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
 // most pg_trickle.delta_random_page_cost (they probe tables per changed row).
 void pin_refresh_memory();
 void pin_delta_planning();
+// Both, and JIT off: what every delta statement runs with.
+void pin_delta_settings();
 
 // IMMEDIATE over several tables: st.delta_program (a program whose sources'
 // changes are the transition relations registered on spi) run now, under

@@ -685,22 +685,11 @@ void apply_multi(TriggerData* td, const Program& p, char event,
         }
         // Only the key's table written: its rows recomputed from its
         // transition tables, not from the table (the keys' rows found again).
-        double rows = 0;
-        for (const Stashed& e : events) {
-            for (Tuplestorestate* ts : {e.olds, e.news}) {
-                rows +=
-                    ts != nullptr
-                        ? pg_call([&] { return static_cast<double>(tuplestore_tuple_count(ts)); })
-                        : 0.0;
-            }
-        }
-        if (!p.key_rows.empty() && rows <= policy::kKeyRowsMaxRows &&
+        if (!p.key_rows.empty() && spi.in_place_rows() <= policy::kKeyRowsMaxRows &&
             std::all_of(events.begin(), events.end(),
                         [&](const Stashed& e) { return e.relid == p.key_relid; })) {
             RefreshWriteScope writing(p.st_relid);
-            pin_setting("jit", "off");
-            pin_refresh_memory();
-            pin_delta_planning();
+            pin_delta_settings();
             Snapshot latest = pg_call([] {
                 return reads_newest_snapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
             });
