@@ -354,8 +354,13 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT (SELECT count(*) FROM pg_catalog.pg_trigger t
              WHERE t.tgname LIKE 'pgt\_immediate\_' || id || '\_%' AND t.tgenabled = 'A'),
-           (SELECT 5 * count(*) FROM pgtrickle.pgt_dependencies d
-             WHERE d.pgt_id = id AND d.source_type IN ('TABLE', 'STREAM_TABLE'))
+           -- five per table a statement on which reaches a source: the
+           -- source, and every table of a partitioned one's tree
+           (SELECT 5 * coalesce(sum((SELECT GREATEST(count(*), 1)
+                                       FROM pg_catalog.pg_partition_tree(d.source_relid))), 0)
+              FROM pgtrickle.pgt_dependencies d
+             WHERE d.pgt_id = id
+               AND d.source_type IN ('TABLE', 'PARTITIONED_TABLE', 'STREAM_TABLE'))::bigint
 $$;
 
 -- One row per check; ok = false says what needs attention and how.
@@ -679,6 +684,20 @@ BEGIN
     PERFORM pgtrickle._revoke_stale_readers(s.buffer_name::pg_catalog.regclass)
        FROM pgtrickle.pgt_sources s
       WHERE pg_catalog.to_regclass(s.buffer_name) IS NOT NULL;
+    -- A partition of an IMMEDIATE stream table's source dropped (its
+    -- triggers go with it, the stream table keeps its programs): its rows
+    -- left without a statement. The stream table is rebuilt now.
+    UPDATE pgtrickle.pgt_stream_tables st
+       SET reinit_reason = 'partition ' || pg_catalog.split_part(d.object_identity, ' on ', 2)
+                           || ' dropped'
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.object_type = 'trigger'
+       AND pg_catalog.split_part(d.object_identity, ' on ', 1) = 'pgt_immediate_' || st.pgt_id || '_ins'
+       AND st.refresh_mode = 'IMMEDIATE'
+       AND EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i WHERE i.pgt_id = st.pgt_id);
+    IF FOUND THEN
+        PERFORM pgtrickle._reinit_immediate();
+    END IF;
 END
 $$;
 
@@ -1015,7 +1034,7 @@ END
 $$;
 
 CREATE EVENT TRIGGER pgt_ddl_end ON ddl_command_end
-    WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE FUNCTION', 'ALTER FUNCTION',
+    WHEN TAG IN ('ALTER TABLE', 'CREATE TABLE', 'CREATE FOREIGN TABLE', 'CREATE FUNCTION', 'ALTER FUNCTION',
                  'CREATE AGGREGATE', 'ALTER AGGREGATE', 'CREATE VIEW', 'ALTER VIEW',
                  'ALTER MATERIALIZED VIEW', 'ALTER FOREIGN TABLE', 'ALTER TYPE',
                  'ALTER DOMAIN', 'ALTER SCHEMA')

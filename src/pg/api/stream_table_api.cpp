@@ -860,6 +860,7 @@ void reinit_immediate() {
             (void)reinitialize(spi, *row, "IMMEDIATE");
         }
     }
+    cover_new_partitions(spi);
     spi.close();
 }
 

@@ -248,14 +248,6 @@ SpiRows Spi::query(const std::string& sql, const std::vector<SpiParam>& params, 
     return collect();
 }
 
-void Spi::register_trigger_data(TriggerData* td) {
-    int rc = pg_call([&] { return SPI_register_trigger_data(td); });
-    if (rc != SPI_OK_TD_REGISTER) {
-        throw pgt::Error("XX000", "could not register transition tables",
-                         SPI_result_code_string(rc));
-    }
-}
-
 void Spi::register_tuplestore(const std::string& name, TupleDesc desc, Tuplestorestate* store) {
     int rc = pg_call([&] {
         // In the connection's procedure context: lives until SPI_finish.
@@ -275,10 +267,14 @@ void Spi::register_tuplestore(const std::string& name, TupleDesc desc, Tuplestor
         throw pgt::Error("XX000", "could not register relation \"" + name + "\"",
                          SPI_result_code_string(rc));
     }
-    in_place_.emplace_back(name, store != nullptr ? pg_call([&] {
+    // The row type goes into the plan's key with the name: a partition's
+    // transition tables may order the same columns differently, and a plan
+    // reads columns by position.
+    in_place_.emplace_back(name + "/" + std::to_string(desc->tdtypeid),
+                           store != nullptr ? pg_call([&] {
                                return static_cast<double>(tuplestore_tuple_count(store));
                            })
-                                                  : 0.0);
+                                            : 0.0);
 }
 
 double Spi::in_place_rows() const {

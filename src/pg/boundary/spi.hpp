@@ -80,9 +80,6 @@ public:
                                                   const std::string& delta_name = "");
     void unregister_relations();
 
-    // Registers a trigger's transition tables on this connection under the
-    // names its REFERENCING clause gives (SPI_register_trigger_data).
-    void register_trigger_data(TriggerData* td);
     // Registers rows (nullptr: none) with descriptor desc under name on
     // this connection, in place, as a transition table is registered.
     void register_tuplestore(const std::string& name, TupleDesc desc, Tuplestorestate* store);

@@ -37,6 +37,7 @@ extern "C" {
 #include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
+#include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
@@ -94,7 +95,10 @@ diff::TransitionTables event_tables(char event) {
 struct Program {
     int64_t pgt_id = 0;
     Oid st_relid = InvalidOid;
-    Oid source_relid = InvalidOid;  // the trigger's table
+    // The source the trigger's table stands for: that table, or the
+    // partitioned table of the query it is a partition of.
+    Oid source_relid = InvalidOid;
+    Oid fired_relid = InvalidOid;  // the trigger's table
     // Several tables (a join): one program for every event, over each
     // source position's transition relations; the positions' tables.
     bool multi = false;
@@ -180,8 +184,8 @@ void on_relcache(Datum, Oid relid) {
     }
     std::erase_if(g_programs, [&](const auto& e) {
         const std::vector<Oid>& s = e.second->sources;
-        return e.second->source_relid == relid || e.second->st_relid == relid ||
-               std::find(s.begin(), s.end(), relid) != s.end();
+        return e.second->source_relid == relid || e.second->fired_relid == relid ||
+               e.second->st_relid == relid || std::find(s.begin(), s.end(), relid) != s.end();
     });
 }
 
@@ -233,8 +237,27 @@ Locking locking_of(const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
     return {'t', {}};
 }
 
-void create_triggers(Spi& spi, int64_t pgt_id, Oid source_relid) {
-    const std::string src = quoted_relation_name(source_relid);
+// The tables a statement on which changes what a query over relid reads:
+// relid and, when it is partitioned, every partitioned table and partition
+// below it. A statement fires the statement-level triggers of the table it
+// names only, whichever partitions its rows go to.
+std::vector<Oid> statement_targets(Oid relid) {
+    List* all = pg_call([&] {
+        return get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE
+                   ? find_all_inheritors(relid, NoLock, nullptr)
+                   : list_make1_oid(relid);
+    });
+    std::vector<Oid> out;
+    ListCell* lc;
+    foreach (lc, all) {
+        out.push_back(lfirst_oid(lc));
+    }
+    return out;
+}
+
+// The IMMEDIATE triggers of stream table pgt_id on one table.
+void create_triggers_on(Spi& spi, int64_t pgt_id, Oid target) {
+    const std::string src = quoted_relation_name(target);
     const std::string args = "(" + sql_literal(std::to_string(pgt_id)) + ", " +
                              sql_literal(catalog::instance(spi)) + ")";
     const std::string prefix = trigger_prefix(pgt_id);
@@ -263,6 +286,12 @@ void create_triggers(Spi& spi, int64_t pgt_id, Oid source_relid) {
     }
 }
 
+void create_triggers(Spi& spi, int64_t pgt_id, Oid source_relid) {
+    for (Oid target : statement_targets(source_relid)) {
+        create_triggers_on(spi, pgt_id, target);
+    }
+}
+
 }  // namespace
 
 std::string immediate_blocker(const AnalyzedQuery& q) {
@@ -273,10 +302,19 @@ std::string immediate_blocker(const AnalyzedQuery& q) {
                                          ? multi_table_sources(q)
                                          : std::vector<Oid>{q.scan.source_relid};
     for (Oid relid : sources) {
-        const char kind = get_rel_relkind(relid);
-        if (kind == RELKIND_PARTITIONED_TABLE || has_subclass(relid)) {
-            return "a query over a table with partitions or inheritance children (" +
+        if (get_rel_relispartition(relid)) {
+            return "a query over a partition (" + relation_display_name(relid) +
+                   "): statements on its partitioned table would not reach it";
+        }
+        if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE && has_subclass(relid)) {
+            return "a query over a table with inheritance children (" +
                    relation_display_name(relid) + "): their own statements would not reach it";
+        }
+        for (Oid part : statement_targets(relid)) {
+            if (get_rel_relkind(part) == RELKIND_FOREIGN_TABLE) {
+                return "a query over a table with a foreign partition (" +
+                       relation_display_name(part) + ")";
+            }
         }
     }
     return "";
@@ -285,8 +323,9 @@ std::string immediate_blocker(const AnalyzedQuery& q) {
 void drop_immediate(Spi& spi, int64_t pgt_id) {
     SpiRows triggers = spi.query(
         "SELECT pg_catalog.quote_ident(t.tgname), t.tgrelid, t.tgname::pg_catalog.text "
-        "FROM pg_catalog.pg_trigger t WHERE t.tgname OPERATOR(pg_catalog.~~) $1",
-        {text_param(trigger_prefix(pgt_id) + "%")});
+        "FROM pg_catalog.pg_trigger t WHERE pg_catalog.starts_with(t.tgname::pg_catalog.text, "
+        "$1)",
+        {text_param(trigger_prefix(pgt_id))});
     // Programs first: the sql_drop trigger refuses to drop the trigger of
     // a stream table that still has them, and drops the others of one
     // that has none (so each is looked for first).
@@ -390,6 +429,44 @@ void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q
     }
 }
 
+void cover_new_partitions(Spi& spi) {
+    SpiRows sources =
+        spi.query("SELECT DISTINCT i.pgt_id, x.relid FROM " + kPrograms +
+                  " i, LATERAL pg_catalog.unnest(CASE WHEN i.source_relid OPERATOR(pg_catalog.<>) "
+                  "0::pg_catalog.oid THEN ARRAY[i.source_relid] ELSE i.sources END) x(relid) JOIN "
+                  "pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) x.relid WHERE c.relkind "
+                  "OPERATOR(pg_catalog.=) 'p'");
+    for (const auto& row : sources.rows) {
+        const int64_t pgt_id = std::stoll(*row.at(0));
+        const Oid relid = static_cast<Oid>(std::stoul(*row.at(1)));
+        SpiRows covered = spi.query(
+            "SELECT t.tgrelid FROM pg_catalog.pg_trigger t WHERE t.tgname OPERATOR(pg_catalog.=) "
+            "$1",
+            {text_param(trigger_prefix(pgt_id) + "ins")});
+        std::vector<Oid> have;
+        for (const auto& c : covered.rows) {
+            have.push_back(static_cast<Oid>(std::stoul(*c.at(0))));
+        }
+        for (Oid target : statement_targets(relid)) {
+            if (std::find(have.begin(), have.end(), target) != have.end()) {
+                continue;
+            }
+            if (get_rel_relkind(target) == RELKIND_FOREIGN_TABLE) {
+                throw pgt::Error(
+                    "0A000",
+                    "IMMEDIATE refresh cannot maintain a query over a table with a foreign "
+                    "partition (" +
+                        relation_display_name(target) + ")",
+                    "An IMMEDIATE stream table reads " + relation_display_name(relid) +
+                        "; a foreign table takes no trigger with transition tables.",
+                    "Alter the stream tables that read it to refresh_mode => 'DIFFERENTIAL' "
+                    "first.");
+            }
+            create_triggers_on(spi, pgt_id, target);
+        }
+    }
+}
+
 void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     ImmediateInstallScope installing;
     drop_immediate(spi, st.pgt_id);
@@ -447,6 +524,52 @@ TriggerData* immediate_trigger(FunctionCallInfo fcinfo) {
     return td;
 }
 
+// The source of a stream table whose programs are `programs` (rows of
+// pgtrickle.pgt_immediate: source_relid third, sources sixth) that a
+// trigger on `fired` stands for: that table, or the nearest partitioned
+// table above it that is one.
+Oid source_fired_for(Oid fired, const SpiRows& programs) {
+    std::vector<Oid> sources;
+    for (const auto& row : programs.rows) {
+        const Oid relid = static_cast<Oid>(std::stoul(*row.at(2)));
+        if (OidIsValid(relid)) {
+            sources.push_back(relid);
+        } else if (row.at(5)) {
+            const std::string& list = *row.at(5);  // {16384,16390}
+            for (std::size_t pos = 1; pos < list.size();) {
+                std::size_t end = list.find_first_of(",}", pos);
+                sources.push_back(static_cast<Oid>(std::stoul(list.substr(pos, end - pos))));
+                pos = end + 1;
+            }
+        }
+    }
+    std::vector<Oid> lineage{fired};
+    List* up = pg_call(
+        [&] { return get_rel_relispartition(fired) ? get_partition_ancestors(fired) : NIL; });
+    ListCell* lc;
+    foreach (lc, up) {
+        lineage.push_back(lfirst_oid(lc));
+    }
+    for (Oid relid : lineage) {
+        if (std::find(sources.begin(), sources.end(), relid) != sources.end()) {
+            return relid;
+        }
+    }
+    return fired;
+}
+
+// Column `attnum` of `source` in `fired`, a partition below it (its
+// columns may be in another order), by name; 0 (the whole row) stays 0.
+int attnum_in(Oid fired, Oid source, int attnum) {
+    if (fired == source || attnum == 0) {
+        return attnum;
+    }
+    return pg_call([&] {
+        const char* name = get_attname(source, static_cast<AttrNumber>(attnum), false);
+        return static_cast<int>(get_attnum(fired, name));
+    });
+}
+
 // The trigger's program: kept, or read now (nullptr: the trigger belongs to
 // no stream table of this database, e.g. restored from another one).
 std::shared_ptr<const Program> program_of(TriggerData* td) {
@@ -469,7 +592,13 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
     Program p;
     p.pgt_id = pgt_id;
     p.st_relid = st->relid;
-    p.source_relid = RelationGetRelid(td->tg_relation);
+    p.fired_relid = RelationGetRelid(td->tg_relation);
+    SpiRows r = catalog::query_as_owner(
+        spi,
+        "SELECT event, program, source_relid, locking, lock_sql, sources, shared_relid FROM " +
+            kPrograms + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+        {int8_param(pgt_id)});
+    p.source_relid = source_fired_for(p.fired_relid, r);
     // The owner's rights now (a REVOKE, row-level security turned on, each
     // sends an invalidation that brings this here again): the writer's
     // statement fails rather than the stream table showing what its owner
@@ -480,16 +609,13 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
     check_read_rights(reads, owner);
     p.row = *st;
     p.recompute = st->reinit_reason.has_value() || !row_security_blocker(reads, owner).empty();
-    for (const ReadRight& r : reads) {
-        if (r.relid == p.source_relid) {
-            p.reads.insert(p.reads.end(), r.attnums.begin(), r.attnums.end());
+    for (const ReadRight& read : reads) {
+        if (read.relid == p.source_relid) {
+            for (int a : read.attnums) {
+                p.reads.push_back(attnum_in(p.fired_relid, p.source_relid, a));
+            }
         }
     }
-    SpiRows r = catalog::query_as_owner(
-        spi,
-        "SELECT event, program, source_relid, locking, lock_sql, sources, shared_relid FROM " +
-            kPrograms + " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
-        {int8_param(pgt_id)});
     for (const auto& row : r.rows) {
         const char* at = std::strchr(kEvents, row.at(0)->at(0));
         const Oid relid = static_cast<Oid>(std::stoul(*row.at(2)));
@@ -536,11 +662,15 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
     return kept;
 }
 
-void lock_for(Spi& spi, const Program& p, bool exclusive) {
-    spi.exec(std::string("SELECT pg_catalog.") +
-                 (exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared") +
-                 "($1::pg_catalog.int4, $2::pg_catalog.int4)",
-             {int8_param(kImmediateLockClass), int8_param(p.pgt_id)});
+// The stream table's advisory lock (seed 000 §9), taken by calling the
+// server's function, not through a statement parsed on every write.
+void lock_for(const Program& p, bool exclusive) {
+    pg_call([&] {
+        const Datum cls = Int32GetDatum(kImmediateLockClass);
+        const Datum obj = Int32GetDatum(static_cast<int32>(p.pgt_id));
+        (void)(exclusive ? DirectFunctionCall2(pg_advisory_xact_lock_int4, cls, obj)
+                         : DirectFunctionCall2(pg_advisory_xact_lock_shared_int4, cls, obj));
+    });
 }
 
 // The stream table recomputed in place (history: IMMEDIATE, why).
@@ -564,7 +694,7 @@ void check_row_cap(TriggerData* td, const Program& p) {
     if (g_immediate_max_rows > 0 && rows > g_immediate_max_rows) {
         throw pgt::Error("54000",
                          "statement changed " + std::to_string(rows) + " rows of " +
-                             relation_display_name(p.source_relid) +
+                             relation_display_name(p.fired_relid) +
                              ", more than pg_trickle.immediate_max_rows (" +
                              std::to_string(g_immediate_max_rows) + ")",
                          "IMMEDIATE stream table " + relation_display_name(p.st_relid) +
@@ -642,8 +772,8 @@ bool reads_newest_snapshot() {
 void apply_multi(TriggerData* td, const Program& p, char event,
                  const std::vector<Stashed>& siblings) {
     std::vector<Stashed> events = siblings;
-    events.push_back({p.pgt_id, 0, RelationGetRelid(td->tg_relation), event, td->tg_oldtable,
-                      td->tg_newtable, td->tg_relation->rd_att, 0});
+    events.push_back({p.pgt_id, 0, p.source_relid, event, td->tg_oldtable, td->tg_newtable,
+                      td->tg_relation->rd_att, 0});
     // Writers of the key's table share the lock under READ COMMITTED (see
     // prepare_multi); a statement that also wrote another table does not.
     const bool shared = p.locking == 'k' && !IsolationUsesXactSnapshot() &&
@@ -651,7 +781,7 @@ void apply_multi(TriggerData* td, const Program& p, char event,
                                     [&](const Stashed& e) { return e.relid == p.shared_relid; });
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {
-        lock_for(spi, p, !shared);
+        lock_for(p, !shared);
         using S = diff::TransitionSlot;
         for (std::size_t i = 0; i < p.sources.size(); i++) {
             Tuplestorestate* slots[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -726,10 +856,20 @@ void apply_change(TriggerData* td, const Program& p, char event,
     bool inconsistent = false;
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {
-        lock_for(spi, p, p.locking == 't');
-        pin_setting("jit", "off");
+        lock_for(p, p.locking == 't');
+        pin_delta_settings();
+        const TupleDesc desc = td->tg_relation->rd_att;
         if (siblings.empty()) {
-            spi.register_trigger_data(td);
+            // In place, as the join's are: the plans below are kept per
+            // size class of these tables, so that a bulk statement's plan
+            // (a hash over the stream table) does not serve the single-row
+            // statements after it in this backend.
+            if (td->tg_oldtable != nullptr) {
+                spi.register_tuplestore(diff::kTransitionOld, desc, td->tg_oldtable);
+            }
+            if (td->tg_newtable != nullptr) {
+                spi.register_tuplestore(diff::kTransitionNew, desc, td->tg_newtable);
+            }
         } else {
             which = 3;
             Stashed all[3] = {};  // by event: I U D
@@ -738,26 +878,25 @@ void apply_change(TriggerData* td, const Program& p, char event,
             }
             all[std::strchr("IUD", event) - "IUD"] = {p.pgt_id,
                                                       0,
-                                                      RelationGetRelid(td->tg_relation),
+                                                      p.source_relid,
                                                       event,
                                                       td->tg_oldtable,
                                                       td->tg_newtable,
                                                       td->tg_relation->rd_att,
                                                       0};
-            const TupleDesc desc = td->tg_relation->rd_att;
             spi.register_tuplestore(diff::kTransitionInserted, desc, all[0].news);
             spi.register_tuplestore(diff::kTransitionOld, desc, all[1].olds);
             spi.register_tuplestore(diff::kTransitionNew, desc, all[1].news);
             spi.register_tuplestore(diff::kTransitionDeleted, desc, all[2].olds);
         }
         if (p.locking == 'i') {
-            (void)spi.query_kept(p.lock_sql[which]);
+            (void)spi.query_at(nullptr, p.lock_sql[which], {}, true);
         }
         RefreshWriteScope writing(p.st_relid);
         Snapshot latest = pg_call([] {
             return reads_newest_snapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
         });
-        SpiRows r = spi.query_kept(p.main[which], latest);
+        SpiRows r = spi.query_at(latest, p.main[which], {}, true);
         if (latest != nullptr) {
             pg_call([&] { UnregisterSnapshot(latest); });
         }
@@ -842,19 +981,18 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
         return PointerGetDatum(nullptr);
     }
     if (siblings) {
-        g_stash.push_back({pgt_id, cid, RelationGetRelid(td->tg_relation), event, td->tg_oldtable,
-                           td->tg_newtable, td->tg_relation->rd_att,
-                           GetCurrentTransactionNestLevel()});
+        g_stash.push_back({pgt_id, cid, p->source_relid, event, td->tg_oldtable, td->tg_newtable,
+                           td->tg_relation->rd_att, GetCurrentTransactionNestLevel()});
         return PointerGetDatum(nullptr);
     }
     std::vector<Stashed> stashed = take_stashed(pgt_id, cid);
     if (g_dirty.count(pgt_id) != 0 && !pending_for(pgt_id)) {
         g_dirty.erase(pgt_id);
-        recompute_now(*p, "a statement on " + relation_display_name(p->source_relid) +
+        recompute_now(*p, "a statement on " + relation_display_name(p->fired_relid) +
                               " ran inside another one: recomputed");
     } else if (event == 'T') {
         recompute_now(
-            *p, "source " + relation_display_name(p->source_relid) + " was truncated: recomputed");
+            *p, "table " + relation_display_name(p->fired_relid) + " was truncated: recomputed");
     } else if (p->recompute) {
         recompute_now(*p, "awaiting reinitialisation: recomputed");
     } else {

@@ -49,6 +49,13 @@ public:
 };
 bool immediate_being_installed();
 
+// Partitions created under a partitioned source of an IMMEDIATE stream
+// table since its triggers were made (CREATE TABLE ... PARTITION OF changes
+// no row, so nothing is reinitialised) get them: a statement on a
+// partition fires that partition's statement triggers only. A foreign
+// partition cannot take them: 0A000. Called after DDL, as the catalog's
+// owner.
+void cover_new_partitions(Spi& spi);
 // Removes st's IMMEDIATE triggers and programs (none: nothing happens).
 void drop_immediate(Spi& spi, int64_t pgt_id);
 
