@@ -578,18 +578,18 @@ BEGIN
       JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = f.pgt_id
      WHERE d.object_type = 'trigger'
        AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
-    -- An IMMEDIATE trigger dropped by hand: its stream table would stop
-    -- following its source. pg_trickle deletes the programs first.
+    -- An IMMEDIATE trigger dropped by hand (from a source, a join's table
+    -- or a partition that is still there): its stream table would stop
+    -- following that table. pg_trickle deletes the programs first; a
+    -- partition dropped takes its triggers with it (handled below).
     SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
       INTO imm_readers
       FROM pg_catalog.pg_event_trigger_dropped_objects() d
-      JOIN pgtrickle.pgt_immediate i
-        ON pg_catalog.split_part(d.object_identity, ' on ', 1) LIKE 'pgt\_immediate\_' || i.pgt_id || '\_%'
-       AND pg_catalog.split_part(d.object_identity, ' on ', 2)
-           = i.source_relid::pg_catalog.regclass::pg_catalog.text
-      JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = i.pgt_id
+      JOIN pgtrickle.pgt_stream_tables st
+        ON pg_catalog.split_part(d.object_identity, ' on ', 1) LIKE 'pgt\_immediate\_' || st.pgt_id || '\_%'
      WHERE d.object_type = 'trigger'
-       AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = i.source_relid);
+       AND EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i WHERE i.pgt_id = st.pgt_id)
+       AND pg_catalog.to_regclass(pg_catalog.split_part(d.object_identity, ' on ', 2)) IS NOT NULL;
     IF imm_readers IS NOT NULL THEN
         RAISE EXCEPTION 'cannot drop the trigger that maintains an IMMEDIATE stream table'
             USING ERRCODE = '2BP01',

@@ -996,6 +996,25 @@ TEST_F(Immediate, a_trigger_dropped_is_refused_and_one_disabled_is_repaired) {
     EXPECT_EQ(e.sqlstate, "2BP01") << e.message;
     EXPECT_TRUE(mentions(e.message, "IMMEDIATE")) << e.message;
     run("UPDATE t SET val = val + 1 WHERE id < 4");
+    // The same for a join's second table and for a partition of a source.
+    db->exec(
+        "CREATE TABLE u (grp int PRIMARY KEY, name text); INSERT INTO u VALUES (1, 'one');"
+        "CREATE TABLE pt (id int, v int) PARTITION BY RANGE (id);"
+        "CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (0) TO (100)");
+    create("joined", "SELECT t.id, u.name FROM t JOIN u ON u.grp = t.grp");
+    create("parted", "SELECT id, v FROM pt");
+    for (const auto& [st, table] :
+         std::vector<std::pair<std::string, std::string>>{{"joined", "u"}, {"parted", "pt1"}}) {
+        const std::string trigger =
+            "pgt_immediate_" +
+            db->scalar("SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE pgt_name = $1", {st}) +
+            "_ins";
+        e = db->error_of("DROP TRIGGER " + trigger + " ON " + table);
+        EXPECT_EQ(e.sqlstate, "2BP01") << table << ": " << e.message;
+    }
+    run("INSERT INTO u VALUES (2, 'two'); INSERT INTO pt1 VALUES (1, 1)");
+    drop("joined");
+    drop("parted");
 
     EXPECT_EQ(db->scalar("SELECT ok FROM pgtrickle.health_check() WHERE check_name = "
                          "'immediate_maintenance'"),
