@@ -12,8 +12,10 @@
 # engine, statement): average latency per client count, the latency added
 # over no view at -c1, and TPS at -c2 and -c4 over -c1. A view an engine
 # refuses prints "refused". After each view's runs it is compared with
-# its query (a mismatch exits 1). Then a 100,000-row UPDATE through each
-# view against the plain UPDATE.
+# its query (a mismatch exits 1). Then the server's time per single-row
+# statement of each kind without the client (a procedure committing each
+# statement), and a 100,000-row UPDATE through each view against the plain
+# UPDATE.
 # Uses the libpq environment (PGHOST, PGPORT, PGDATABASE, PGUSER) for psql
 # and pgbench. WARNING: drops and recreates tables t, d and the views, and
 # the extensions pg_trickle and pg_ivm (CASCADE), in that database.
@@ -126,8 +128,57 @@ for v in agg proj join; do
     done
 done
 
+# Server time per single-row statement, without the client: a procedure
+# runs 5,000 statements of one kind, each committed (INSERT of a new id,
+# UPDATE of val and grp at an id spread over the table, DELETE of the ids
+# the INSERTs made, oldest first); the median of 3 runs per kind, in
+# microseconds per statement, and the time added over no view.
+"${psql_run[@]}" -c "CREATE OR REPLACE PROCEDURE bench_loop(kind text, n int) LANGUAGE plpgsql AS \$\$
+DECLARE first bigint;
+BEGIN
+  SELECT min(id) INTO first FROM t WHERE id > 2000000;
+  FOR i IN 1..n LOOP
+    IF kind = 'insert' THEN INSERT INTO t VALUES (nextval('bench_seq'), (i * 7) % 1000, 1);
+    ELSIF kind = 'update' THEN UPDATE t SET val = val + 1, grp = (i * 13) % 1000 WHERE id = (i * 7919) % 1000000 + 1;
+    ELSE DELETE FROM t WHERE id = first + i - 1;
+    END IF;
+    COMMIT;
+  END LOOP;
+END \$\$" || die "bench_loop"
+loop_us() {  # kind: median of 3 runs, microseconds per statement
+    local k ms=()
+    for k in 1 2 3; do
+        ms+=("$("${psql_run[@]}" -c "SET synchronous_commit = off" -c "\\timing on" \
+            -c "CALL bench_loop('$1', 5000)" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')")
+    done
+    printf '%s\n' "${ms[@]}" | sort -n | sed -n 2p | awk '{ printf "%.1f", $1 * 1000 / 5000 }'
+}
+declare -A server_base
+echo
+echo "| view | engine | server µs per INSERT | UPDATE | DELETE | added µs: INSERT | UPDATE | DELETE |"
+echo "|---|---|---|---|---|---|---|---|"
+server_row() {  # view engine (t vacuumed first: no view pays for the dead rows of the last)
+    local ins upd del
+    "${psql_run[@]}" -c "VACUUM t" || die "vacuum"
+    ins=$(loop_us insert); upd=$(loop_us update); del=$(loop_us delete)
+    if [[ $1 == none ]]; then server_base=([insert]=$ins [update]=$upd [delete]=$del); fi
+    awk -v v="$1" -v e="$2" -v i="$ins" -v u="$upd" -v d="$del" -v bi="${server_base[insert]}" \
+        -v bu="${server_base[update]}" -v bd="${server_base[delete]}" \
+        'BEGIN { printf "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", v, e, i, u, d, i - bi, u - bu, d - bd }'
+}
+server_row none -
+for v in agg proj join; do
+    for e in "${engines[@]}"; do
+        create_view "$e" "$v" || continue
+        server_row "$v" "$e"
+        check_view "$v"
+        drop_view "$e" "$v"
+    done
+done
+
 # One 100,000-row UPDATE through each view against the plain UPDATE (ms).
-bulk() {
+bulk() {  # (t vacuumed first, untimed: each UPDATE starts from the same state)
+    "${psql_run[@]}" -c "VACUUM t" || die "vacuum"
     "${psql_run[@]}" -c "\\timing on" -c "UPDATE t SET val = val + 1 WHERE id <= 100000" |
         sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
 }
