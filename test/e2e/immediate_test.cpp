@@ -447,6 +447,37 @@ TEST_F(Immediate, partitioned_sources_are_maintained_through_every_partition) {
     EXPECT_EQ(modes("pt_join"), "IMMEDIATE/IMMEDIATE");
 }
 
+// A foreign partition takes no trigger with transition tables: a
+// partitioned source with one is refused, and creating or attaching one
+// under a source of an IMMEDIATE stream table fails, changing nothing.
+TEST_F(Immediate, a_foreign_partition_is_refused_with_0a000) {
+    db->exec(
+        "CREATE FOREIGN DATA WRAPPER pgt_nowhere; CREATE SERVER pgt_far FOREIGN DATA WRAPPER "
+        "pgt_nowhere;"
+        "CREATE TABLE fp (id int, grp int) PARTITION BY LIST (grp);"
+        "CREATE TABLE fp0 PARTITION OF fp FOR VALUES IN (0);"
+        "INSERT INTO fp VALUES (1, 0), (2, 0)");
+    create("fp_rows", "SELECT id, grp FROM fp");
+    const std::string before = state();
+    for (const char* ddl :
+         {"CREATE FOREIGN TABLE fp1 PARTITION OF fp FOR VALUES IN (1) SERVER pgt_far",
+          "CREATE FOREIGN TABLE loose (id int, grp int) SERVER pgt_far; ALTER TABLE fp ATTACH "
+          "PARTITION loose FOR VALUES IN (2)"}) {
+        SqlError e = db->error_of(ddl);
+        EXPECT_EQ(e.sqlstate, "0A000") << ddl << ": " << e.message;
+        EXPECT_TRUE(mentions(e.message, "foreign")) << e.message;
+        EXPECT_EQ(state(), before) << ddl;
+    }
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pg_inherits WHERE inhparent = 'fp'::regclass"), "1");
+    run("INSERT INTO fp VALUES (3, 0)");
+    drop("fp_rows");
+    db->exec("CREATE FOREIGN TABLE fp1 PARTITION OF fp FOR VALUES IN (1) SERVER pgt_far");
+    SqlError e = db->error_of(
+        "SELECT pgtrickle.create_stream_table('again', 'SELECT id, grp FROM fp', refresh_mode => "
+        "'IMMEDIATE')");
+    EXPECT_EQ(e.sqlstate, "0A000") << e.message;
+}
+
 // Dropping one stream table's triggers leaves those of another whose id
 // starts with its id alone (pgt_immediate_3_ins, pgt_immediate_32_ins).
 TEST_F(Immediate, dropping_a_stream_table_leaves_the_triggers_of_another_alone) {
