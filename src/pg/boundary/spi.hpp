@@ -101,8 +101,9 @@ private:
     SpiRows collect();
     bool open_ = false;
     std::vector<std::pair<std::string, double>> registered_;  // name, rows
-    // Registered in place (register_tuplestore: transition tables): name,
-    // rows; they also choose a sized plan, and live as long as the connection.
+    // Registered in place (register_tuplestore: transition tables):
+    // "name/row type", rows; they also choose a sized plan, and live as
+    // long as the connection.
     std::vector<std::pair<std::string, double>> in_place_;
     std::vector<Tuplestorestate*> stores_;
 };

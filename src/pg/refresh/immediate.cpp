@@ -255,6 +255,12 @@ std::vector<Oid> statement_targets(Oid relid) {
     return out;
 }
 
+// What a foreign partition under a source makes IMMEDIATE refuse: it takes
+// no trigger with transition tables.
+std::string foreign_partition(Oid part) {
+    return "a query over a table with a foreign partition (" + relation_display_name(part) + ")";
+}
+
 // The IMMEDIATE triggers of stream table pgt_id on one table.
 void create_triggers_on(Spi& spi, int64_t pgt_id, Oid target) {
     const std::string src = quoted_relation_name(target);
@@ -312,8 +318,7 @@ std::string immediate_blocker(const AnalyzedQuery& q) {
         }
         for (Oid part : statement_targets(relid)) {
             if (get_rel_relkind(part) == RELKIND_FOREIGN_TABLE) {
-                return "a query over a table with a foreign partition (" +
-                       relation_display_name(part) + ")";
+                return foreign_partition(part);
             }
         }
     }
@@ -453,10 +458,7 @@ void cover_new_partitions(Spi& spi) {
             }
             if (get_rel_relkind(target) == RELKIND_FOREIGN_TABLE) {
                 throw pgt::Error(
-                    "0A000",
-                    "IMMEDIATE refresh cannot maintain a query over a table with a foreign "
-                    "partition (" +
-                        relation_display_name(target) + ")",
+                    "0A000", "IMMEDIATE refresh cannot maintain " + foreign_partition(target),
                     "An IMMEDIATE stream table reads " + relation_display_name(relid) +
                         "; a foreign table takes no trigger with transition tables.",
                     "Alter the stream tables that read it to refresh_mode => 'DIFFERENTIAL' "
@@ -524,6 +526,17 @@ TriggerData* immediate_trigger(FunctionCallInfo fcinfo) {
     return td;
 }
 
+// An oid[] column as text ({16384,16390}).
+std::vector<Oid> oid_array(const std::string& text) {
+    std::vector<Oid> out;
+    for (std::size_t pos = 1; pos < text.size();) {
+        const std::size_t end = text.find_first_of(",}", pos);
+        out.push_back(static_cast<Oid>(std::stoul(text.substr(pos, end - pos))));
+        pos = end + 1;
+    }
+    return out;
+}
+
 // The source of a stream table whose programs are `programs` (rows of
 // pgtrickle.pgt_immediate: source_relid third, sources sixth) that a
 // trigger on `fired` stands for: that table, or the nearest partitioned
@@ -535,12 +548,8 @@ Oid source_fired_for(Oid fired, const SpiRows& programs) {
         if (OidIsValid(relid)) {
             sources.push_back(relid);
         } else if (row.at(5)) {
-            const std::string& list = *row.at(5);  // {16384,16390}
-            for (std::size_t pos = 1; pos < list.size();) {
-                std::size_t end = list.find_first_of(",}", pos);
-                sources.push_back(static_cast<Oid>(std::stoul(list.substr(pos, end - pos))));
-                pos = end + 1;
-            }
+            const std::vector<Oid> listed = oid_array(*row.at(5));
+            sources.insert(sources.end(), listed.begin(), listed.end());
         }
     }
     std::vector<Oid> lineage{fired};
@@ -624,13 +633,7 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
         }
         if (relid == InvalidOid && row.at(5)) {
             p.multi = true;
-            p.sources.clear();
-            const std::string& list = *row.at(5);  // {16384,16390}
-            for (std::size_t pos = 1; pos < list.size();) {
-                std::size_t end = list.find_first_of(",}", pos);
-                p.sources.push_back(static_cast<Oid>(std::stoul(list.substr(pos, end - pos))));
-                pos = end + 1;
-            }
+            p.sources = oid_array(*row.at(5));
         }
         const diff::DeltaProgram program = diff::decode_program(*row.at(1));
         const std::string& main = program.main;
