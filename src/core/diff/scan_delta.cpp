@@ -4,6 +4,8 @@
 #include "core/diff/scan_delta.hpp"
 #include "core/sql/names.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -372,6 +374,43 @@ std::string row_id_expression(rowid::Domain domain, const std::vector<std::strin
     }
     return "pgtrickle.encode_row_id_v2('" + std::string(spelled) + "'::pg_catalog.text, ROW(" +
            join(fields, ", ") + "))";
+}
+
+std::string frontier_text(const std::string& snap, const std::string& own_xid) {
+    const size_t c1 = snap.find(':');
+    const size_t c2 = c1 == std::string::npos ? c1 : snap.find(':', c1 + 1);
+    if (c2 == std::string::npos) {
+        throw Error("XX000", "not a snapshot: " + snap);
+    }
+    auto number = [&](const std::string& text) {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+            throw Error("XX000", "not a snapshot: " + snap);
+        }
+        return std::stoull(text);
+    };
+    const uint64_t own = number(own_xid);
+    uint64_t xmin = number(snap.substr(0, c1));
+    const uint64_t xmax = number(snap.substr(c1 + 1, c2 - c1 - 1));
+    if (own >= xmax) {
+        return snap;  // ids from xmax on are in progress already
+    }
+    std::vector<uint64_t> xip;
+    const std::string list = snap.substr(c2 + 1);
+    for (size_t pos = 0; pos < list.size();) {
+        const size_t comma = std::min(list.find(',', pos), list.size());
+        xip.push_back(number(list.substr(pos, comma - pos)));
+        pos = comma + 1;
+    }
+    if (std::find(xip.begin(), xip.end(), own) != xip.end()) {
+        return snap;
+    }
+    xip.insert(std::upper_bound(xip.begin(), xip.end(), own), own);
+    xmin = std::min(xmin, own);
+    std::string out = std::to_string(xmin) + ":" + std::to_string(xmax) + ":";
+    for (size_t i = 0; i < xip.size(); i++) {
+        out += (i == 0 ? "" : ",") + std::to_string(xip[i]);
+    }
+    return out;
 }
 
 std::string window_predicate(const std::string& b, int base) {

@@ -37,6 +37,16 @@ namespace pgt::diff {
 // statement over several buffers passes one block of five per window.
 std::string window_predicate(const std::string& b, int base = 0);
 
+// The snapshot `snap` (pg_snapshot text, "xmin:xmax:xip,...") of a refresh
+// run by transaction `own_xid` (xid8 text), as the frontier it records:
+// with its own transaction in progress. PostgreSQL leaves a transaction's
+// own id out of its snapshot's in-progress list, so once a later id has
+// completed (one of its own subtransactions, or another session's
+// transaction) the own id reads as committed before the snapshot, and the
+// rows the transaction writes after the refresh would be in no later
+// window. Throws on text that is not a snapshot.
+std::string frontier_text(const std::string& snap, const std::string& own_xid);
+
 // The names a statement-level trigger's transition tables are registered
 // under (REFERENCING OLD TABLE AS ... NEW TABLE AS ...): IMMEDIATE reads a
 // statement's change from them in place. A statement with several events

@@ -2,8 +2,9 @@
 // (xid, action, old and new values); TRUNCATE becomes one marker row.
 // Invariant: the per-row path runs no SQL and no executor: the buffer layout
 // is resolved once per trigger, values go straight from the tuples into one
-// heap_insert (no privilege check: the writing role needs no rights on
-// pgtrickle_changes). An UPDATE that changes no captured column writes nothing.
+// staged row (no privilege check: the writing role needs no rights on
+// pgtrickle_changes), written with the statement's other rows in batches
+// (staged_rows.hpp). An UPDATE that changes no captured column writes nothing.
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "pg/catalog/catalog.hpp"
 #include "pg/boundary/datum_equal.hpp"
 #include "pg/cdc/commit_marks.hpp"
+#include "pg/cdc/staged_rows.hpp"
 #include "pg/scheduler/hooks.hpp"
 
 extern "C" {
@@ -40,6 +42,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 #include "utils/xid8.h"
@@ -69,6 +72,7 @@ struct CapturePlan {
     std::vector<int> old_pos, new_pos;  // buffer attribute index of o<attnum> / n<attnum>
     std::vector<Datum> values;          // scratch row of the buffer
     std::unique_ptr<bool[]> nulls;      // same length as values
+    TupleDesc desc = nullptr;           // the buffer's layout (a copy, for the plan's life)
 };
 
 // Buffer attribute layout: seq, xid, action, then o<attnum>/n<attnum> pairs.
@@ -112,6 +116,9 @@ void locate_buffer(CapturePlan& cp, const char* buffer) {
         for (int i = 0; i < bd->natts; i++) {
             cols.emplace_back(NameStr(TupleDescAttr(bd, i)->attname));
         }
+        MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+        cp.desc = CreateTupleDescCopy(bd);
+        MemoryContextSwitchTo(old);
         table_close(r, AccessShareLock);
     });
     cp.nulls = std::make_unique<bool[]>(cp.values.size());
@@ -232,6 +239,9 @@ bool plan_still_fits(const CapturePlan& cp, TupleDesc desc) {
 CapturePlan& plan_for(TriggerData* td) {
     auto it = g_plans.find(td->tg_trigger->tgoid);
     if (it != g_plans.end() && !plan_still_fits(it->second, RelationGetDescr(td->tg_relation))) {
+        if (it->second.desc != nullptr) {
+            FreeTupleDesc(it->second.desc);
+        }
         g_plans.erase(it);  // made again below, and checked against the buffer
         it = g_plans.end();
     }
@@ -273,17 +283,14 @@ void fill_side_slot(CapturePlan& cp, const std::vector<int>& pos, TupleTableSlot
     }
 }
 
-// Appends the prepared row to the buffer: no executor, no SPI. The buffer has
-// no index, trigger or constraint to maintain; heap_insert WAL-logs the row
-// and fetches any TOAST value of the source into the buffer's own storage.
+// Stages the prepared row for the buffer: no executor, no SPI. The buffer
+// has no index, trigger or constraint to maintain; heap_insert or
+// heap_multi_insert WAL-logs the rows and fetches any TOAST value of the
+// source into the buffer's own storage.
 void append_row(CapturePlan& cp) {
     pg_call([&] {
-        Relation rel = table_open(cp.buffer, RowExclusiveLock);
         cp.values[kSeqPos] = Int64GetDatum(nextval_internal(cp.seq, false));
-        HeapTuple tup = heap_form_tuple(RelationGetDescr(rel), cp.values.data(), cp.nulls.get());
-        heap_insert(rel, tup, GetCurrentCommandId(true), 0, nullptr);
-        heap_freetuple(tup);
-        table_close(rel, NoLock);  // RowExclusiveLock is kept until transaction end
+        stage_buffer_row(cp.buffer, cp.desc, cp.values.data(), cp.nulls.get());
     });
 }
 

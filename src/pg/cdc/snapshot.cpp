@@ -1,8 +1,10 @@
 // Taking and releasing the refresh snapshot.
 // Invariant: RefreshSnapshot::text describes exactly `snapshot` (it is read
-// by a statement executed under that snapshot).
+// by a statement executed under that snapshot), except that the refreshing
+// transaction's own id is in progress in it (diff::frontier_text).
 #include "pg/cdc/snapshot.hpp"
 
+#include "core/diff/scan_delta.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
@@ -19,8 +21,9 @@ RefreshSnapshot RefreshSnapshot::take(Spi& spi, bool latest) {
     SpiRows r = spi.query_at(rs.snapshot,
                              "SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
                              "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
-    rs.text = *r.rows.at(0).at(0);
     rs.own_xid = r.rows.at(0).at(1);
+    rs.text =
+        rs.own_xid ? diff::frontier_text(*r.rows.at(0).at(0), *rs.own_xid) : *r.rows.at(0).at(0);
     return rs;
 }
 

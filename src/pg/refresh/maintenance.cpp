@@ -95,13 +95,22 @@ ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
 
 namespace {
 
+// The first frontier: the creating transaction's snapshot, with its own
+// id in progress (it writes the source after the capture began).
 void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
+    SpiRows r = spi.query(
+        "SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
+        "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
+    const std::string snap = *r.rows.at(0).at(0);
+    const std::string frontier =
+        r.rows.at(0).at(1) ? diff::frontier_text(snap, *r.rows.at(0).at(1)) : snap;
     catalog::exec_as_owner(
         spi,
         std::string("INSERT INTO pgtrickle.pgt_frontiers (pgt_id, source_id, frontier, seq_seen)"
-                    " VALUES ($2, $3, pg_catalog.pg_current_snapshot(), ") +
+                    " VALUES ($2, $3, $4::pg_catalog.pg_snapshot, ") +
             kCaptureSequenceNow + ")",
-        {text_param(src.buffer), int8_param(pgt_id), int8_param(src.source_id)});
+        {text_param(src.buffer), int8_param(pgt_id), int8_param(src.source_id),
+         text_param(frontier)});
 }
 
 // Every live column of relid (a join captures whole rows of both tables).
