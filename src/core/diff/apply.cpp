@@ -147,18 +147,25 @@ namespace {
 
 // upd and ins of a rescan: stored rows of f showing other values are
 // updated in place, rows of f not stored are inserted.
-std::string upsert_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+// by_g: whether a fresh row's identity is stored is read from g (see
+// transition_apply_tail), not from the stream table.
+std::string upsert_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                        bool by_g = false) {
     std::vector<std::string> sets;
     for (const std::string& o : outs) {
         sets.push_back(o + " = f." + o);
     }
-    std::string upd = sets.empty() ? "SELECT 1 WHERE false"
-                                   : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
-                                         " FROM f WHERE " + id_match("t", "f") + " AND " +
-                                         changed_values(outs) + " RETURNING 1";
+    const std::string in_g = "EXISTS (SELECT 1 FROM g WHERE g.__pgt_id" + kEq + "f.__pgt_id)";
+    std::string upd = sets.empty()
+                          ? "SELECT 1 WHERE false"
+                          : "UPDATE " + t.table + " t SET " + join(sets, ", ") + " FROM f WHERE " +
+                                id_match("t", "f") + " AND " + changed_values(outs) +
+                                (by_g ? " AND " + in_g : "") + " RETURNING 1";
     return "upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) +
-           " SELECT " + insert_values(outs, "f") + " FROM f WHERE NOT EXISTS (SELECT 1 FROM " +
-           t.table + " t WHERE " + id_match("t", "f") + ") RETURNING 1)";
+           " SELECT " + insert_values(outs, "f") + " FROM f WHERE NOT " +
+           (by_g ? in_g
+                 : "EXISTS (SELECT 1 FROM " + t.table + " t WHERE " + id_match("t", "f") + ")") +
+           " RETURNING 1)";
 }
 
 const char* kCounts =
@@ -180,6 +187,13 @@ std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::I
 
 std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
     return rescan_apply_ctes(outs, t) + kCounts;
+}
+
+std::string transition_apply_tail(const std::vector<std::string>& outs,
+                                  const ir::IdentityTarget& t) {
+    return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
+           " AND NOT EXISTS (SELECT 1 FROM f WHERE f.__pgt_id" + kEq +
+           "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t, true) + kCounts;
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,

@@ -40,6 +40,14 @@ std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::Id
 // rows go (none of them in f): they are deleted without looking f up.
 std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 
+// As rescan_apply_tail, when the stored rows are exactly the identities in
+// `g` among those of f (a statement's transition tables under a unique,
+// immediately checked key, the stream table exact before the statement):
+// an identity of f is stored iff g has it, so ins and upd decide by g and
+// the stream table is only probed for the rows it holds.
+std::string transition_apply_tail(const std::vector<std::string>& outs,
+                                  const ir::IdentityTarget& t);
+
 // rescan_apply_tail's CTEs del, upd and ins without the result row.
 std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 
