@@ -132,9 +132,20 @@ TEST(KeyTableStatement, rows_from_the_new_transition_rows_keys_from_the_old) {
         << sql;
     EXPECT_NE(sql.find("g AS (SELECT pgtrickle.encode_row_id_v2('scan_key'::pg_catalog.text, "
                        "ROW(o.\"Id\")) AS __pgt_id FROM (SELECT * FROM __pgt_tr_old_1 UNION ALL "
-                       "SELECT * FROM __pgt_tr_del_1) o EXCEPT SELECT f.__pgt_id FROM f), del AS "
-                       "(DELETE FROM public.st t USING g WHERE "),
+                       "SELECT * FROM __pgt_tr_del_1) o EXCEPT SELECT f.__pgt_id FROM f), s AS "),
               std::string::npos)
+        << sql;
+    // s: the query over the old rows (the images' name shadowed), whose
+    // identities say which of f's rows are stored; the stream table is
+    // not probed to decide it.
+    EXPECT_NE(sql.find("s AS (WITH __pgt_new_1 AS (SELECT * FROM __pgt_tr_old_1 UNION ALL SELECT "
+                       "* FROM __pgt_tr_del_1) SELECT DISTINCT "
+                       "pgtrickle.encode_row_id_v2('scan_key'::pg_catalog.text, "
+                       "ROW(x.__pgt_k1)) AS __pgt_id FROM (" +
+                       j.key_rows + ") x), del AS (DELETE FROM public.st t USING g WHERE "),
+              std::string::npos)
+        << sql;
+    EXPECT_NE(sql.find("WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.__pgt_id"), std::string::npos)
         << sql;
     EXPECT_EQ(sql.find("__pgt_tr_new_0"), std::string::npos) << sql;
     j.key_source = -1;

@@ -147,15 +147,18 @@ namespace {
 
 // upd and ins of a rescan: stored rows of f showing other values are
 // updated in place, rows of f not stored are inserted.
-// by_g: whether a fresh row's identity is stored is read from g (see
-// transition_apply_tail), not from the stream table.
+// stored: a CTE of __pgt_id that says which fresh rows' identities are
+// stored (transition_apply_tail), read instead of the stream table; empty:
+// the stream table is probed.
 std::string upsert_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                        bool by_g = false) {
+                        const std::string& stored = "") {
     std::vector<std::string> sets;
     for (const std::string& o : outs) {
         sets.push_back(o + " = f." + o);
     }
-    const std::string in_g = "EXISTS (SELECT 1 FROM g WHERE g.__pgt_id" + kEq + "f.__pgt_id)";
+    const bool by_g = !stored.empty();
+    const std::string in_g =
+        "EXISTS (SELECT 1 FROM " + stored + " WHERE " + stored + ".__pgt_id" + kEq + "f.__pgt_id)";
     std::string upd = sets.empty()
                           ? "SELECT 1 WHERE false"
                           : "UPDATE " + t.table + " t SET " + join(sets, ", ") + " FROM f WHERE " +
@@ -180,9 +183,10 @@ std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::Id
            "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t);
 }
 
-std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                               const std::string& stored) {
     return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
-           " RETURNING 1), " + upsert_ctes(outs, t) + kCounts;
+           " RETURNING 1), " + upsert_ctes(outs, t, stored) + kCounts;
 }
 
 std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
@@ -193,7 +197,7 @@ std::string transition_apply_tail(const std::vector<std::string>& outs,
                                   const ir::IdentityTarget& t) {
     return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
            " AND NOT EXISTS (SELECT 1 FROM f WHERE f.__pgt_id" + kEq +
-           "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t, true) + kCounts;
+           "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t, "g") + kCounts;
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,

@@ -38,7 +38,10 @@ std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::Id
 
 // As rescan_apply_tail, when `g` already holds only the identities whose
 // rows go (none of them in f): they are deleted without looking f up.
-std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
+// With `stored` (a CTE of __pgt_id), which of f's identities are stored is
+// read from it instead of the stream table (see transition_apply_tail).
+std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                               const std::string& stored = "");
 
 // As rescan_apply_tail, when the stored rows are exactly the identities in
 // `g` among those of f (a statement's transition tables under a unique,

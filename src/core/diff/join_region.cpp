@@ -193,9 +193,18 @@ std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarge
     for (std::size_t k = 0; k < j.outputs.size(); k++) {
         outs.push_back("x." + region_key(k) + " AS " + j.outputs[k]);
     }
+    std::vector<std::string> stored_key;
     for (std::size_t k = 0; k < target.columns.size(); k++) {
         new_key.push_back("y." + target.columns[k]);
         old_key.push_back("o." + j.key_source_columns[k]);
+        for (std::size_t c = 0; c < j.outputs.size(); c++) {
+            if (j.outputs[c] == target.columns[k]) {
+                stored_key.push_back("x." + region_key(c));
+            }
+        }
+    }
+    if (stored_key.size() != target.columns.size()) {
+        throw Error(sqlstate::kInternalError, "identity column missing from the join's outputs");
     }
     return "WITH " + region_new_images(i) + " AS (" +
            rows(TransitionSlot::kUpdateNew, TransitionSlot::kInserted) + "), f AS (SELECT y.*, " +
@@ -203,7 +212,10 @@ std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarge
            join(outs, ", ") + " FROM (" + j.key_rows + ") x) y), g AS (SELECT " +
            row_id_expression(target.domain, old_key) + " AS __pgt_id FROM (" +
            rows(TransitionSlot::kUpdateOld, TransitionSlot::kDeleted) +
-           ") o EXCEPT SELECT f.__pgt_id FROM f)" + replace_apply_tail(j.outputs, target);
+           ") o EXCEPT SELECT f.__pgt_id FROM f), s AS (WITH " + region_new_images(i) + " AS (" +
+           rows(TransitionSlot::kUpdateOld, TransitionSlot::kDeleted) + ") SELECT DISTINCT " +
+           row_id_expression(target.domain, stored_key) + " AS __pgt_id FROM (" + j.key_rows +
+           ") x)" + replace_apply_tail(j.outputs, target, "s");
 }
 
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target,

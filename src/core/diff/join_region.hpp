@@ -57,8 +57,12 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
 // transition tables (every row of the result derives from one row of that
 // table, by its key): f j.key_rows over the new rows (the other tables as
 // they are), g the old rows' keys f lacks (a set difference: no plan looks
-// f up once per key), then the apply. Columns of each transition relation
-// are the table's own.
+// f up once per key), s the identities j.key_rows gives over the old rows
+// (the other tables are as the statement found them), which are the ones
+// of f already stored (the stream table equals its query at the
+// statement's start): the apply reads s instead of probing the stream
+// table for every new row. Columns of each transition relation are the
+// table's own.
 std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target);
 
 // The image statement of one source: its netted window (parameters
