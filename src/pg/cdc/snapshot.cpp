@@ -14,17 +14,32 @@ extern "C" {
 
 namespace pgt::pg {
 
+namespace {
+
+const char* const kSnapshotAndOwnXid =
+    "SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
+    "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text";
+
+// The frontier text of a row of kSnapshotAndOwnXid.
+std::string frontier_of(const SpiRows& r) {
+    const std::optional<std::string>& own = r.rows.at(0).at(1);
+    return own ? diff::frontier_text(*r.rows.at(0).at(0), *own) : *r.rows.at(0).at(0);
+}
+
+}  // namespace
+
 RefreshSnapshot RefreshSnapshot::take(Spi& spi, bool latest) {
     RefreshSnapshot rs;
     rs.snapshot = pg_call(
         [&] { return RegisterSnapshot(latest ? GetLatestSnapshot() : GetTransactionSnapshot()); });
-    SpiRows r = spi.query_at(rs.snapshot,
-                             "SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
-                             "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
+    SpiRows r = spi.query_at(rs.snapshot, kSnapshotAndOwnXid);
     rs.own_xid = r.rows.at(0).at(1);
-    rs.text =
-        rs.own_xid ? diff::frontier_text(*r.rows.at(0).at(0), *rs.own_xid) : *r.rows.at(0).at(0);
+    rs.text = frontier_of(r);
     return rs;
+}
+
+std::string current_frontier(Spi& spi) {
+    return frontier_of(spi.query(kSnapshotAndOwnXid));
 }
 
 void RefreshSnapshot::close() {

@@ -28,4 +28,8 @@ struct RefreshSnapshot {
     void close();
 };
 
+// The transaction's current snapshot as a frontier, with its own id in
+// progress as in RefreshSnapshot::text: a stream table's first frontier.
+std::string current_frontier(Spi& spi);
+
 }  // namespace pgt::pg

@@ -98,12 +98,7 @@ namespace {
 // The first frontier: the creating transaction's snapshot, with its own
 // id in progress (it writes the source after the capture began).
 void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
-    SpiRows r = spi.query(
-        "SELECT pg_catalog.pg_current_snapshot()::pg_catalog.text, "
-        "pg_catalog.pg_current_xact_id_if_assigned()::pg_catalog.text");
-    const std::string snap = *r.rows.at(0).at(0);
-    const std::string frontier =
-        r.rows.at(0).at(1) ? diff::frontier_text(snap, *r.rows.at(0).at(1)) : snap;
+    const std::string frontier = current_frontier(spi);
     catalog::exec_as_owner(
         spi,
         std::string("INSERT INTO pgtrickle.pgt_frontiers (pgt_id, source_id, frontier, seq_seen)"
