@@ -48,8 +48,10 @@ std::string image(const std::vector<std::string>& outs, const std::string& prefi
     return "ROW(" + output_list(outs, prefix) + ")::pg_catalog.text";
 }
 
-std::string changed_values(const std::vector<std::string>& outs) {
-    return outs.empty() ? "false" : image(outs, "t.") + " IS DISTINCT FROM " + image(outs, "f.");
+// Whether stored row t shows other values than the fresh row `src`.
+std::string changed_values(const std::vector<std::string>& outs, const std::string& src = "f") {
+    return outs.empty() ? "false"
+                        : image(outs, "t.") + " IS DISTINCT FROM " + image(outs, src + ".");
 }
 
 std::string keyed_apply(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
@@ -147,28 +149,18 @@ namespace {
 
 // upd and ins of a rescan: stored rows of f showing other values are
 // updated in place, rows of f not stored are inserted.
-// stored: a CTE of __pgt_id that says which fresh rows' identities are
-// stored (transition_apply_tail), read instead of the stream table; empty:
-// the stream table is probed.
-std::string upsert_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                        const std::string& stored = "") {
+std::string upsert_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
     std::vector<std::string> sets;
     for (const std::string& o : outs) {
         sets.push_back(o + " = f." + o);
     }
-    const bool by_g = !stored.empty();
-    const std::string in_g =
-        "EXISTS (SELECT 1 FROM " + stored + " WHERE " + stored + ".__pgt_id" + kEq + "f.__pgt_id)";
-    std::string upd = sets.empty()
-                          ? "SELECT 1 WHERE false"
-                          : "UPDATE " + t.table + " t SET " + join(sets, ", ") + " FROM f WHERE " +
-                                id_match("t", "f") + " AND " + changed_values(outs) +
-                                (by_g ? " AND " + in_g : "") + " RETURNING 1";
+    std::string upd = sets.empty() ? "SELECT 1 WHERE false"
+                                   : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
+                                         " FROM f WHERE " + id_match("t", "f") + " AND " +
+                                         changed_values(outs) + " RETURNING 1";
     return "upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) +
-           " SELECT " + insert_values(outs, "f") + " FROM f WHERE NOT " +
-           (by_g ? in_g
-                 : "EXISTS (SELECT 1 FROM " + t.table + " t WHERE " + id_match("t", "f") + ")") +
-           " RETURNING 1)";
+           " SELECT " + insert_values(outs, "f") + " FROM f WHERE NOT EXISTS (SELECT 1 FROM " +
+           t.table + " t WHERE " + id_match("t", "f") + ") RETURNING 1)";
 }
 
 const char* kCounts =
@@ -183,21 +175,31 @@ std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::Id
            "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t);
 }
 
-std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                               const std::string& stored) {
-    return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
-           " RETURNING 1), " + upsert_ctes(outs, t, stored) + kCounts;
-}
-
 std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
     return rescan_apply_ctes(outs, t) + kCounts;
 }
 
-std::string transition_apply_tail(const std::vector<std::string>& outs,
-                                  const ir::IdentityTarget& t) {
-    return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
-           " AND NOT EXISTS (SELECT 1 FROM f WHERE f.__pgt_id" + kEq +
-           "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t, "g") + kCounts;
+std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                              const std::string& stored) {
+    std::vector<std::string> sets;
+    for (const std::string& o : outs) {
+        sets.push_back(o + " = j." + o);
+    }
+    // j: f's rows with whether their identity is stored (__pgt_sid), and the
+    // stored identities f lacks (__pgt_id null): one hash join sorts every
+    // identity into deleted, updated or inserted.
+    std::string upd = sets.empty()
+                          ? "SELECT 1 WHERE false"
+                          : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
+                                " FROM j WHERE j.__pgt_sid IS NOT NULL AND " + id_match("t", "j") +
+                                " AND " + changed_values(outs, "j") + " RETURNING 1";
+    return ", j AS MATERIALIZED (SELECT f.*, s.__pgt_id AS __pgt_sid FROM f FULL JOIN " + stored +
+           " s ON f.__pgt_id" + kEq + "s.__pgt_id), del AS (DELETE FROM " + t.table +
+           " t USING j WHERE j.__pgt_id IS NULL AND t." + kRowProbe + kEq +
+           "pgtrickle.row_probe_v1(j.__pgt_sid) AND t." + kRowId + kEq +
+           "j.__pgt_sid RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
+           insert_columns(outs) + " SELECT " + insert_values(outs, "j") +
+           " FROM j WHERE j.__pgt_sid IS NULL RETURNING 1)" + kCounts;
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,

@@ -36,20 +36,15 @@ std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityT
 // inserted. Same result row as apply_tail.
 std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 
-// As rescan_apply_tail, when `g` already holds only the identities whose
-// rows go (none of them in f): they are deleted without looking f up.
-// With `stored` (a CTE of __pgt_id), which of f's identities are stored is
-// read from it instead of the stream table (see transition_apply_tail).
-std::string replace_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                               const std::string& stored = "");
-
-// As rescan_apply_tail, when the stored rows are exactly the identities in
-// `g` among those of f (a statement's transition tables under a unique,
-// immediately checked key, the stream table exact before the statement):
-// an identity of f is stored iff g has it, so ins and upd decide by g and
-// the stream table is only probed for the rows it holds.
-std::string transition_apply_tail(const std::vector<std::string>& outs,
-                                  const ir::IdentityTarget& t);
+// As rescan_apply_tail, when which of f's identities are stored is known
+// without the stream table: `stored` is a CTE of exactly the stored
+// identities (__pgt_id, distinct) among those the change touched (a
+// statement's transition tables under a unique, immediately checked key,
+// the stream table exact before the statement). Stored identities f lacks
+// are deleted, those f has are updated where their values differ, f's
+// others are inserted; the stream table is only probed for rows it holds.
+std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                              const std::string& stored);
 
 // rescan_apply_tail's CTEs del, upd and ins without the result row.
 std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t);

@@ -180,8 +180,7 @@ std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget
 }
 
 std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
-    if (j.key_source < 0 || j.key_rows.empty() || !target.keyed ||
-        j.key_source_columns.size() != target.columns.size()) {
+    if (j.key_source < 0 || j.key_rows.empty() || !target.keyed) {
         throw Error(sqlstate::kInternalError, "key table statement without a key table");
     }
     const auto i = static_cast<std::size_t>(j.key_source);
@@ -189,14 +188,13 @@ std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarge
         return "SELECT * FROM " + source_transition_name(i, a) + " UNION ALL SELECT * FROM " +
                source_transition_name(i, b);
     };
-    std::vector<std::string> outs, new_key, old_key;
+    std::vector<std::string> outs, new_key;
     for (std::size_t k = 0; k < j.outputs.size(); k++) {
         outs.push_back("x." + region_key(k) + " AS " + j.outputs[k]);
     }
     std::vector<std::string> stored_key;
     for (std::size_t k = 0; k < target.columns.size(); k++) {
         new_key.push_back("y." + target.columns[k]);
-        old_key.push_back("o." + j.key_source_columns[k]);
         for (std::size_t c = 0; c < j.outputs.size(); c++) {
             if (j.outputs[c] == target.columns[k]) {
                 stored_key.push_back("x." + region_key(c));
@@ -209,13 +207,11 @@ std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarge
     return "WITH " + region_new_images(i) + " AS (" +
            rows(TransitionSlot::kUpdateNew, TransitionSlot::kInserted) + "), f AS (SELECT y.*, " +
            row_id_expression(target.domain, new_key) + " AS __pgt_id FROM (SELECT " +
-           join(outs, ", ") + " FROM (" + j.key_rows + ") x) y), g AS (SELECT " +
-           row_id_expression(target.domain, old_key) + " AS __pgt_id FROM (" +
-           rows(TransitionSlot::kUpdateOld, TransitionSlot::kDeleted) +
-           ") o EXCEPT SELECT f.__pgt_id FROM f), s AS (WITH " + region_new_images(i) + " AS (" +
+           join(outs, ", ") + " FROM (" + j.key_rows + ") x) y), s AS (WITH " +
+           region_new_images(i) + " AS (" +
            rows(TransitionSlot::kUpdateOld, TransitionSlot::kDeleted) + ") SELECT DISTINCT " +
            row_id_expression(target.domain, stored_key) + " AS __pgt_id FROM (" + j.key_rows +
-           ") x)" + replace_apply_tail(j.outputs, target, "s");
+           ") x)" + stored_apply_tail(j.outputs, target, "s");
 }
 
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target,

@@ -334,7 +334,7 @@ std::string transition_keyed_sql(const ir::ScanFilterProject& scan,
     return "WITH f AS (SELECT x.*, " + id + " AS __pgt_id FROM (SELECT " + join(outs, ", ") +
            " FROM " + rows_of(tables.news) + where + ") x), g AS (SELECT DISTINCT " + id +
            " AS __pgt_id FROM (SELECT " + join(key_outs, ", ") + " FROM " + rows_of(tables.olds) +
-           where + ") x)" + transition_apply_tail(out_names, target);
+           where + ") x)" + stored_apply_tail(out_names, target, "g");
 }
 
 std::string identity_locks_sql(const ir::ScanFilterProject& scan, rowid::Domain domain,

@@ -86,7 +86,7 @@ std::string transition_rows(const ir::ScanFilterProject& scan,
 // Order-free: all of a statement's tables are read at once, and each
 // identity ends as its after-image says, so no netting or sequence is
 // needed. Whether an identity is stored is read from the before-images
-// (transition_apply_tail): the key is unique and checked at once, and a
+// (stored_apply_tail): the key is unique and checked at once, and a
 // statement runs this only when the stream table equals its query as of
 // the statement's start (a nested or TRUNCATE statement recomputes).
 std::string transition_keyed_sql(const ir::ScanFilterProject& scan,

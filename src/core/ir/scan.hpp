@@ -220,12 +220,9 @@ struct JoinRegion {
     // (-1: none), read once in the FROM, and every output row derives from
     // one of its rows. key_rows: the query's select list (as
     // region_key(k), in output order) with that table read from
-    // region_new_images(key_source) and every other table as it is;
-    // key_source_columns: the table's columns (quoted) of the identity
-    // key, in IdentityTarget::columns order.
+    // region_new_images(key_source) and every other table as it is.
     int key_source = -1;
     std::string key_rows;
-    std::vector<std::string> key_source_columns;
 };
 
 // An inner join kept algebraically: branches (in `region`) select

@@ -28,16 +28,6 @@ inline constexpr double kKeptCopyMinRows = 10000;
 // `rows`; with fraction >= 1 every candidate gets one.
 bool kept_copy_pays(double rows, double kept, double fraction);
 
-// An IMMEDIATE join keyed by one table's key recomputes the rows of a
-// statement that wrote only that table from its transition tables when
-// they hold at most this many rows (an UPDATE's rows count twice, old and
-// new); past it, the join's general program runs. The recompute reads
-// which identities are stored from its old rows, but its UPDATE is still
-// planned as a hash join over the whole stream table once the statement is
-// large, where the general program probes row by row; the limit is where
-// the two cost about the same (measured on a 1,000,000-row join).
-inline constexpr double kKeyRowsMaxRows = 40000;
-
 // The size class a statement reading registered relations is planned for,
 // per relation: floor(log2(rows + 1)). PostgreSQL takes a registered
 // relation's row count when it plans; one plan serves counts within a

@@ -111,11 +111,10 @@ struct RegionShape {
     // (a key filter reaches below each one); "" otherwise.
     std::string query;
     // The identity is the key of one table of the FROM, read once (see
-    // ir::JoinRegion::key_source): its source index, the query over its
-    // new images, and its key columns (quoted); -1 otherwise.
+    // ir::JoinRegion::key_source): its source index and the query over its
+    // new images; -1 otherwise.
     int key_source = -1;
     std::string key_rows;
-    std::vector<std::string> key_source_columns;
 };
 
 // What a branch names a kept copy candidate by (then its source index and

@@ -575,7 +575,7 @@ void finish_region(Query* q, const std::vector<TargetEntry*>& keys,
 
 // When every row of the result derives from one row of a table of the
 // FROM, by that table's key (ir::identity_source): that table's source
-// index, its key columns, and the query with it read from its new images
+// index and the query with it read from its new images
 // (RegionShape::key_rows). A query that groups, deduplicates or computes
 // over several rows has no such table here.
 void key_table_rows(Query* q, const std::vector<RegionTable>& tables,
@@ -610,9 +610,6 @@ void key_table_rows(Query* q, const std::vector<RegionTable>& tables,
     const std::vector<diff::Padding> as_written(outer.size(), diff::Padding::kKeep);
     region.key_rows = deparse_branch(q, key_entries(q, all), tables, states, outer, as_written);
     region.key_source = static_cast<int>(tables[static_cast<std::size_t>(found)].source);
-    for (const std::string& name : key.names) {
-        region.key_source_columns.push_back(pgt::pg::quote_ident(name));
-    }
 }
 
 }  // namespace

@@ -277,14 +277,6 @@ void Spi::register_tuplestore(const std::string& name, TupleDesc desc, Tuplestor
                                             : 0.0);
 }
 
-double Spi::in_place_rows() const {
-    double rows = 0;
-    for (const auto& [name, n] : in_place_) {
-        rows += n;
-    }
-    return rows;
-}
-
 SpiRows Spi::query_kept(const std::string& sql, Snapshot snapshot) {
     InternalStatement internal(sql.c_str());
     std::vector<Oid> types;

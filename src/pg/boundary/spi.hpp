@@ -88,8 +88,6 @@ public:
     // this connection, under snapshot (nullptr: the current one); returns
     // its rows as text.
     SpiRows query_kept(const std::string& sql, Snapshot snapshot = nullptr);
-    // Rows of every relation registered in place (register_tuplestore).
-    double in_place_rows() const;
     // After an error: the names go, the tuplestores are left to the
     // (sub)transaction abort that owns their files.
     void forget_relations();

@@ -25,7 +25,6 @@
 #include "pg/common/quote.hpp"
 #include "pg/common/relation_names.hpp"
 #include "pg/guard/storage_guard.hpp"
-#include "core/policy/plan_rules.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/programs.hpp"
 #include "pg/refresh/storage.hpp"
@@ -818,11 +817,12 @@ void apply_multi(TriggerData* td, const Program& p, char event,
         }
         // Only the key's table written: its rows recomputed from its
         // transition tables, not from the table (the keys' rows found again).
-        if (!p.key_rows.empty() && spi.in_place_rows() <= policy::kKeyRowsMaxRows &&
-            std::all_of(events.begin(), events.end(),
-                        [&](const Stashed& e) { return e.relid == p.key_relid; })) {
+        if (!p.key_rows.empty() && std::all_of(events.begin(), events.end(), [&](const Stashed& e) {
+                return e.relid == p.key_relid;
+            })) {
             RefreshWriteScope writing(p.st_relid);
             pin_delta_settings();
+            pin_probe_planning();
             Snapshot latest = pg_call([] {
                 return reads_newest_snapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
             });
@@ -861,6 +861,9 @@ void apply_change(TriggerData* td, const Program& p, char event,
     as_role_restricted(relation_owner(p.st_relid), [&] {
         lock_for(p, p.locking == 't');
         pin_delta_settings();
+        if (p.locking == 'r') {  // a keyed projection (diff::transition_keyed_sql)
+            pin_probe_planning();
+        }
         const TupleDesc desc = td->tg_relation->rd_att;
         if (siblings.empty()) {
             // In place, as the join's are: the plans below are kept per

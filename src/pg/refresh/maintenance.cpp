@@ -327,7 +327,6 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
     r.key_filtered = q.region.key_filtered;
     r.key_source = q.region.key_source;
     r.key_rows = q.region.key_rows;
-    r.key_source_columns = q.region.key_source_columns;
     auto finish = [&](diff::DeltaProgram p) {
         if (immediate) {
             p.fallback.clear();
