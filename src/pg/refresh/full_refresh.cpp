@@ -67,17 +67,6 @@ void pin_delta_planning() {
     }
 }
 
-void pin_probe_planning() {
-    // Once a statement's rows are a few percent of the stream table, the
-    // planner costs a probe per row above one scan of the whole table and
-    // a hash join; with the table cached, probes cost ~2-3 us a row and the
-    // scan and hash ~0.9 s for 1,000,000 rows. A table with no index on
-    // what the statement reads is still scanned (the setting adds a cost,
-    // it forbids nothing), and a large read of an indexed one becomes a
-    // bitmap scan, which reads it in order too.
-    pin_setting("enable_seqscan", "off");
-}
-
 void pin_delta_settings() {
     // A delta statement is short; its cost estimates are not (unknown CTE
     // sizes), and JIT compiling it took 0.7 s of a 0.7 s refresh.

@@ -68,10 +68,6 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
 // most pg_trickle.delta_random_page_cost (they probe tables per changed row).
 void pin_refresh_memory();
 void pin_delta_planning();
-// For a statement that reads the stream table only by identity (IMMEDIATE's
-// keyed statements, whose other reads are the transition tables and the
-// tables joined to them): probe it row by row, whatever the statement's size.
-void pin_probe_planning();
 // Both, and JIT off: what every delta statement runs with.
 void pin_delta_settings();
 

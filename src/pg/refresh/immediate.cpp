@@ -822,7 +822,6 @@ void apply_multi(TriggerData* td, const Program& p, char event,
             })) {
             RefreshWriteScope writing(p.st_relid);
             pin_delta_settings();
-            pin_probe_planning();
             Snapshot latest = pg_call([] {
                 return reads_newest_snapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
             });
@@ -861,9 +860,6 @@ void apply_change(TriggerData* td, const Program& p, char event,
     as_role_restricted(relation_owner(p.st_relid), [&] {
         lock_for(p, p.locking == 't');
         pin_delta_settings();
-        if (p.locking == 'r') {  // a keyed projection (diff::transition_keyed_sql)
-            pin_probe_planning();
-        }
         const TupleDesc desc = td->tg_relation->rd_att;
         if (siblings.empty()) {
             // In place, as the join's are: the plans below are kept per
