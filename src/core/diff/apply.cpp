@@ -167,6 +167,39 @@ const char* kCounts =
     " SELECT (SELECT pg_catalog.count(*) FROM ins), (SELECT pg_catalog.count(*) FROM del), "
     "(SELECT pg_catalog.count(*) FROM upd)";
 
+std::string stored_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                              const std::string& touched) {
+    std::vector<std::string> sets;
+    for (const std::string& o : outs) {
+        sets.push_back(o + " = ft." + o);
+    }
+    // ft: f's rows, and the touched identities f lacks (__pgt_id null); a
+    // touched identity's stored row is found by one probe of the identity
+    // index (__pgt_tid, null when none is stored): one hash join sorts every
+    // identity into deleted, updated or inserted. Rows are deleted or
+    // updated by that address: the stream table is read only through the
+    // rows it gives, whatever the planner makes of the statement's size (a
+    // join on the identity would be planned as a hash of the whole table).
+    // Statements writing one identity are serialised by their source rows'
+    // locks, so no address changes under a statement.
+    auto tids = [&](const std::string& where) {
+        return "t.ctid" + kEq + "ANY (ARRAY(SELECT ft.__pgt_tid FROM ft WHERE " + where + "))";
+    };
+    std::string upd = sets.empty()
+                          ? "SELECT 1 WHERE false"
+                          : "UPDATE " + t.table + " t SET " + join(sets, ", ") + " FROM ft WHERE " +
+                                tids("ft.__pgt_id IS NOT NULL") + " AND t.ctid" + kEq +
+                                "ft.__pgt_tid AND " + changed_values(outs, "ft") + " RETURNING 1";
+    return ", ft AS MATERIALIZED (SELECT f.*, CASE WHEN s.__pgt_id IS NOT "
+           "NULL THEN (SELECT t.ctid FROM " +
+           t.table + " t WHERE " + id_match("t", "s") + ") END AS __pgt_tid FROM f FULL JOIN " +
+           touched + " s ON f.__pgt_id" + kEq + "s.__pgt_id), del AS (DELETE FROM " + t.table +
+           " t WHERE " + tids("ft.__pgt_id IS NULL") + " RETURNING 1), upd AS (" + upd +
+           "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) + " SELECT " +
+           insert_values(outs, "ft") +
+           " FROM ft WHERE ft.__pgt_id IS NOT NULL AND ft.__pgt_tid IS NULL RETURNING 1)";
+}
+
 }  // namespace
 
 std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
@@ -180,36 +213,8 @@ std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::Id
 }
 
 std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                              const std::string& stored) {
-    std::vector<std::string> sets;
-    for (const std::string& o : outs) {
-        sets.push_back(o + " = j." + o);
-    }
-    // j: f's rows with whether their identity is stored (__pgt_sid), and the
-    // stored identities f lacks (__pgt_id null): one hash join sorts every
-    // identity into deleted, updated or inserted. A stored identity's row is
-    // found by one probe of the identity index (__pgt_tid), and deleted or
-    // updated by that address: the stream table is read only through the
-    // rows it gives, whatever the planner makes of the statement's size (a
-    // join on the identity would be planned as a hash of the whole table).
-    // Writers of the same identity are serialised by their source rows'
-    // locks, so no address changes under a statement.
-    auto tids = [&](const std::string& where) {
-        return "t.ctid" + kEq + "ANY (ARRAY(SELECT j.__pgt_tid FROM j WHERE " + where + "))";
-    };
-    std::string upd = sets.empty()
-                          ? "SELECT 1 WHERE false"
-                          : "UPDATE " + t.table + " t SET " + join(sets, ", ") + " FROM j WHERE " +
-                                tids("j.__pgt_id IS NOT NULL AND j.__pgt_sid IS NOT NULL") +
-                                " AND t.ctid" + kEq + "j.__pgt_tid AND " +
-                                changed_values(outs, "j") + " RETURNING 1";
-    return ", j AS MATERIALIZED (SELECT f.*, s.__pgt_id AS __pgt_sid, CASE WHEN s.__pgt_id IS NOT "
-           "NULL THEN (SELECT t.ctid FROM " +
-           t.table + " t WHERE " + id_match("t", "s") + ") END AS __pgt_tid FROM f FULL JOIN " +
-           stored + " s ON f.__pgt_id" + kEq + "s.__pgt_id), del AS (DELETE FROM " + t.table +
-           " t WHERE " + tids("j.__pgt_id IS NULL") + " RETURNING 1), upd AS (" + upd +
-           "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) + " SELECT " +
-           insert_values(outs, "j") + " FROM j WHERE j.__pgt_sid IS NULL RETURNING 1)" + kCounts;
+                              const std::string& touched) {
+    return stored_apply_ctes(outs, t, touched) + kCounts;
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,

@@ -36,15 +36,16 @@ std::string apply_tail(const std::vector<std::string>& outs, const ir::IdentityT
 // inserted. Same result row as apply_tail.
 std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 
-// As rescan_apply_tail, when which of f's identities are stored is known
-// without the stream table: `stored` is a CTE of exactly the stored
-// identities (__pgt_id, distinct) among those the change touched (a
-// statement's transition tables under a unique, immediately checked key,
-// the stream table exact before the statement). Stored identities f lacks
-// are deleted, those f has are updated where their values differ, f's
-// others are inserted; the stream table is only probed for rows it holds.
+// As rescan_apply_tail, where `touched` (a CTE of distinct __pgt_id) holds
+// every identity of f that is stored and every stored identity the change
+// removes; IMMEDIATE's keyed statements give exactly the stored identities
+// they touched (a statement's before-images under a unique, immediately
+// checked key, the stream table exact before the statement). Each touched
+// identity is probed once, its stored row then deleted (f lacks it) or
+// updated where its values differ by its address; f's rows not stored are
+// inserted. The stream table is read only through the touched identities.
 std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                              const std::string& stored);
+                              const std::string& touched);
 
 // rescan_apply_tail's CTEs del, upd and ins without the result row.
 std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
