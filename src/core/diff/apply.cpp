@@ -167,7 +167,19 @@ const char* kCounts =
     " SELECT (SELECT pg_catalog.count(*) FROM ins), (SELECT pg_catalog.count(*) FROM del), "
     "(SELECT pg_catalog.count(*) FROM upd)";
 
-std::string stored_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+}  // namespace
+
+std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
+           " AND NOT EXISTS (SELECT 1 FROM f WHERE f.__pgt_id" + kEq +
+           "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t);
+}
+
+std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    return rescan_apply_ctes(outs, t) + kCounts;
+}
+
+std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
                               const std::string& touched) {
     std::vector<std::string> sets;
     for (const std::string& o : outs) {
@@ -197,24 +209,7 @@ std::string stored_apply_ctes(const std::vector<std::string>& outs, const ir::Id
            " t WHERE " + tids("ft.__pgt_id IS NULL") + " RETURNING 1), upd AS (" + upd +
            "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) + " SELECT " +
            insert_values(outs, "ft") +
-           " FROM ft WHERE ft.__pgt_id IS NOT NULL AND ft.__pgt_tid IS NULL RETURNING 1)";
-}
-
-}  // namespace
-
-std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
-    return ", del AS (DELETE FROM " + t.table + " t USING g WHERE " + id_match("t", "g") +
-           " AND NOT EXISTS (SELECT 1 FROM f WHERE f.__pgt_id" + kEq +
-           "g.__pgt_id) RETURNING 1), " + upsert_ctes(outs, t);
-}
-
-std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
-    return rescan_apply_ctes(outs, t) + kCounts;
-}
-
-std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                              const std::string& touched) {
-    return stored_apply_ctes(outs, t, touched) + kCounts;
+           " FROM ft WHERE ft.__pgt_id IS NOT NULL AND ft.__pgt_tid IS NULL RETURNING 1)" + kCounts;
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
