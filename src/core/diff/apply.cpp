@@ -179,21 +179,21 @@ std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::Id
     return rescan_apply_ctes(outs, t) + kCounts;
 }
 
-std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                              const std::string& touched) {
+std::string stored_address(const ir::IdentityTarget& t, const std::string& src) {
+    return "(SELECT t.ctid FROM " + t.table + " t WHERE " + id_match("t", src) + ")";
+}
+
+std::string addressed_apply_tail(const std::vector<std::string>& outs,
+                                 const ir::IdentityTarget& t) {
     std::vector<std::string> sets;
     for (const std::string& o : outs) {
         sets.push_back(o + " = ft." + o);
     }
-    // ft: f's rows, and the touched identities f lacks (__pgt_id null); a
-    // touched identity's stored row is found by one probe of the identity
-    // index (__pgt_tid, null when none is stored): one hash join sorts every
-    // identity into deleted, updated or inserted. Rows are deleted or
-    // updated by that address: the stream table is read only through the
-    // rows it gives, whatever the planner makes of the statement's size (a
-    // join on the identity would be planned as a hash of the whole table).
-    // Statements writing one identity are serialised by their source rows'
-    // locks, so no address changes under a statement.
+    // Rows are deleted or updated by address: the stream table is read
+    // only through the rows ft gives, whatever the planner makes of the
+    // change's size (a join on the identity would be planned as a hash of
+    // the whole table). Statements writing one identity are serialised by
+    // their source rows' locks, so no address changes under a statement.
     auto tids = [&](const std::string& where) {
         return "t.ctid" + kEq + "ANY (ARRAY(SELECT ft.__pgt_tid FROM ft WHERE " + where + "))";
     };
@@ -202,14 +202,21 @@ std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::Id
                           : "UPDATE " + t.table + " t SET " + join(sets, ", ") + " FROM ft WHERE " +
                                 tids("ft.__pgt_id IS NOT NULL") + " AND t.ctid" + kEq +
                                 "ft.__pgt_tid AND " + changed_values(outs, "ft") + " RETURNING 1";
-    return ", ft AS MATERIALIZED (SELECT f.*, CASE WHEN s.__pgt_id IS NOT "
-           "NULL THEN (SELECT t.ctid FROM " +
-           t.table + " t WHERE " + id_match("t", "s") + ") END AS __pgt_tid FROM f FULL JOIN " +
-           touched + " s ON f.__pgt_id" + kEq + "s.__pgt_id), del AS (DELETE FROM " + t.table +
-           " t WHERE " + tids("ft.__pgt_id IS NULL") + " RETURNING 1), upd AS (" + upd +
-           "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) + " SELECT " +
-           insert_values(outs, "ft") +
+    return ", del AS (DELETE FROM " + t.table + " t WHERE " + tids("ft.__pgt_id IS NULL") +
+           " RETURNING 1), upd AS (" + upd + "), ins AS (INSERT INTO " + t.table + " " +
+           insert_columns(outs) + " SELECT " + insert_values(outs, "ft") +
            " FROM ft WHERE ft.__pgt_id IS NOT NULL AND ft.__pgt_tid IS NULL RETURNING 1)" + kCounts;
+}
+
+std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                              const std::string& touched) {
+    // ft: f's rows, and the touched identities f lacks (__pgt_id null); a
+    // touched identity's stored row is found by one probe of the identity
+    // index: one hash join sorts every identity into deleted, updated or
+    // inserted.
+    return ", ft AS MATERIALIZED (SELECT f.*, CASE WHEN s.__pgt_id IS NOT NULL THEN " +
+           stored_address(t, "s") + " END AS __pgt_tid FROM f FULL JOIN " + touched +
+           " s ON f.__pgt_id" + kEq + "s.__pgt_id)" + addressed_apply_tail(outs, t);
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,

@@ -47,6 +47,20 @@ std::string rescan_apply_tail(const std::vector<std::string>& outs, const ir::Id
 std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
                               const std::string& touched);
 
+// The probe of one touched identity (over FROM item `src`, column
+// __pgt_id): its stored row's address, NULL when none is stored. A scalar
+// subquery, so the stream table is read by one index probe per identity
+// whatever the planner estimates.
+std::string stored_address(const ir::IdentityTarget& t, const std::string& src);
+
+// Continues a WITH list whose CTE `ft` has one row per touched identity:
+// the quoted output columns `outs` and __pgt_id of its fresh row (NULL
+// when it has none) and __pgt_tid, its stored row's address (NULL when
+// none is stored). Stored rows without a fresh row are deleted and those
+// whose values differ updated, by address; fresh rows not stored are
+// inserted. Same result row as apply_tail.
+std::string addressed_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
+
 // rescan_apply_tail's CTEs del, upd and ins without the result row.
 std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 

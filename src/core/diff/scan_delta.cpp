@@ -106,31 +106,39 @@ ImageKeeps image_keeps(const ir::ScanFilterProject& scan) {
     return k;
 }
 
+// Both images of each buffer row of the window in one scan of the buffer
+// (k.from), split in two by a VALUES list: the before-image (sign -1)
+// where keep_old holds, the after-image (+1) where keep_new holds; columns
+// __pgt_seq, __pgt_sign, then the source columns. For rows with an image to
+// read that are few: splitting costs about 0.8 us a row (for 180,000 rows
+// that all pass, 2.7 times the cost of two scans).
+std::string split_images(const ir::ScanFilterProject& scan, const ImageKeeps& k,
+                         const std::string& keep_old, const std::string& keep_new, int base) {
+    std::vector<std::string> olds{"-1"}, news{"1"}, names{kSign},
+        cols{"b.seq AS __pgt_seq", "s." + kSign};
+    for (const ir::SourceColumn& c : scan.columns) {
+        olds.push_back("b.o" + std::to_string(c.attnum));
+        news.push_back("b.n" + std::to_string(c.attnum));
+        names.push_back(c.name);
+        cols.push_back("s." + c.name);
+    }
+    olds.push_back("(" + keep_old + ")");
+    news.push_back("(" + keep_new + ")");
+    names.emplace_back("__pgt_keep");
+    return "SELECT " + join(cols, ", ") + " FROM " + k.from + ", LATERAL (VALUES (" +
+           join(olds, ", ") + "), (" + join(news, ", ") + ")) s(" + join(names, ", ") + ") WHERE " +
+           delta_predicate(scan, "b", base) + " AND " + unchanged_update(scan) + " AND ((" +
+           keep_old + ") OR (" + keep_new + ")) AND s.__pgt_keep";
+}
+
 // Every old image (sign -1) and new image (sign +1) of the window: columns
 // __pgt_seq, __pgt_sign, then the source columns. Images that fail a WHERE
 // conjunct never reach the output; the conjuncts used here cannot raise,
 // so they may see uncommitted states.
 std::string signed_images(const ir::ScanFilterProject& scan, int base) {
     if (scan.one_pass && !scan.prefilter.empty()) {
-        // One scan: the rows with an image to read are few, and each is
-        // split in two by a VALUES list (about 0.8 us a row: for 180,000
-        // rows that all pass, 2.7 times the cost of the two scans below).
-        ImageKeeps k = image_keeps(scan);
-        std::vector<std::string> olds{"-1"}, news{"1"}, names{kSign},
-            cols{"b.seq AS __pgt_seq", "s." + kSign};
-        for (const ir::SourceColumn& c : scan.columns) {
-            olds.push_back("b.o" + std::to_string(c.attnum));
-            news.push_back("b.n" + std::to_string(c.attnum));
-            names.push_back(c.name);
-            cols.push_back("s." + c.name);
-        }
-        olds.push_back("(" + k.keep_old + ")");
-        news.push_back("(" + k.keep_new + ")");
-        names.emplace_back("__pgt_keep");
-        return "SELECT " + join(cols, ", ") + " FROM " + k.from + ", LATERAL (VALUES (" +
-               join(olds, ", ") + "), (" + join(news, ", ") + ")) s(" + join(names, ", ") +
-               ") WHERE " + delta_predicate(scan, "b", base) + " AND " + unchanged_update(scan) +
-               " AND ((" + k.keep_old + ") OR (" + k.keep_new + ")) AND s.__pgt_keep";
+        const ImageKeeps k = image_keeps(scan);
+        return split_images(scan, k, k.keep_old, k.keep_new, base);
     }
     // Old images come from U and D rows, new ones from I and U (T is the
     // TRUNCATE marker), written as "not" so the planner, which has no
@@ -422,10 +430,114 @@ std::string window_predicate(const std::string& b, int base) {
            ".seq OPERATOR(pg_catalog.<=) " + p(5) + ", false)";
 }
 
+namespace {
+
+// The buffer columns of the key's before- ('o') or after-images ('n').
+std::vector<std::string> key_images(const ir::ScanFilterProject& scan, char prefix) {
+    std::vector<std::string> cols;
+    for (const std::string& k : scan.key_columns) {
+        auto c = std::find_if(scan.columns.begin(), scan.columns.end(),
+                              [&](const ir::SourceColumn& s) { return s.name == k; });
+        if (c == scan.columns.end()) {
+            throw Error(sqlstate::kInternalError, "a key column the scan does not read");
+        }
+        cols.push_back("b." + std::string(1, prefix) + std::to_string(c->attnum));
+    }
+    return cols;
+}
+
+// apply_sql for a stream table keyed by its source's key (see there): ev
+// holds an arrival (+1, after-image) per buffer row with one, and a
+// departure (-1, before-image) per DELETE or key-changing UPDATE; l the
+// last of each identity's events; f what those that arrive and pass WHERE
+// store.
+std::string last_event_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target) {
+    const ImageKeeps k = image_keeps(scan);
+    // Same key by image (*=): keys equal as values but shown otherwise
+    // (numeric 1.0, 1.00) are other identities.
+    const std::string same_key = "ROW(" + join(key_images(scan, 'o'), ", ") +
+                                 ")::pg_catalog.record OPERATOR(pg_catalog.*=) ROW(" +
+                                 join(key_images(scan, 'n'), ", ") + ")::pg_catalog.record";
+    const std::string arrive =
+        "(" + k.keep_new + ") OR ((" + k.keep_old + ") AND " + same_key + ")";
+    const std::string depart =
+        "(" + k.keep_old + ") AND (b.action OPERATOR(pg_catalog.=) 'D' OR NOT " + same_key + ")";
+    auto side = [&](char prefix, const char* sign, const std::string& keep) {
+        std::vector<std::string> cols{"b.seq AS __pgt_seq", std::string(sign) + " AS " + kSign};
+        for (std::string& c : image_columns(scan, prefix)) {
+            cols.push_back(std::move(c));
+        }
+        return "SELECT " + join(cols, ", ") + " FROM " + k.from + " WHERE " +
+               delta_predicate(scan, "b", 0) + " AND " + keep;
+    };
+    const std::string events =
+        scan.one_pass && !scan.prefilter.empty()
+            ? split_images(scan, k, depart, arrive, 0)
+            : side('n', "1", unchanged_update(scan) + " AND (" + arrive + ")") + " UNION ALL " +
+                  side('o', "-1", depart);
+    std::vector<std::string> id_fields, outs, cols;
+    for (const std::string& c : scan.key_columns) {
+        id_fields.push_back("e." + c);
+    }
+    // ft, in one pass over l: an output is computed only where the event
+    // arrives and passes WHERE (__pgt_keep, computed once below OFFSET 0),
+    // so it never runs on a row WHERE keeps out.
+    const std::string& a = scan.alias;
+    for (const ir::OutputColumn& o : scan.outputs) {
+        outs.push_back(o.name);
+        cols.push_back("CASE WHEN " + a + ".__pgt_keep THEN " + o.expr + " END AS " + o.name);
+    }
+    cols.push_back("CASE WHEN " + a + ".__pgt_keep THEN " + a + ".__pgt_id END AS __pgt_id");
+    cols.push_back(stored_address(target, a) + " AS __pgt_tid");
+    // WHERE runs on arrivals only (a departure's before-image may be a
+    // state that never reached a frontier: a row inserted, then given
+    // another key), and only on those the prefilter keeps, as when images
+    // are netted (an arrival failing it is kept only to remove its row).
+    const std::string arrives =
+        a + "." + kSign + " > 0" +
+        (scan.prefilter.empty() ? "" : " AND COALESCE((" + scan.prefilter + "), false)");
+    const std::string keep = scan.predicate.empty()
+                                 ? arrives
+                                 : "CASE WHEN " + arrives + " THEN COALESCE((" + scan.predicate +
+                                       "), false) ELSE false END";
+    return "WITH ev AS (" + events +
+           "), l AS (SELECT DISTINCT ON (v.__pgt_id) v.* FROM (SELECT e.*, " +
+           row_id_expression(target.domain, id_fields) +
+           " AS __pgt_id FROM ev e) v ORDER BY v.__pgt_id, v.__pgt_seq DESC, v." + kSign +
+           " DESC), ft AS MATERIALIZED (SELECT " + join(cols, ", ") + " FROM (SELECT " + a +
+           ".*, " + keep + " AS __pgt_keep FROM l " + a + " OFFSET 0) " + a + ")" +
+           addressed_apply_tail(outs, target);
+}
+
+}  // namespace
+
+std::vector<std::string> identity_source_columns(const ir::ScanFilterProject& scan,
+                                                 const ir::IdentityTarget& target) {
+    std::vector<std::string> cols;
+    for (const std::string& id : target.columns) {
+        auto o = std::find_if(scan.outputs.begin(), scan.outputs.end(),
+                              [&](const ir::OutputColumn& out) { return out.name == id; });
+        auto c = o == scan.outputs.end()
+                     ? scan.columns.end()
+                     : std::find_if(scan.columns.begin(), scan.columns.end(),
+                                    [&](const ir::SourceColumn& s) {
+                                        return o->expr == scan.alias + "." + s.name;
+                                    });
+        if (c == scan.columns.end()) {
+            return {};
+        }
+        cols.push_back(c->name);
+    }
+    return cols;
+}
+
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target) {
     std::vector<std::string> outs;
     for (const ir::OutputColumn& o : scan.outputs) {
         outs.push_back(o.name);
+    }
+    if (!scan.key_columns.empty() && scan.delta.windowed() && target.keyed) {
+        return last_event_sql(scan, target);
     }
     return delta_ctes(scan, target) + apply_tail(outs, target);
 }

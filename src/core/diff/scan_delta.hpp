@@ -137,7 +137,26 @@ std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std:
 
 // One statement applying the delta; returns one row (rows_inserted,
 // rows_deleted, rows_updated). Parameters as in window_predicate.
+//
+// Keyed by the source's key (scan.key_columns, a buffer window): the
+// source's unique index is checked at every write, so one identity is held
+// by one source row at a time and the window's events on it form a chain
+// (arrive, leave, arrive, ...) in sequence order. Its last event alone says
+// what the stream table holds for it now: the after-image's row when it
+// arrives and passes WHERE, nothing otherwise. So the window is reduced to
+// one event per identity by sequence (no netting by image), expressions run
+// on those after-images only (states that exist now), and each identity is
+// probed once (stored_apply_tail). An event whose images both fail the
+// prefilter is left out: the state it ends in is not stored, and the
+// identity's next event, if any, is kept (it starts from a state that
+// passes, or from none).
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target);
+
+// The source columns of the scan (quoted) that the target's identity
+// columns select as they are, in the identity's order; empty when one of
+// them is not such a column. The caller decides whether they are a key.
+std::vector<std::string> identity_source_columns(const ir::ScanFilterProject& scan,
+                                                 const ir::IdentityTarget& target);
 
 // How many change rows the window holds, at most $6 (int8; NULL: all),
 // and whether it holds a TRUNCATE marker (found through the buffer's

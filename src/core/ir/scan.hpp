@@ -67,6 +67,12 @@ struct ScanFilterProject {
     // The prefilter keeps few rows (the planner's estimate, at creation):
     // both images of a buffer row are read in one scan of the buffer.
     bool one_pass = false;
+    // The source columns (quoted, in the identity's order) that the stream
+    // table's identity encodes, when it is keyed by a unique key of the
+    // source the outputs select as plain columns; empty otherwise. A
+    // window is then reduced to each identity's last event
+    // (diff::apply_sql).
+    std::vector<std::string> key_columns;
 };
 
 // How the stream table's rows are identified (docs/row-identity-v2.md).

@@ -436,8 +436,16 @@ diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st
             return algebraic_delta(spi, st, q, g);
         case diff::Strategy::kGroupRescan:
             return diff::one_statement(diff::group_rescan_sql(g, target));
-        case diff::Strategy::kScan:
-            return diff::one_statement(diff::apply_sql(scan, target));
+        case diff::Strategy::kScan: {
+            // Keyed by a unique key of the source: each identity's last
+            // event of the window decides (diff::apply_sql).
+            ir::ScanFilterProject keyed = scan;
+            const ir::IdentitySource key = ir::identity_source(q.operators);
+            if (target.keyed && key.relid == q.scan.source_relid) {
+                keyed.key_columns = diff::identity_source_columns(scan, target);
+            }
+            return diff::one_statement(diff::apply_sql(keyed, target));
+        }
         default:
             throw Error(sqlstate::kInternalError, "a join strategy for a one-table query");
     }
