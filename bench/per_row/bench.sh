@@ -4,7 +4,8 @@
 # MATERIALIZED VIEW of the same query. 1M-row t(id pk, grp, val), 1,000-row
 # d(grp pk, name). Each round changes a share of t (that share of its rows
 # UPDATEd, half as many INSERTed, half as many DELETEd), then refreshes each
-# stream table and each view once. Shares: 1% and 10% by default.
+# stream table and each view once, after a VACUUM and a CHECKPOINT (so
+# that rounds start alike). Shares: 1% and 10% by default.
 # Usage: bench.sh [rounds] [views] [shares], views a comma list of
 # proj,agg,join (default all), shares a comma list of percents (1,10).
 # Prints ms per refresh and the ratio; checks every stream table against
@@ -55,7 +56,7 @@ for s in "${S[@]}"; do
         "${P[@]}" -c "UPDATE t SET val = val + 1 WHERE id > $lo AND id <= $lo + $n" \
             -c "INSERT INTO t SELECT nextval('per_row_seq'), g % 1000, g FROM generate_series(1, $n / 2) g" \
             -c "DELETE FROM t WHERE id IN (SELECT id FROM t WHERE id > 500000 ORDER BY id LIMIT $n / 2)" \
-            -c "CHECKPOINT" || die "changes"
+            -c "VACUUM" -c "CHECKPOINT" || die "changes"
         for v in "${V[@]}"; do
             x=$(ms "SELECT pgtrickle.refresh_stream_table('st_$v')")
             m=$(ms "REFRESH MATERIALIZED VIEW mv_$v")

@@ -125,10 +125,10 @@ TEST_F(Strategy, explain_shows_the_operator_tree_with_identity_and_rule_per_node
         "'SELECT id, val * 2 AS v FROM t WHERE val > 5', refresh_mode => 'DIFFERENTIAL')");
     std::string buffer = explain("st", "change_buffers");
     EXPECT_EQ(explain("st", "operator_tree"),
-              "Project  [SCAN_KEY (id)]  rule: scan (apply: the last netted image of each key "
-              "upserts or deletes its row)\n"
-              "  Filter (val > (5)::numeric)  [SCAN_KEY (id)]  rule: evaluated on netted images; "
-              "conjuncts that cannot raise also before netting\n"
+              "Project  [SCAN_KEY (id)]  rule: scan (apply: the last event of each key upserts "
+              "or deletes its row, found by one probe)\n"
+              "  Filter (val > (5)::numeric)  [SCAN_KEY (id)]  rule: evaluated on the last "
+              "after-image of each key; conjuncts that cannot raise also on every image first\n"
               "    Scan public.t  [SCAN_KEY (id)]  rule: delta: change images (before -1, after "
               "+1) from " +
                   buffer);

@@ -273,13 +273,16 @@ TEST(OperatorTree, rules_per_node_follow_the_strategy) {
     };
     Builder keyed;
     int s = keyed.scan(2, {{0}});
+    keyed.t.at(s).relid = 16384;  // keyed by its table's key: each key's last event
     keyed.root(keyed.project(keyed.pass(Op::kFilter, s), {0, 1}));
     std::vector<std::string> r = rules(keyed, "scan");
     EXPECT_EQ(r.at(0), "delta: change images (before -1, after +1)");
     EXPECT_EQ(r.at(1),
-              "evaluated on netted images; conjuncts that cannot raise also before netting");
+              "evaluated on the last after-image of each key; conjuncts that cannot raise also "
+              "on every image first");
     EXPECT_EQ(r.at(2),
-              "scan (apply: the last netted image of each key upserts or deletes its row)");
+              "scan (apply: the last event of each key upserts or deletes its row, found by one "
+              "probe)");
     Builder counted;
     counted.root(counted.project(counted.scan(2), {1}));
     EXPECT_EQ(rules(counted, "scan").at(1),

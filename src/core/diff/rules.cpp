@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "core/ir/tree.hpp"
+
 namespace pgt::diff {
 
 namespace {
@@ -15,11 +17,18 @@ bool is(std::optional<Strategy> strategy, Strategy s) {
 std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy) {
     const ir::Node& n = t.at(i);
     const bool root = i == t.root;
+    // A scan keyed by its source's key follows each key's last event
+    // (apply_sql); other scans net their images.
+    const bool by_key = is(strategy, Strategy::kScan) && ir::identity_source(t).relid != 0;
     const bool joined = is(strategy, Strategy::kJoinRegion) ||
                         is(strategy, Strategy::kAlgebraicJoin) ||
                         is(strategy, Strategy::kJoinRescan);
     switch (n.op) {
         case ir::Op::kFilter:
+            if (by_key) {
+                return "evaluated on the last after-image of each key; conjuncts that cannot "
+                       "raise also on every image first";
+            }
             return joined ? "copied into each branch; conjuncts of one table that cannot raise "
                             "also filter its images"
                           : "evaluated on netted images; conjuncts that cannot raise also "
@@ -46,6 +55,10 @@ std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy)
                 return "";
             }
             if (is(strategy, Strategy::kScan)) {
+                if (by_key) {
+                    return "apply: the last event of each key upserts or deletes its row, found "
+                           "by one probe";
+                }
                 return n.identity.keyed()
                            ? "apply: the last netted image of each key upserts or deletes its row"
                            : "apply: each netted image adds or removes that many copies of its row";
