@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Cost per changed row, side by side in one run: DIFFERENTIAL refresh of a
 # keyed projection, a grouped aggregate and a keyed join against REFRESH
-# MATERIALIZED VIEW of the same query. 1M-row t(id pk, grp, val), 1,000-row
+# MATERIALIZED VIEW of the same query, and the FULL refresh of a FULL
+# stream table of it (it writes only the rows that differ). 1M-row t(id pk, grp, val), 1,000-row
 # d(grp pk, name). Each round changes a share of t (that share of its rows
 # UPDATEd, half as many INSERTed, half as many DELETEd), then refreshes each
 # stream table and each view once, after a VACUUM and a CHECKPOINT (so
 # that rounds start alike). Shares: 1% and 10% by default.
 # Usage: bench.sh [rounds] [views] [shares], views a comma list of
-# proj,agg,join (default all), shares a comma list of percents (1,10).
+# proj,agg,minmax,join (default all; minmax is a GROUP BY with MIN and
+# MAX, whose groups are recomputed when a row leaves them), shares a comma
+# list of percents (1,10).
 # Prints ms per refresh and the ratio; checks every stream table against
 # its query at the end (a mismatch exits 1). Uses the libpq environment
 # (PGHOST, PGPORT, PGDATABASE). WARNING: drops and recreates t, d, the
@@ -15,7 +18,7 @@
 # Invariant: timing only; nothing here asserts on time.
 set -uo pipefail
 rounds=${1:-3}
-views=${2:-proj,agg,join}
+views=${2:-proj,agg,minmax,join}
 shares=${3:-1,10}
 P=(psql -X -q -At -v ON_ERROR_STOP=1)
 die() { echo "bench.sh: $*" >&2; exit 1; }
@@ -23,9 +26,10 @@ ms() { "${P[@]}" -c "\\timing on" -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1
 declare -A Q=(
     [proj]="SELECT id, val FROM t WHERE grp < 500"
     [agg]="SELECT grp, sum(val) AS s, count(*) AS c FROM t GROUP BY grp"
+    [minmax]="SELECT grp, min(val) AS lo, max(val) AS hi FROM t GROUP BY grp"
     [join]="SELECT t.id, d.name, t.val FROM t JOIN d ON d.grp = t.grp"
 )
-declare -A C=([proj]="id, val" [agg]="grp, s, c" [join]="id, name, val")
+declare -A C=([proj]="id, val" [agg]="grp, s, c" [minmax]="grp, lo, hi" [join]="id, name, val")
 IFS=, read -ra V <<<"$views"
 IFS=, read -ra S <<<"$shares"
 setup=(-c "SET client_min_messages = warning" -c "DROP EXTENSION IF EXISTS pg_trickle CASCADE"
@@ -41,12 +45,14 @@ for v in "${V[@]}"; do
     [[ -n ${Q[$v]:-} ]] || die "unknown view $v"
     setup+=(-c "DROP MATERIALIZED VIEW IF EXISTS mv_$v"
         -c "SELECT pgtrickle.create_stream_table('st_$v', \$q\$${Q[$v]}\$q\$, refresh_mode => 'DIFFERENTIAL')"
-        -c "CREATE MATERIALIZED VIEW mv_$v AS ${Q[$v]}" -c "VACUUM ANALYZE st_$v")
+        -c "SELECT pgtrickle.create_stream_table('full_$v', \$q\$${Q[$v]}\$q\$, refresh_mode => 'FULL')"
+        -c "CREATE MATERIALIZED VIEW mv_$v AS ${Q[$v]}" -c "VACUUM ANALYZE st_$v"
+        -c "VACUUM ANALYZE full_$v")
 done
 "${P[@]}" "${setup[@]}" >/dev/null || die "setup"
 "${P[@]}" -c "SELECT pgt_name || ': ' || row_identity_domain || ', ' || delta_strategy FROM pgtrickle.pgt_stream_tables ORDER BY 1"
-echo "| view | changed | round | DIFFERENTIAL (ms) | REFRESH MATERIALIZED VIEW (ms) | matview / DIFFERENTIAL |"
-echo "|---|---|---|---|---|---|"
+echo "| view | changed | round | DIFFERENTIAL (ms) | REFRESH MATERIALIZED VIEW (ms) | FULL (ms) | matview / DIFFERENTIAL | FULL / matview |"
+echo "|---|---|---|---|---|---|---|---|"
 lo=0
 for s in "${S[@]}"; do
     n=$(( 10000 * s ))
@@ -60,12 +66,15 @@ for s in "${S[@]}"; do
         for v in "${V[@]}"; do
             x=$(ms "SELECT pgtrickle.refresh_stream_table('st_$v')")
             m=$(ms "REFRESH MATERIALIZED VIEW mv_$v")
-            awk -v v="$v" -v s="$s" -v r="$r" -v x="$x" -v m="$m" \
-                'BEGIN { printf "| %s | %d%% | %d | %.1f | %.1f | %.2f |\n", v, s, r, x, m, m / x }'
+            f=$(ms "SELECT pgtrickle.refresh_stream_table('full_$v')")
+            awk -v v="$v" -v s="$s" -v r="$r" -v x="$x" -v m="$m" -v f="$f" \
+                'BEGIN { printf "| %s | %d%% | %d | %.1f | %.1f | %.1f | %.2f | %.2f |\n", v, s, r, x, m, f, m / x, f / m }'
         done
     done
 done
 for v in "${V[@]}"; do
+    n=$("${P[@]}" -c "SELECT count(*) FROM ((SELECT ${C[$v]} FROM full_$v EXCEPT ALL ${Q[$v]}) UNION ALL (${Q[$v]} EXCEPT ALL SELECT ${C[$v]} FROM full_$v)) x")
+    [[ $n == 0 ]] || die "full_$v differs from its query in $n rows"
     mode=$("${P[@]}" -c "SELECT string_agg(DISTINCT h.action, ', ') FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s USING (pgt_id) WHERE s.pgt_name = 'st_$v' AND h.initiated_by = 'MANUAL'")
     n=$("${P[@]}" -c "SELECT count(*) FROM ((SELECT ${C[$v]} FROM st_$v EXCEPT ALL ${Q[$v]}) UNION ALL (${Q[$v]} EXCEPT ALL SELECT ${C[$v]} FROM st_$v)) x")
     [[ $n == 0 ]] || die "st_$v differs from its query in $n rows"

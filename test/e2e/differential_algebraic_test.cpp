@@ -85,11 +85,12 @@ protected:
 
 // --- COUNT, SUM, AVG --------------------------------------------------------
 
-// COUNT/SUM/AVG only: the delta sums every captured image without netting
-// them first (pairs of an image inserted and deleted again cancel). An
-// expression that raises on a state that was never committed (100 / d with
-// a transient d = 0) makes the refresh run the netted statement instead;
-// one that raises on a committed state still fails the refresh.
+// The delta reads every captured image without netting them first (for
+// COUNT/SUM/AVG pairs of an image inserted and deleted again cancel; for
+// MIN/MAX see min_max_read_every_image). An expression that raises on a
+// state that was never committed (100 / d with a transient d = 0) makes the
+// refresh run the netted statement instead; one that raises on a committed
+// state still fails the refresh.
 TEST_F(DifferentialAlgebraic, linear_aggregates_fall_back_to_netted_images_on_a_raising_state) {
     db->exec(
         "CREATE TABLE lr (id int PRIMARY KEY, g int, d int);"
@@ -104,6 +105,8 @@ TEST_F(DifferentialAlgebraic, linear_aggregates_fall_back_to_netted_images_on_a_
     EXPECT_EQ(main.find("__pgt_src_img"), std::string::npos)
         << "the main statement nets nothing: " << main;
     EXPECT_NE(stored_program("lin").fallback.find("__pgt_src_img"), std::string::npos);
+    EXPECT_EQ(stored_program("lmx").main.find("__pgt_src_img"), std::string::npos);
+    EXPECT_NE(stored_program("lmx").fallback.find("__pgt_src_img"), std::string::npos);
     // Cancelling pairs without any raising state: the plain path.
     db->exec(
         "BEGIN; INSERT INTO lr VALUES (20, 1, 5); UPDATE lr SET d = d + 1 WHERE id = 20;"
@@ -353,6 +356,46 @@ TEST_F(DifferentialAlgebraic, min_max_deleting_the_extreme_recomputes_the_group)
     db->exec("DELETE FROM m WHERE g = 'b'");  // extremes and the group gone
     EXPECT_TRUE(refreshed_ok("mm"));
     EXPECT_EQ(count("SELECT 1 FROM mm WHERE g = 'b'"), 0);
+}
+
+// MIN/MAX read every captured image, not netted ones: a value that came and
+// went within the window is a deletion there. At or beyond the stored
+// extreme it recomputes the group (the value may have been counted as the
+// new extreme); short of it, it changes nothing and nothing is read again.
+TEST_F(DifferentialAlgebraic, min_max_read_every_image) {
+    db->exec(
+        "CREATE TABLE mt (id int PRIMARY KEY, g int, v int);"
+        "INSERT INTO mt SELECT i, i % 3, i * 10 FROM generate_series(1, 30) i");
+    create("mtx", "SELECT g, min(v) AS lo, max(v) AS hi, count(*) AS n FROM mt GROUP BY g");
+    EXPECT_EQ(stored_program("mtx").main.find("__pgt_src_img"), std::string::npos)
+        << stored_program("mtx").main;
+    // Below the MIN and above the MAX, gone again before the refresh (one
+    // transaction, then two): the group is read again, its row unchanged.
+    db->exec("BEGIN; INSERT INTO mt VALUES (100, 0, -5); DELETE FROM mt WHERE id = 100; COMMIT");
+    EXPECT_GT(refresh_reading("mtx", "mt"), kProbeRows);
+    EXPECT_TRUE(differential_ok("mtx"));
+    db->exec("INSERT INTO mt VALUES (100, 1, 999)");
+    db->exec("DELETE FROM mt WHERE id = 100");
+    EXPECT_GT(refresh_reading("mtx", "mt"), kProbeRows);
+    EXPECT_TRUE(differential_ok("mtx"));
+    // A row through a new extreme and back; another through a new group,
+    // then into an old one.
+    db->exec("UPDATE mt SET v = -1 WHERE id = 4");
+    db->exec("UPDATE mt SET v = 40 WHERE id = 4; UPDATE mt SET g = 7 WHERE id = 5");
+    db->exec("UPDATE mt SET g = 2, v = 1000 WHERE id = 5");
+    EXPECT_TRUE(refreshed_ok("mtx"));
+    EXPECT_EQ(count("SELECT 1 FROM mtx WHERE g = 7"), 0);
+    // Values inside the range that came and went, and moves inside it:
+    // from the stored state alone.
+    db->exec("INSERT INTO mt VALUES (101, 0, 55), (102, 1, 65)");
+    db->exec("UPDATE mt SET v = 56 WHERE id = 101; DELETE FROM mt WHERE id = 102");
+    db->exec("DELETE FROM mt WHERE id = 101; UPDATE mt SET v = 75 WHERE id = 7");
+    EXPECT_LE(refresh_reading("mtx", "mt"), kProbeRows);
+    EXPECT_TRUE(differential_ok("mtx"));
+    // The extreme deleted and an equal value inserted in the same window.
+    db->exec("BEGIN; DELETE FROM mt WHERE id = 1; INSERT INTO mt VALUES (103, 1, 10); COMMIT");
+    EXPECT_TRUE(refreshed_ok("mtx"));
+    EXPECT_EQ(db->scalar("SELECT lo || '/' || n FROM mtx WHERE g = 1"), "10/10");
 }
 
 // --- numeric display scale, NaN and infinities ------------------------------

@@ -580,8 +580,12 @@ bool linear_aggregates(const ir::AlgebraicGroup& a) {
 std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityTarget& t,
                                 bool netted, bool rescans) {
     check_shape(a, t);
-    if (!netted && !linear_aggregates(a)) {
-        throw Error(sqlstate::kInternalError, "MIN/MAX need netted change images");
+    // MIN/MAX over every image (not netted) hold because a value that came
+    // and went within the window shows as a deletion: one at or beyond the
+    // stored extreme recomputes the group, one short of it was never the
+    // extreme. Without rescans they need nothing else to go wrong.
+    if (!rescans && !linear_aggregates(a)) {
+        throw Error(sqlstate::kInternalError, "MIN/MAX need their groups' rescans");
     }
     if (!rescans) {
         return (netted ? window_source_ctes(a.group.scan)

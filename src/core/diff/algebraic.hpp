@@ -47,8 +47,8 @@ std::string algebraic_full_query(const ir::AlgebraicGroup& a);
 
 // One statement; parameters as in window_predicate; returns one row
 // (rows_inserted, rows_deleted, rows_updated).
-// netted = false: over every captured image (window_source_ctes_unnetted);
-// only for linear aggregates, with the netted statement as fallback.
+// netted = false: over every captured image (window_source_ctes_unnetted),
+// with the netted statement as fallback; MIN/MAX need rescans then.
 // rescans = false: a group whose state says it must be recomputed (never,
 // in a consistent stream table of linear aggregates) is left untouched,
 // and a fourth column counts such groups: the caller recomputes then.

@@ -376,18 +376,19 @@ diff::DeltaProgram algebraic_delta(Spi& spi, const catalog::StreamTableRow& st,
     }
     sync_aux_columns(spi, st.relid, aux_of(a));
     p.full_query = diff::algebraic_full_query(a);
-    // Linear aggregates skip netting (a sort of the whole window by image);
-    // the netted statement stays as the fallback for a raising expression.
+    // A buffer window skips netting (a sort of the whole window by image):
+    // sums and counts add every image, and MIN/MAX recompute a group where
+    // an image left at or beyond its extreme (algebraic_group_sql). The
+    // netted statement stays as the fallback for a raising expression.
     // IMMEDIATE (transition tables: no state that never committed, so no
     // fallback) leaves out the rescan of linear aggregates' groups, which a
     // consistent table never needs: its trigger recomputes when one would.
-    if (diff::linear_aggregates(a) && !g.scan.delta.windowed()) {
-        p.main = diff::algebraic_group_sql(a, identity_target(st), false, false);
-    } else if (diff::linear_aggregates(a)) {
+    const bool linear = diff::linear_aggregates(a);
+    if (g.scan.delta.windowed()) {
         p.main = diff::algebraic_group_sql(a, identity_target(st), false);
         p.fallback = diff::algebraic_group_sql(a, identity_target(st));
     } else {
-        p.main = diff::algebraic_group_sql(a, identity_target(st));
+        p.main = diff::algebraic_group_sql(a, identity_target(st), !linear, !linear);
     }
     return p;
 }
