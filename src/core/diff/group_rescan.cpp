@@ -37,7 +37,7 @@ std::string rows_cte(const ir::GroupRescan& g) {
         exprs.push_back(group_expr(g, j));
         keys.push_back(sql::key_column(j));
     }
-    return touched_rows_cte("rows", g.source_table, g.scan.alias, exprs, keys);
+    return touched_rows_cte("rows", g.source_table, g.scan.alias, exprs, keys, g.key_by_array);
 }
 
 // fresh: the defining query over the touched groups' rows, with identities.
@@ -76,12 +76,13 @@ std::string touched_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
 }  // namespace
 
 // Source rows of the touched groups: keys without NULLs through IN (an
-// index on the grouping columns serves it), keys with a NULL through
+// index on the grouping columns serves it), or by_array through `= ANY
+// (array)` (ir::GroupRescan::key_by_array), keys with a NULL through
 // IS NOT DISTINCT FROM, a branch skipped whole when no such key exists.
 // Without grouping keys (one group), every row when `keys` has a row.
 std::string touched_rows_cte(const std::string& name, const std::string& table,
                              const std::string& a, const std::vector<std::string>& exprs,
-                             const std::vector<std::string>& key_cols) {
+                             const std::vector<std::string>& key_cols, bool by_array) {
     if (exprs.empty()) {
         return name + " AS (SELECT " + a + ".* FROM " + table + " " + a +
                " WHERE EXISTS (SELECT 1 FROM keys))";
@@ -94,11 +95,14 @@ std::string touched_rows_cte(const std::string& name, const std::string& table,
         same.push_back("k." + key_cols[j] + " IS NOT DISTINCT FROM " + exprs[j]);
     }
     std::string null_keys = "SELECT 1 FROM keys k WHERE (" + join(any_null, " OR ") + ")";
+    const std::string touched = by_array && exprs.size() == 1
+                                    ? exprs[0] + kEq + "ANY (ARRAY(SELECT DISTINCT " + keys[0] +
+                                          " FROM keys k WHERE " + not_null[0] + "))"
+                                    : "(" + join(exprs, ", ") + ") IN (SELECT " + join(keys, ", ") +
+                                          " FROM keys k WHERE " + join(not_null, " AND ") + ")";
     // The one-time gate keeps the source unread when no group is touched.
-    return name + " AS (SELECT " + a + ".* FROM " + table + " " + a + " WHERE (" +
-           join(exprs, ", ") + ") IN (SELECT " + join(keys, ", ") + " FROM keys k WHERE " +
-           join(not_null, " AND ") +
-           ") AND (SELECT EXISTS (SELECT 1 FROM keys)) UNION ALL SELECT " + a + ".* FROM " + table +
+    return name + " AS (SELECT " + a + ".* FROM " + table + " " + a + " WHERE " + touched +
+           " AND (SELECT EXISTS (SELECT 1 FROM keys)) UNION ALL SELECT " + a + ".* FROM " + table +
            " " + a + " WHERE (SELECT EXISTS (" + null_keys + ")) AND EXISTS (" + null_keys +
            " AND " + join(same, " AND ") + "))";
 }

@@ -29,10 +29,12 @@ std::string rescan_keyed_ctes(const ir::GroupRescan& g, const ir::IdentityTarget
 
 // CTE `name`: the rows of `table` (alias a) whose values of exprs equal
 // (NULLs matched as values) columns key_cols of some row of CTE `keys`;
-// every row when exprs is empty and `keys` has a row.
+// every row when exprs is empty and `keys` has a row. by_array (one
+// expression only, see ir::GroupRescan::key_by_array): matched by
+// `= ANY (array)` instead of IN.
 std::string touched_rows_cte(const std::string& name, const std::string& table,
                              const std::string& a, const std::vector<std::string>& exprs,
-                             const std::vector<std::string>& key_cols);
+                             const std::vector<std::string>& key_cols, bool by_array = false);
 
 std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget& target);
 

@@ -1,6 +1,7 @@
 // Rule names per operator for explain_st (see rules.hpp).
 #include "core/diff/rules.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/ir/tree.hpp"
@@ -35,8 +36,16 @@ std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy)
                             "before netting";
         case ir::Op::kAggregate:
             if (is(strategy, Strategy::kAlgebraicGroup) || is(strategy, Strategy::kAlgebraicJoin)) {
-                return "algebraic: new value from the stored one, hidden state columns and "
-                       "the change's signed images; no group is read again";
+                const bool extremes = std::any_of(n.algebraic_aggs.begin(), n.algebraic_aggs.end(),
+                                                  [](const ir::AlgebraicAgg& a) {
+                                                      return a.kind == ir::AggKind::kMin ||
+                                                             a.kind == ir::AggKind::kMax;
+                                                  });
+                return std::string(
+                           "algebraic: new value from the stored one, hidden state "
+                           "columns and the change's signed images; ") +
+                       (extremes ? "a group whose MIN/MAX lost its extreme is read again"
+                                 : "no group is read again");
             }
             return is(strategy, Strategy::kGroupRescan)
                        ? "recompute the groups the change touches, from their source rows"

@@ -85,6 +85,12 @@ struct GroupRescan {
     std::string source_table;        // quoted, schema-qualified source table
     std::vector<int> group_outputs;  // output positions of the grouping keys, in GROUP BY order
     std::string having;              // deparsed HAVING, empty when none
+    // One grouping key, a column of the source that leads one of its
+    // indexes, of a type with a pg_catalog equality and an array type: the
+    // touched groups' rows are read by `= ANY (array)`, one index scan
+    // over every touched value (a bitmap reads each page once), not one
+    // scan per value.
+    bool key_by_array = false;
 };
 
 // GROUP BY GROUPING SETS/ROLLUP/CUBE over one table: per set (an arm) a

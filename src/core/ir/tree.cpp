@@ -263,6 +263,18 @@ Identity identity_of(const Tree& t, int self) {
 
 }  // namespace
 
+std::optional<ColumnRef> scan_column(const Tree& t, int node, int column) {
+    while (t.at(node).op != Op::kScan) {
+        const Column& c = t.at(node).columns.at(static_cast<std::size_t>(column));
+        if (!c.ref) {
+            return std::nullopt;
+        }
+        node = c.ref->node;
+        column = c.ref->column;
+    }
+    return ColumnRef{node, column};
+}
+
 IdentitySource identity_source(const Tree& t) {
     if (t.root < 0) {
         return {};
@@ -274,21 +286,12 @@ IdentitySource identity_source(const Tree& t) {
     int scan = -1;
     std::vector<int> at_scan;
     for (int c : root.identity.keys.front()) {
-        int node = t.root;
-        int col = c;
-        while (t.at(node).op != Op::kScan) {
-            const Column& column = t.at(node).columns.at(static_cast<std::size_t>(col));
-            if (!column.ref) {
-                return {};
-            }
-            node = column.ref->node;
-            col = column.ref->column;
-        }
-        if (scan >= 0 && scan != node) {
+        std::optional<ColumnRef> at = scan_column(t, t.root, c);
+        if (!at || (scan >= 0 && scan != at->node)) {
             return {};
         }
-        scan = node;
-        at_scan.push_back(col);
+        scan = at->node;
+        at_scan.push_back(at->column);
     }
     const Node& s = t.at(scan);
     const bool is_key =

@@ -180,6 +180,10 @@ struct IdentitySource {
 IdentitySource identity_source(const Tree& t);
 uint32_t identity_relation(const Tree& t);
 
+// The scan column that column `column` of node `node` is, followed through
+// unchanged references (ColumnRef); nullopt when it is computed.
+std::optional<ColumnRef> scan_column(const Tree& t, int node, int column);
+
 // The tree for explain_st: one node per line, children indented under
 // their parent, each with its identity and rule.
 std::string format_tree(const Tree& t);

@@ -78,26 +78,7 @@ bool index_led(Query* q, Expr* e) {
     }
     Var* v = castNode(Var, e);
     RangeTblEntry* rte = rt_fetch(v->varno, q->rtable);
-    if (rte->rtekind != RTE_RELATION) {
-        return false;
-    }
-    return pg_call([&] {
-        Relation rel = relation_open(rte->relid, AccessShareLock);
-        List* indexes = RelationGetIndexList(rel);
-        bool led = false;
-        ListCell* lc;
-        foreach (lc, indexes) {
-            HeapTuple tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
-            if (HeapTupleIsValid(tup)) {
-                Form_pg_index ix = reinterpret_cast<Form_pg_index>(GETSTRUCT(tup));
-                led = led || (ix->indisvalid && ix->indnkeyatts > 0 &&
-                              ix->indkey.values[0] == v->varattno);
-                ReleaseSysCache(tup);
-            }
-        }
-        relation_close(rel, AccessShareLock);
-        return led;
-    });
+    return rte->rtekind == RTE_RELATION && column_leads_index(rte->relid, v->varattno);
 }
 
 // Collects the top-level outer joins; returns the blocker for one a region

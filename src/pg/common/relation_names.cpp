@@ -8,7 +8,11 @@ extern "C" {
 #include "postgres.h"
 #include "utils/builtins.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 }
@@ -49,6 +53,34 @@ Oid relation_owner(Oid relid) {
         ReleaseSysCache(tup);
         return owner;
     });
+}
+
+bool column_leads_index(Oid relid, AttrNumber attnum) {
+    if (attnum < 1) {
+        return false;
+    }
+    return pg_call([&] {
+        Relation rel = relation_open(relid, AccessShareLock);
+        List* indexes = RelationGetIndexList(rel);
+        bool led = false;
+        ListCell* lc;
+        foreach (lc, indexes) {
+            HeapTuple tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+            if (HeapTupleIsValid(tup)) {
+                auto* ix = reinterpret_cast<Form_pg_index>(GETSTRUCT(tup));
+                led = led ||
+                      (ix->indisvalid && ix->indnkeyatts > 0 && ix->indkey.values[0] == attnum);
+                ReleaseSysCache(tup);
+            }
+        }
+        relation_close(rel, AccessShareLock);
+        return led;
+    });
+}
+
+bool column_leads_index(Oid relid, const std::string& column) {
+    AttrNumber attnum = pg_call([&] { return get_attnum(relid, column.c_str()); });
+    return column_leads_index(relid, attnum);
 }
 
 }  // namespace pgt::pg

@@ -6,6 +6,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/attnum.h"
 }
 
 namespace pgt::pg {
@@ -18,5 +19,10 @@ std::string relation_display_name(Oid relid);
 
 // The role owning a relation.
 Oid relation_owner(Oid relid);
+
+// Whether a valid index of the relation has the column (by name, or by
+// attnum) as its first key: a filter on it can be an index scan.
+bool column_leads_index(Oid relid, AttrNumber attnum);
+bool column_leads_index(Oid relid, const std::string& column);
 
 }  // namespace pgt::pg

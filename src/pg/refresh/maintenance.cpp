@@ -415,6 +415,25 @@ std::vector<Oid> multi_table_sources(const AnalyzedQuery& q) {
     return out;
 }
 
+namespace {
+
+// ir::GroupRescan::key_by_array, from the catalog as it is now (an index
+// created later is used once the program is made again).
+bool key_by_array(const ir::Tree& t, const ir::GroupRescan& g) {
+    if (g.group_outputs.size() != 1) {
+        return false;
+    }
+    std::optional<ir::ColumnRef> at = ir::scan_column(t, t.root, g.group_outputs[0]);
+    if (!at) {
+        return false;
+    }
+    const ir::Node& scan = t.at(at->node);
+    const ir::Column& c = scan.columns.at(static_cast<std::size_t>(at->column));
+    return !unmatchable_type(c.type) && column_leads_index(scan.relid, c.name);
+}
+
+}  // namespace
+
 diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st,
                                      const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
     std::optional<diff::OneTableLevel> level = diff::one_table_level(q.operators);
@@ -423,6 +442,7 @@ diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st
     }
     ir::GroupRescan g =
         diff::group_rescan(q.operators, *level, scan, quoted_relation_name(q.scan.source_relid));
+    g.key_by_array = key_by_array(q.operators, g);
     ir::IdentityTarget target = identity_target(st);
     target.delete_only_same = !scan.delta.windowed();
     switch (delta_strategy(q)) {
