@@ -102,35 +102,6 @@ std::string counted_apply(const std::vector<std::string>& outs, const ir::Identi
            "(SELECT pg_catalog.count(*) FROM del), 0::pg_catalog.int8";
 }
 
-// Keyed FULL: one hash full join of the new contents with the stored rows on
-// the identity; stored rows are then deleted or updated by ctid, so nothing
-// is looked up row by row.
-std::string keyed_full_diff(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
-                            const std::string& query, const std::string& row_id) {
-    std::string sep = outs.empty() ? "" : ", ";
-    std::vector<std::string> sets;
-    for (const std::string& o : outs) {
-        sets.push_back(o + " = j." + o);
-    }
-    std::string upd = sets.empty() ? "SELECT 1 WHERE false"
-                                   : "UPDATE " + t.table + " t SET " + join(sets, ", ") +
-                                         " FROM j WHERE j.__pgt_id IS NOT NULL AND j.__pgt_tid IS "
-                                         "NOT NULL AND j.__pgt_changed AND t.ctid" +
-                                         kEq + "j.__pgt_tid RETURNING 1";
-    return "WITH j AS MATERIALIZED (SELECT t.ctid AS __pgt_tid, n.*, " +
-           (outs.empty() ? std::string("false")
-                         : image(outs, "t.") + " IS DISTINCT FROM " + image(outs, "n.")) +
-           " AS __pgt_changed FROM (SELECT " + output_list(outs, "q.") + sep + row_id +
-           " AS __pgt_id FROM (" + query + ") q) n FULL JOIN " + t.table + " t ON t." + kRowId +
-           kEq + "n.__pgt_id), del AS (DELETE FROM " + t.table + " t WHERE t.ctid" + kEq +
-           "ANY (ARRAY(SELECT j.__pgt_tid FROM j WHERE j.__pgt_id IS NULL)) RETURNING 1), upd AS "
-           "(" +
-           upd + "), ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) + " SELECT " +
-           insert_values(outs, "j") +
-           " FROM j WHERE j.__pgt_tid IS NULL RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM "
-           "ins), (SELECT pg_catalog.count(*) FROM del), (SELECT pg_catalog.count(*) FROM upd)";
-}
-
 }  // namespace
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -208,6 +179,45 @@ std::string addressed_apply_tail(const std::vector<std::string>& outs,
            " FROM ft WHERE ft.__pgt_id IS NOT NULL AND ft.__pgt_tid IS NULL RETURNING 1)" + kCounts;
 }
 
+namespace {
+
+// Whether stored row t shows other values than the fresh row n: columns of
+// a type whose equal values look alike (alike[i]) by equality, the others
+// by their text (as changed_values): the text of every row costs more than
+// the join that finds it.
+std::string changed_full(const std::vector<std::string>& outs, const std::vector<bool>& alike) {
+    std::vector<std::string> by_value, by_image;
+    for (std::size_t i = 0; i < outs.size(); i++) {
+        (i < alike.size() && alike[i] ? by_value : by_image).push_back(outs[i]);
+    }
+    std::vector<std::string> tests;
+    if (!by_value.empty()) {
+        tests.push_back("ROW(" + output_list(by_value, "t.") + ") IS DISTINCT FROM ROW(" +
+                        output_list(by_value, "n.") + ")");
+    }
+    if (!by_image.empty()) {
+        tests.push_back(image(by_image, "t.") + " IS DISTINCT FROM " + image(by_image, "n."));
+    }
+    return tests.empty() ? "false" : "(" + join(tests, " OR ") + ")";
+}
+
+// Keyed FULL: one hash full join of the new contents with the stored rows
+// on the identity keeps only the rows to write (ft), which are then
+// deleted, updated or inserted by address (addressed_apply_tail).
+std::string keyed_full_diff(const std::vector<std::string>& outs, const std::vector<bool>& alike,
+                            const ir::IdentityTarget& t, const std::string& query,
+                            const std::string& row_id) {
+    std::string sep = outs.empty() ? "" : ", ";
+    return "WITH ft AS MATERIALIZED (SELECT j.* FROM (SELECT t.ctid AS __pgt_tid, n.*, " +
+           changed_full(outs, alike) + " AS __pgt_changed FROM (SELECT " + output_list(outs, "q.") +
+           sep + row_id + " AS __pgt_id FROM (" + query + ") q) n FULL JOIN " + t.table +
+           " t ON t." + kRowId + kEq +
+           "n.__pgt_id) j WHERE j.__pgt_id IS NULL OR j.__pgt_tid IS NULL OR j.__pgt_changed)" +
+           addressed_apply_tail(outs, t);
+}
+
+}  // namespace
+
 std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
                               const std::string& touched) {
     // ft: f's rows, and the touched identities f lacks (__pgt_id null); a
@@ -220,9 +230,10 @@ std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::Id
 }
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
-                          const std::string& query, const std::string& row_id) {
+                          const std::string& query, const std::string& row_id,
+                          const std::vector<bool>& alike) {
     if (target.keyed) {
-        return keyed_full_diff(outs, target, query, row_id);
+        return keyed_full_diff(outs, alike, target, query, row_id);
     }
     std::string cols = output_list(outs, "q.");
     std::string old_cols = output_list(outs, "t.");

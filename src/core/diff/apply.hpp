@@ -64,11 +64,16 @@ std::string addressed_apply_tail(const std::vector<std::string>& outs, const ir:
 // rescan_apply_tail's CTEs del, upd and ins without the result row.
 std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 
-// FULL refresh as a delta: e = (+1, every row of `query`) ∪ (−1, every row
-// of the stream table), then apply_tail. Rows present with the same values
-// on both sides are left untouched. `row_id` is the identity expression over
-// alias q (the query's output row). Same result row as apply_tail.
+// FULL refresh as a delta. Keyed: the query's rows full-joined with the
+// stored rows on the identity, those to write applied by address
+// (addressed_apply_tail). Counted: e = (+1, every row of `query`) ∪ (−1,
+// every row of the stream table), then apply_tail. Rows present with the
+// same values on both sides are left untouched. `row_id` is the identity expression over
+// alias q (the query's output row). alike: per output, whether equal
+// values of its type always look alike (compared by equality then, not by
+// text; missing: by text). Same result row as apply_tail.
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
-                          const std::string& query, const std::string& row_id);
+                          const std::string& query, const std::string& row_id,
+                          const std::vector<bool>& alike = {});
 
 }  // namespace pgt::diff

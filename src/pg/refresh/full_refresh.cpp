@@ -31,6 +31,7 @@
 #include "pg/refresh/storage.hpp"
 #include "pg/security/rights.hpp"
 #include "pg/common/settings.hpp"
+#include "pg/common/type_facts.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
 extern "C" {
@@ -120,8 +121,10 @@ SpiRows run_statement(Spi& spi, const RefreshSnapshot& rs, const std::string& wh
 // place.
 RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs) {
     std::vector<std::string> outs;
+    std::vector<bool> alike;  // compared by equality, not by text
     for (const OutputColumn& c : user_columns(st.relid)) {
         outs.push_back(quote_ident(c.name));
+        alike.push_back(pg_call([&] { return ties_look_alike(c.type, c.typmod, c.collation); }));
     }
     // A hidden identity column (GROUPING of a grouping-sets query) is stored too.
     for (const std::string& c : st.identity_columns) {
@@ -146,7 +149,7 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
         }
     }
     std::string sql =
-        diff::full_diff_sql(outs, identity_target(st), query, row_id_expression(st, "q"));
+        diff::full_diff_sql(outs, identity_target(st), query, row_id_expression(st, "q"), alike);
     RefreshResult r{RefreshAction::kFull};
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
