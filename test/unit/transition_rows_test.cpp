@@ -165,6 +165,44 @@ TEST(KeyTableStatement, rows_from_the_new_transition_rows_keys_from_the_old) {
     EXPECT_THROW((void)pgt::diff::key_table_statement(j, target), pgt::Error);
 }
 
+// DIFFERENTIAL, the same join when only the key table's window has rows:
+// each key's last event read from that window alone (its parameter
+// block), the query over the after-images of the keys that arrive, every
+// key with an event probed; no image relation of a step is read.
+TEST(KeyWindowStatement, the_key_tables_last_events_from_its_own_window) {
+    pgt::ir::JoinRegion j;
+    j.outputs = {"id", "name"};
+    j.key_source = 1;
+    j.key_columns = {"\"Id\""};
+    j.key_rows =
+        "SELECT t.\"Id\" AS __pgt_k1, u.name AS __pgt_k2 FROM __pgt_new_1 t JOIN "
+        "public.u ON u.grp = t.grp";
+    j.sources.resize(2);
+    j.sources[1].delta = {pgt::ir::DeltaInput::Kind::kBufferWindow, "pgtrickle_changes.changes_7"};
+    j.sources[1].window = 1;
+    j.sources[1].columns = {{1, "\"Id\""}, {2, "grp"}};
+    pgt::ir::IdentityTarget target{"public.st", pgt::rowid::Domain::kScanKey, {"id"}, true};
+    const std::string sql = pgt::diff::key_window_statement(j, target);
+    for (const std::string& piece : {
+             std::string("pg_catalog.pg_visible_in_snapshot(b.xid, $6)"),
+             std::string("FROM pgtrickle_changes.changes_7 b"),
+             std::string("SELECT DISTINCT ON (v.__pgt_id) v.* FROM (SELECT e.*, "
+                         "pgtrickle.encode_row_id_v2('scan_key'::pg_catalog.text, "
+                         "ROW(e.\"Id\")) AS __pgt_id FROM ev e) v ORDER BY v.__pgt_id, "
+                         "v.__pgt_seq DESC, v.__pgt_sign DESC)"),
+             std::string("__pgt_new_1 AS (SELECT l.\"Id\", l.grp FROM l WHERE l.__pgt_sign > 0)"),
+             std::string("SELECT x.__pgt_k1 AS id, x.__pgt_k2 AS name FROM (" + j.key_rows +
+                         ") x) y), s AS (SELECT l.__pgt_id FROM l)"),
+             std::string(" FROM f FULL JOIN s s ON f.__pgt_id OPERATOR(pg_catalog.=) s.__pgt_id)"),
+         }) {
+        EXPECT_NE(sql.find(piece), std::string::npos) << piece << "\n" << sql;
+    }
+    EXPECT_EQ(sql.find("$1)"), std::string::npos) << sql;  // not the first window's block
+    EXPECT_EQ(sql.find("__pgt_old_"), std::string::npos) << sql;
+    j.key_columns.clear();
+    EXPECT_THROW((void)pgt::diff::key_window_statement(j, target), pgt::Error);
+}
+
 TEST(IdentityLocks, one_lock_per_touched_identity_in_one_order_after_the_where_clause) {
     const std::string sql =
         pgt::diff::identity_locks_sql(scan(), pgt::rowid::Domain::kGroupKey, {"__pgt_src.grp"}, 7,

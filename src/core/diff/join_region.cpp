@@ -179,25 +179,40 @@ std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget
            "fr.__pgt_id IN (SELECT g.__pgt_id FROM g))";
 }
 
-std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
+namespace {
+
+// "f AS (...)": j.key_rows's rows (the key table read from
+// region_new_images(key_source), which the caller defines) as the stream
+// table's columns, with their identity.
+std::string key_rows_fresh(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
     if (j.key_source < 0 || j.key_rows.empty() || !target.keyed) {
         throw Error(sqlstate::kInternalError, "key table statement without a key table");
     }
+    std::vector<std::string> outs, new_key;
+    for (std::size_t k = 0; k < j.outputs.size(); k++) {
+        outs.push_back("x." + region_key(k) + " AS " + j.outputs[k]);
+    }
+    for (const std::string& c : target.columns) {
+        new_key.push_back("y." + c);
+    }
+    return "f AS (SELECT y.*, " + row_id_expression(target.domain, new_key) +
+           " AS __pgt_id FROM (SELECT " + join(outs, ", ") + " FROM (" + j.key_rows + ") x) y)";
+}
+
+}  // namespace
+
+std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
+    const std::string fresh = key_rows_fresh(j, target);
     const auto i = static_cast<std::size_t>(j.key_source);
     auto rows = [&](TransitionSlot a, TransitionSlot b) {
         return "SELECT * FROM " + source_transition_name(i, a) + " UNION ALL SELECT * FROM " +
                source_transition_name(i, b);
     };
-    std::vector<std::string> outs, new_key;
-    for (std::size_t k = 0; k < j.outputs.size(); k++) {
-        outs.push_back("x." + region_key(k) + " AS " + j.outputs[k]);
-    }
     std::vector<std::string> stored_key;
-    for (std::size_t k = 0; k < target.columns.size(); k++) {
-        new_key.push_back("y." + target.columns[k]);
-        for (std::size_t c = 0; c < j.outputs.size(); c++) {
-            if (j.outputs[c] == target.columns[k]) {
-                stored_key.push_back("x." + region_key(c));
+    for (const std::string& c : target.columns) {
+        for (std::size_t o = 0; o < j.outputs.size(); o++) {
+            if (j.outputs[o] == c) {
+                stored_key.push_back("x." + region_key(o));
             }
         }
     }
@@ -205,13 +220,35 @@ std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarge
         throw Error(sqlstate::kInternalError, "identity column missing from the join's outputs");
     }
     return "WITH " + region_new_images(i) + " AS (" +
-           rows(TransitionSlot::kUpdateNew, TransitionSlot::kInserted) + "), f AS (SELECT y.*, " +
-           row_id_expression(target.domain, new_key) + " AS __pgt_id FROM (SELECT " +
-           join(outs, ", ") + " FROM (" + j.key_rows + ") x) y), s AS (WITH " +
-           region_new_images(i) + " AS (" +
+           rows(TransitionSlot::kUpdateNew, TransitionSlot::kInserted) + "), " + fresh +
+           ", s AS (WITH " + region_new_images(i) + " AS (" +
            rows(TransitionSlot::kUpdateOld, TransitionSlot::kDeleted) + ") SELECT DISTINCT " +
            row_id_expression(target.domain, stored_key) + " AS __pgt_id FROM (" + j.key_rows +
            ") x)" + stored_apply_tail(j.outputs, target, "s");
+}
+
+std::string key_window_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target) {
+    const std::string fresh = key_rows_fresh(j, target);
+    const auto i = static_cast<std::size_t>(j.key_source);
+    if (i >= j.sources.size() || !j.sources[i].delta.windowed() ||
+        j.key_columns.size() != target.columns.size()) {
+        throw Error(sqlstate::kInternalError, "key window statement without a key table window");
+    }
+    const ir::RegionSource& src = j.sources[i];
+    ir::ScanFilterProject scan;
+    scan.delta = src.delta;
+    scan.columns = src.columns;
+    scan.prefilter = src.prefilter;
+    scan.key_columns = j.key_columns;
+    std::vector<std::string> cols;
+    for (const ir::SourceColumn& c : src.columns) {
+        cols.push_back("l." + c.name);
+    }
+    // Every key with an event is probed (s): one whose last event leaves,
+    // or arrives as a row the query drops, is deleted if stored.
+    return "WITH " + last_event_ctes(scan, target, 5 * src.window) + ", " + region_new_images(i) +
+           " AS (SELECT " + join(cols, ", ") + " FROM l WHERE l." + kSign + " > 0), " + fresh +
+           ", s AS (SELECT l.__pgt_id FROM l)" + stored_apply_tail(j.outputs, target, "s");
 }
 
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target,

@@ -55,15 +55,23 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
 // IMMEDIATE, j.key_source >= 0: a statement that wrote only the table at
 // that source position changed exactly the rows of the keys in its
 // transition tables (every row of the result derives from one row of that
-// table, by its key): f j.key_rows over the new rows (the other tables as
-// they are), g the old rows' keys f lacks (a set difference: no plan looks
-// f up once per key), s the identities j.key_rows gives over the old rows
-// (the other tables are as the statement found them), which are the ones
-// of f already stored (the stream table equals its query at the
-// statement's start): the apply reads s instead of probing the stream
-// table for every new row. Columns of each transition relation are the
-// table's own.
+// table, by its key): f is j.key_rows over the new rows (the other tables
+// as they are), s the identities j.key_rows gives over the old rows (the
+// other tables are as the statement found them), which are the ones of f
+// already stored (the stream table equals its query at the statement's
+// start): the apply reads s instead of probing the stream table for every
+// new row. Columns of each transition relation are the table's own.
 std::string key_table_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target);
+
+// DIFFERENTIAL, j.key_source >= 0, for a refresh whose only changes are in
+// the window of that table (the others' windows are empty, so they are as
+// they were at the last refresh): each key's last event in the window
+// (last_event_ctes, the table's key is unique and checked at once) says
+// what the key's row is now, so f is j.key_rows over the after-images of
+// the keys that arrive, with the other tables as they are, and every key
+// with an event is probed for its stored row (stored_apply_tail). The
+// statement takes every window's parameters (5 per window, as main).
+std::string key_window_statement(const ir::JoinRegion& j, const ir::IdentityTarget& target);
 
 // The image statement of one source: its netted window (parameters
 // $1..$5), as (is_old, every live column); with multiplicity, an image of

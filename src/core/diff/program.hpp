@@ -93,11 +93,14 @@ struct DeltaProgram {
     // main raises, the refresh registers these instead and runs main again.
     std::vector<ImageStep> fallback_images;
     std::string main;
-    // IMMEDIATE, a join whose identity is the key of its table at source
-    // position key_source (ir::JoinRegion::key_source): the statement for
-    // a change that wrote only that table, recomputing the rows of the keys
-    // it touched from that table's transition relations and the other
-    // tables as they are (diff::key_table_statement); "" none.
+    // A join whose identity is the key of its table at source position
+    // key_source (ir::JoinRegion::key_source): the statement for a change
+    // of only that table, recomputing the rows of the keys it touched with
+    // the other tables as they are; "" none. IMMEDIATE: from that table's
+    // transition relations (diff::key_table_statement); DIFFERENTIAL: from
+    // the last event of each key in its window, run instead of the image
+    // steps and main when every other window is empty
+    // (diff::key_window_statement).
     std::string key_rows;
     std::size_t key_source = 0;
 };

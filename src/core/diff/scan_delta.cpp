@@ -446,12 +446,10 @@ std::vector<std::string> key_images(const ir::ScanFilterProject& scan, char pref
     return cols;
 }
 
-// apply_sql for a stream table keyed by its source's key (see there): ev
-// holds an arrival (+1, after-image) per buffer row with one, and a
-// departure (-1, before-image) per DELETE or key-changing UPDATE; l the
-// last of each identity's events; f what those that arrive and pass WHERE
-// store.
-std::string last_event_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target) {
+}  // namespace
+
+std::string last_event_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target,
+                            int base) {
     const ImageKeeps k = image_keeps(scan);
     // Same key by image (*=): keys equal as values but shown otherwise
     // (numeric 1.0, 1.00) are other identities.
@@ -468,17 +466,29 @@ std::string last_event_sql(const ir::ScanFilterProject& scan, const ir::Identity
             cols.push_back(std::move(c));
         }
         return "SELECT " + join(cols, ", ") + " FROM " + k.from + " WHERE " +
-               delta_predicate(scan, "b", 0) + " AND " + keep;
+               delta_predicate(scan, "b", base) + " AND " + keep;
     };
     const std::string events =
         scan.one_pass && !scan.prefilter.empty()
-            ? split_images(scan, k, depart, arrive, 0)
+            ? split_images(scan, k, depart, arrive, base)
             : side('n', "1", unchanged_update(scan) + " AND (" + arrive + ")") + " UNION ALL " +
                   side('o', "-1", depart);
-    std::vector<std::string> id_fields, outs, cols;
+    std::vector<std::string> id_fields;
     for (const std::string& c : scan.key_columns) {
         id_fields.push_back("e." + c);
     }
+    return "ev AS (" + events + "), l AS (SELECT DISTINCT ON (v.__pgt_id) v.* FROM (SELECT e.*, " +
+           row_id_expression(target.domain, id_fields) +
+           " AS __pgt_id FROM ev e) v ORDER BY v.__pgt_id, v.__pgt_seq DESC, v." + kSign + " DESC)";
+}
+
+namespace {
+
+// apply_sql for a stream table keyed by its source's key (see there): f
+// is what the last events (last_event_ctes) that arrive and pass WHERE
+// store.
+std::string last_event_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target) {
+    std::vector<std::string> outs, cols;
     // ft, in one pass over l: an output is computed only where the event
     // arrives and passes WHERE (__pgt_keep, computed once below OFFSET 0),
     // so it never runs on a row WHERE keeps out.
@@ -500,13 +510,9 @@ std::string last_event_sql(const ir::ScanFilterProject& scan, const ir::Identity
                                  ? arrives
                                  : "CASE WHEN " + arrives + " THEN COALESCE((" + scan.predicate +
                                        "), false) ELSE false END";
-    return "WITH ev AS (" + events +
-           "), l AS (SELECT DISTINCT ON (v.__pgt_id) v.* FROM (SELECT e.*, " +
-           row_id_expression(target.domain, id_fields) +
-           " AS __pgt_id FROM ev e) v ORDER BY v.__pgt_id, v.__pgt_seq DESC, v." + kSign +
-           " DESC), ft AS MATERIALIZED (SELECT " + join(cols, ", ") + " FROM (SELECT " + a +
-           ".*, " + keep + " AS __pgt_keep FROM l " + a + " OFFSET 0) " + a + ")" +
-           addressed_apply_tail(outs, target);
+    return "WITH " + last_event_ctes(scan, target, 0) + ", ft AS MATERIALIZED (SELECT " +
+           join(cols, ", ") + " FROM (SELECT " + a + ".*, " + keep + " AS __pgt_keep FROM l " + a +
+           " OFFSET 0) " + a + ")" + addressed_apply_tail(outs, target);
 }
 
 }  // namespace

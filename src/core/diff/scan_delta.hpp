@@ -152,6 +152,13 @@ std::string window_source_cte_list(const ir::ScanFilterProject& scan, const std:
 // passes, or from none).
 std::string apply_sql(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target);
 
+// The CTEs "ev AS (...), l AS (...)" of apply_sql's keyed form, over the
+// window parameters $(base+1)..$(base+5): l holds each identity's last
+// event, columns __pgt_seq, __pgt_sign (+1: it arrives with this
+// after-image; -1: it leaves), the source columns by name, __pgt_id.
+std::string last_event_ctes(const ir::ScanFilterProject& scan, const ir::IdentityTarget& target,
+                            int base);
+
 // The source columns of the scan (quoted) that the target's identity
 // columns select as they are, in the identity's order; empty when one of
 // them is not such a column. The caller decides whether they are a key.

@@ -235,6 +235,8 @@ struct JoinRegion {
     // region_new_images(key_source) and every other table as it is.
     int key_source = -1;
     std::string key_rows;
+    // That table's key columns (quoted, in the identity's order).
+    std::vector<std::string> key_columns;
 };
 
 // An inner join kept algebraically: branches (in `region`) select

@@ -115,6 +115,7 @@ struct RegionShape {
     // new images; -1 otherwise.
     int key_source = -1;
     std::string key_rows;
+    std::vector<std::string> key_columns;  // that table's key columns, quoted, identity order
 };
 
 // What a branch names a kept copy candidate by (then its source index and

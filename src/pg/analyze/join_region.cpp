@@ -591,6 +591,10 @@ void key_table_rows(Query* q, const std::vector<RegionTable>& tables,
     const std::vector<diff::Padding> as_written(outer.size(), diff::Padding::kKeep);
     region.key_rows = deparse_branch(q, key_entries(q, all), tables, states, outer, as_written);
     region.key_source = static_cast<int>(tables[static_cast<std::size_t>(found)].source);
+    region.key_columns.clear();
+    for (const std::string& name : key.names) {
+        region.key_columns.push_back(quote_ident(name));
+    }
 }
 
 }  // namespace

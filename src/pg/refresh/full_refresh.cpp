@@ -300,10 +300,106 @@ std::optional<double> keep_copies(Spi& spi, const catalog::StreamTableRow& st,
     return refill_ms;
 }
 
+// The image steps, kept copies and main statement of the program (the
+// fallbacks when main raises); nullopt when the changes cancel out.
+std::optional<SpiRows> apply_program(Spi& spi, const catalog::StreamTableRow& st,
+                                     const RefreshSnapshot& rs, const std::vector<Window>& windows,
+                                     const diff::DeltaProgram& program,
+                                     const std::vector<SpiParam>& params, RefreshResult& r) {
+    // Only the relations some branch reads are kept.
+    uint64_t reads_old = 0, reads_new = 0, reads_delta = 0;
+    for (const diff::Branch& b : program.branches) {
+        reads_old |= b.old_sources;
+        reads_new |= b.new_sources;
+        reads_delta |= b.delta_sources;
+    }
+    // A valid copy takes its source's change from the signed images.
+    const uint64_t valid = program.kept.empty() ? 0 : catalog::valid_kept_copies(spi, st.pgt_id);
+    reads_delta |= valid;
+    uint64_t changed = 0;  // sources with images of either kind
+    auto kept = [](uint64_t mask, std::size_t source, std::string name) {
+        return (mask >> source) & 1 ? name : std::string();
+    };
+    // A step's window parameters (none without windows: IMMEDIATE).
+    auto step_params = [&](const diff::ImageStep& step) {
+        return windows.empty() ? std::vector<SpiParam>{}
+                               : window_params(rs, windows.at(step.window).frontier);
+    };
+    // Registers the steps' relations; returns the main statement with
+    // the branches that can find rows ("": none can).
+    auto register_steps = [&](const std::vector<diff::ImageStep>& steps) {
+        uint64_t has_old = 0, has_new = 0;
+        for (const diff::ImageStep& step : steps) {
+            if (t_explained != nullptr) {
+                (void)run_statement(spi, rs,
+                                    "change images of source " + std::to_string(step.source),
+                                    step.sql, step_params(step));
+            }
+            auto [olds, news] = spi.register_images(
+                rs.snapshot, step.sql, step_params(step),
+                kept(reads_old, step.source, diff::region_old_images(step.source)),
+                kept(reads_new, step.source, diff::region_new_images(step.source)),
+                kept(reads_delta, step.source, diff::region_delta_images(step.source)));
+            has_old |= olds > 0 ? uint64_t{1} << step.source : 0;
+            has_new |= news > 0 ? uint64_t{1} << step.source : 0;
+        }
+        changed = has_old | has_new;
+        return diff::main_statement(program, has_old, has_new);
+    };
+    std::string main = register_steps(program.images);
+    r.kept_refill_ms = keep_copies(spi, st, rs, program.kept, valid, changed);
+    // With images, a plan made for their sizes (Spi::query_at, sized_plan).
+    bool replan = !program.images.empty();
+    std::optional<SpiRows> counts;
+    if (main.empty()) {
+        // the changes cancel out: nothing to apply
+    } else if (!program.fallback_images.empty()) {
+        counts = with_fallback(spi, rs, main, params, replan, [&]() -> std::optional<SpiRows> {
+            spi.unregister_relations();  // the same statement over netted images
+            std::string netted = register_steps(program.fallback_images);
+            if (netted.empty()) {
+                return std::nullopt;
+            }
+            return run_statement(spi, rs, "fallback apply (netted images)", netted, params, replan);
+        });
+    } else if (!program.fallback.empty()) {
+        counts = with_fallback(spi, rs, main, params, replan, [&] {
+            return std::optional(run_statement(spi, rs, "fallback apply (netted images)",
+                                               program.fallback, params, replan));
+        });
+    } else {
+        counts = run_statement(spi, rs, "apply", main, params, replan);
+    }
+    return counts;
+}
+
+// Whether the program's key table (DeltaProgram::key_rows) is the only
+// source with changes in this refresh: every other window is empty (bit i
+// of known_empty: window i is known to be, without counting it again).
+bool only_key_table_changed(Spi& spi, const RefreshSnapshot& rs, const std::vector<Window>& windows,
+                            const diff::DeltaProgram& program, uint64_t known_empty) {
+    if (program.key_rows.empty() || windows.empty()) {
+        return false;
+    }
+    auto step =
+        std::find_if(program.images.begin(), program.images.end(),
+                     [&](const diff::ImageStep& s) { return s.source == program.key_source; });
+    if (step == program.images.end()) {
+        return false;
+    }
+    for (std::size_t w = 0; w < windows.size(); w++) {
+        if (static_cast<int>(w) != step->window && (w >= 64 || ((known_empty >> w) & 1) == 0) &&
+            window_count(spi, rs, windows[w], 1).rows > 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // The delta statement over every window: one block of five parameters per
 // window, in captured_sources_of order (diff::window_predicate's base).
 RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const RefreshSnapshot& rs,
-                          const std::vector<Window>& windows) {
+                          const std::vector<Window>& windows, uint64_t known_empty = 0) {
     RefreshResult r{RefreshAction::kDifferential};
     std::vector<SpiParam> params;
     for (const Window& w : windows) {
@@ -327,71 +423,12 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
                 }
             }
         } forget{spi};
-        // Only the relations some branch reads are kept.
-        uint64_t reads_old = 0, reads_new = 0, reads_delta = 0;
-        for (const diff::Branch& b : program.branches) {
-            reads_old |= b.old_sources;
-            reads_new |= b.new_sources;
-            reads_delta |= b.delta_sources;
-        }
-        // A valid copy takes its source's change from the signed images.
-        const uint64_t valid =
-            program.kept.empty() ? 0 : catalog::valid_kept_copies(spi, st.pgt_id);
-        reads_delta |= valid;
-        uint64_t changed = 0;  // sources with images of either kind
-        auto kept = [](uint64_t mask, std::size_t source, std::string name) {
-            return (mask >> source) & 1 ? name : std::string();
-        };
-        // A step's window parameters (none without windows: IMMEDIATE).
-        auto step_params = [&](const diff::ImageStep& step) {
-            return windows.empty() ? std::vector<SpiParam>{}
-                                   : window_params(rs, windows.at(step.window).frontier);
-        };
-        // Registers the steps' relations; returns the main statement with
-        // the branches that can find rows ("": none can).
-        auto register_steps = [&](const std::vector<diff::ImageStep>& steps) {
-            uint64_t has_old = 0, has_new = 0;
-            for (const diff::ImageStep& step : steps) {
-                if (t_explained != nullptr) {
-                    (void)run_statement(spi, rs,
-                                        "change images of source " + std::to_string(step.source),
-                                        step.sql, step_params(step));
-                }
-                auto [olds, news] = spi.register_images(
-                    rs.snapshot, step.sql, step_params(step),
-                    kept(reads_old, step.source, diff::region_old_images(step.source)),
-                    kept(reads_new, step.source, diff::region_new_images(step.source)),
-                    kept(reads_delta, step.source, diff::region_delta_images(step.source)));
-                has_old |= olds > 0 ? uint64_t{1} << step.source : 0;
-                has_new |= news > 0 ? uint64_t{1} << step.source : 0;
-            }
-            changed = has_old | has_new;
-            return diff::main_statement(program, has_old, has_new);
-        };
-        std::string main = register_steps(program.images);
-        r.kept_refill_ms = keep_copies(spi, st, rs, program.kept, valid, changed);
-        // With images, a plan made for their sizes (Spi::query_at, sized_plan).
-        bool replan = !program.images.empty();
         std::optional<SpiRows> counts;
-        if (main.empty()) {
-            // the changes cancel out: nothing to apply
-        } else if (!program.fallback_images.empty()) {
-            counts = with_fallback(spi, rs, main, params, replan, [&]() -> std::optional<SpiRows> {
-                spi.unregister_relations();  // the same statement over netted images
-                std::string netted = register_steps(program.fallback_images);
-                if (netted.empty()) {
-                    return std::nullopt;
-                }
-                return run_statement(spi, rs, "fallback apply (netted images)", netted, params,
-                                     replan);
-            });
-        } else if (!program.fallback.empty()) {
-            counts = with_fallback(spi, rs, main, params, replan, [&] {
-                return std::optional(run_statement(spi, rs, "fallback apply (netted images)",
-                                                   program.fallback, params, replan));
-            });
+        if (only_key_table_changed(spi, rs, windows, program, known_empty)) {
+            counts = run_statement(spi, rs, "apply (the key table's last event per key)",
+                                   program.key_rows, params);
         } else {
-            counts = run_statement(spi, rs, "apply", main, params, replan);
+            counts = apply_program(spi, st, rs, windows, program, params, r);
         }
         spi.unregister_relations();
         forget.done = true;
@@ -573,12 +610,15 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                     in.changes_estimated = false;
                 }
                 int64_t changes = 0;
-                for (const Window& w : windows) {
+                uint64_t empty = 0;  // windows counted empty
+                for (std::size_t i = 0; i < windows.size(); i++) {
+                    const Window& w = windows[i];
                     WindowCount c = window_count(spi, rs, w, limit < 0 ? -1 : limit + 1 - changes);
                     if (c.truncated) {
                         return truncated(w);
                     }
                     changes += c.rows;
+                    empty |= c.rows == 0 && i < 64 ? uint64_t{1} << i : 0;
                 }
                 if (changes == 0) {
                     return RefreshResult{RefreshAction::kNoData};
@@ -589,24 +629,26 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                     why = choice.reason;
                     return recompute(spi, st, rs);
                 }
-                RefreshResult r = apply_delta(spi, st, rs, windows);
+                RefreshResult r = apply_delta(spi, st, rs, windows, empty);
                 r.source_changes = changes;
                 return r;
             }
             // Per window: a TRUNCATE marker, and whether it has a row at all
             // (the first one found ends that scan).
             bool any = false;
-            for (const Window& w : windows) {
-                WindowCount c = window_count(spi, rs, w, 1);
+            uint64_t empty = 0;
+            for (std::size_t i = 0; i < windows.size(); i++) {
+                WindowCount c = window_count(spi, rs, windows[i], 1);
                 if (c.truncated) {
-                    return truncated(w);
+                    return truncated(windows[i]);
                 }
                 any = any || c.rows > 0;
+                empty |= c.rows == 0 && i < 64 ? uint64_t{1} << i : 0;
             }
             if (!any) {
                 return RefreshResult{RefreshAction::kNoData};
             }
-            return apply_delta(spi, st, rs, windows);
+            return apply_delta(spi, st, rs, windows, empty);
         });
 }
 

@@ -327,15 +327,19 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
     r.key_filtered = q.region.key_filtered;
     r.key_source = q.region.key_source;
     r.key_rows = q.region.key_rows;
+    r.key_columns = q.region.key_columns;
     auto finish = [&](diff::DeltaProgram p) {
         if (immediate) {
             p.fallback.clear();
             p.fallback_images.clear();
-            const ir::IdentityTarget target = identity_target(st);
-            if (r.key_source >= 0 && target.keyed) {
-                p.key_rows = diff::key_table_statement(r, target);
-                p.key_source = static_cast<std::size_t>(r.key_source);
-            }
+        }
+        const ir::IdentityTarget target = identity_target(st);
+        // DIFFERENTIAL: not with kept copies, which follow every change of
+        // their sources through the image steps this statement skips.
+        if (r.key_source >= 0 && target.keyed && (immediate || p.kept.empty())) {
+            p.key_rows = immediate ? diff::key_table_statement(r, target)
+                                   : diff::key_window_statement(r, target);
+            p.key_source = static_cast<std::size_t>(r.key_source);
         }
         return p;
     };
