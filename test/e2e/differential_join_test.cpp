@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -783,6 +784,89 @@ TEST_F(DifferentialJoin, keyed_by_one_table_a_change_of_it_alone_reads_its_last_
     }
     db->exec("DELETE FROM lines WHERE qty > 4; UPDATE lines SET oid = 9 WHERE oid = 3");
     refresh_all({{"k_lines", "lines"}});
+}
+
+// The same join under random batches, mostly of the key table alone (a
+// fixed seed): each batch is one to four statements in one transaction,
+// sometimes with a savepoint rolled back; value, join-key and key
+// updates, inserts, deletes, a key deleted and inserted again; every
+// fifth batch also writes the other table. Oracle after every refresh.
+TEST_F(DifferentialJoin, keyed_by_one_table_random_batches_of_it_alone) {
+    db->exec(
+        "INSERT INTO orders SELECT g, 10 * (1 + g % 4), g % 9, CASE WHEN g % 3 = 0 THEN 'x' END "
+        "FROM generate_series(6, 60) g");
+    const std::vector<std::string> names = {"r_inner", "r_left", "r_three"};
+    create(names[0],
+           "SELECT o.id, c.name, o.amount FROM orders o JOIN customers c ON c.id = o.cust");
+    create(names[1],
+           "SELECT o.id, o.amount, c.region FROM orders o LEFT JOIN customers c ON c.id = o.cust "
+           "WHERE o.note IS NULL OR o.amount > 4");
+    create(names[2],
+           "SELECT o.id, c.name, o2.y AS twin FROM orders o JOIN customers c ON c.id = "
+           "o.cust LEFT JOIN b o2 ON o2.id = o.amount");
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables WHERE pgt_name LIKE "
+                         "'r\\_%' AND delta_program ? 'key_rows'"),
+              "3");
+    std::mt19937 rng(20261204);
+    auto num = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    auto id = [&] { return std::to_string(num(1, 80)); };
+    auto cust = [&] {
+        const int c = num(0, 5);
+        return c == 0 ? std::string("NULL") : std::to_string(c * 10);
+    };
+    auto statement = [&]() -> std::string {
+        switch (num(0, 6)) {
+            case 0:
+                return "UPDATE orders SET amount = " + std::to_string(num(0, 9)) + " WHERE id % " +
+                       std::to_string(num(2, 9)) + " = " + std::to_string(num(0, 1));
+            case 1:
+                return "UPDATE orders SET cust = " + cust() + " WHERE id = " + id();
+            case 2: {  // a key moves away, or back
+                const bool away = num(0, 1) == 0;
+                const std::string from = away ? id() : std::to_string(1000 + num(1, 80));
+                const std::string to = away ? "o.id + 1000" : "o.id - 1000";
+                return "UPDATE orders o SET id = " + to + " WHERE o.id = " + from +
+                       " AND NOT EXISTS (SELECT FROM orders p WHERE p.id = " + to + ")";
+            }
+            case 3:
+                return "INSERT INTO orders VALUES (" + id() + ", " + cust() + ", " +
+                       std::to_string(num(0, 9)) +
+                       ", NULL) ON CONFLICT (id) DO UPDATE SET cust = "
+                       "excluded.cust";
+            case 4:
+                return "DELETE FROM orders WHERE id = " + id();
+            case 5: {
+                const std::string k = id();
+                return "DELETE FROM orders WHERE id = " + k + "; INSERT INTO orders VALUES (" + k +
+                       ", " + cust() + ", 7, 'x') ON CONFLICT DO NOTHING";
+            }
+            default:
+                return "UPDATE orders SET note = CASE WHEN note IS NULL THEN 'x' END WHERE id = " +
+                       id();
+        }
+    };
+    for (int batch = 0; batch < 60 && !HasFailure(); batch++) {
+        std::string sql = "BEGIN; ";
+        for (int n = num(1, 4); n > 0; n--) {
+            sql += statement() + "; ";
+        }
+        if (num(0, 3) == 0) {
+            sql += "SAVEPOINT s; " + statement() + "; ROLLBACK TO s; ";
+        }
+        if (batch % 5 == 4) {
+            sql += "UPDATE customers SET name = name || '.' WHERE id = " + cust() + "; ";
+        }
+        sql += "COMMIT";
+        SCOPED_TRACE(sql);
+        db->exec(sql);
+        for (const std::string& st : names) {
+            SCOPED_TRACE(st);
+            refresh(st);
+            EXPECT_MATCHES_QUERY(*db, st);
+            const std::string action = last_action(st);
+            EXPECT_TRUE(action == "DIFFERENTIAL" || action == "NO_DATA") << action;
+        }
+    }
 }
 
 // One backend refreshes twice: after 1 changed row per table, then after
