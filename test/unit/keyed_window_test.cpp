@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "core/diff/apply.hpp"
 #include "core/diff/scan_delta.hpp"
 
 namespace {
@@ -90,6 +92,41 @@ TEST(KeyedWindow, both_images_are_read_in_one_scan_when_the_prefilter_keeps_few)
 TEST(KeyedWindow, without_key_columns_images_are_netted) {
     const std::string sql = pgt::diff::apply_sql(keyed_scan(), target());
     EXPECT_NE(sql.find("__pgt_src_img"), std::string::npos) << sql;
+}
+
+// FULL: a source key of columns whose equal values look alike matches the
+// stored rows by value, and the identity is computed only for the rows to
+// write; a key of another type (numeric: 1.0 and 1.00 are two identities)
+// or of another domain matches by identity.
+TEST(KeyedFull, a_key_whose_values_look_alike_matches_by_value) {
+    const std::string q = "SELECT id, val FROM public.t";
+    const std::string id = "pgtrickle.encode_row_id_v2('scan_key'::pg_catalog.text, ROW(q.id))";
+    std::string sql = pgt::diff::full_diff_sql({"id", "val"}, target(), q, id, {true, false});
+    EXPECT_NE(sql.find("FULL JOIN public.st t ON t.id OPERATOR(pg_catalog.=) n.id)"),
+              std::string::npos)
+        << sql;
+    EXPECT_NE(sql.find("CASE WHEN q.__pgt_fresh THEN " + id + " END AS __pgt_id"),
+              std::string::npos)
+        << sql;
+    EXPECT_EQ(sql.find("__pgt_row_id OPERATOR(pg_catalog.=)"), std::string::npos) << sql;
+    for (const auto& alike : {std::vector<bool>{false, true}, std::vector<bool>{}}) {
+        sql = pgt::diff::full_diff_sql({"id", "val"}, target(), q, id, alike);
+        EXPECT_NE(sql.find("t.__pgt_row_id OPERATOR(pg_catalog.=) n.__pgt_id"), std::string::npos)
+            << sql;
+    }
+    sql = pgt::diff::full_diff_sql({"id", "val"}, target(), q, id, {true, false}, true);
+    EXPECT_EQ(sql.rfind("WITH ins AS (INSERT INTO public.st (id, val, __pgt_row_id) SELECT n.id, "
+                        "n.val, n.__pgt_id FROM (SELECT q.id, q.val, " +
+                            id + " AS __pgt_id FROM (" + q + ") q) n RETURNING 1)",
+                        0),
+              0u)
+        << sql;
+    EXPECT_EQ(sql.find("JOIN"), std::string::npos) << sql;
+    pgt::ir::IdentityTarget grouped = target();
+    grouped.domain = pgt::rowid::Domain::kGroupKey;  // grouping keys may be NULL
+    sql = pgt::diff::full_diff_sql({"id", "val"}, grouped, q, id, {true, true});
+    EXPECT_NE(sql.find("t.__pgt_row_id OPERATOR(pg_catalog.=) n.__pgt_id"), std::string::npos)
+        << sql;
 }
 
 }  // namespace

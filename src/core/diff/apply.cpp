@@ -5,6 +5,7 @@
 #include "core/diff/apply.hpp"
 #include "core/sql/names.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -201,13 +202,47 @@ std::string changed_full(const std::vector<std::string>& outs, const std::vector
     return tests.empty() ? "false" : "(" + join(tests, " OR ") + ")";
 }
 
+// The equality of the stored rows (t) and the new ones (n) on the
+// identity's columns, when the identity is a source key (never NULL) of
+// columns whose equal values look alike: equal values are then the same
+// identity. "" otherwise.
+std::string key_columns_match(const std::vector<std::string>& outs, const std::vector<bool>& alike,
+                              const ir::IdentityTarget& t) {
+    if (t.domain != rowid::Domain::kScanKey || t.columns.empty()) {
+        return "";
+    }
+    std::vector<std::string> eqs;
+    for (const std::string& c : t.columns) {
+        auto at = std::find(outs.begin(), outs.end(), c);
+        const auto i = static_cast<std::size_t>(at - outs.begin());
+        if (at == outs.end() || i >= alike.size() || !alike[i]) {
+            return "";
+        }
+        eqs.push_back("t." + c + kEq + "n." + c);
+    }
+    return join(eqs, " AND ");
+}
+
 // Keyed FULL: one hash full join of the new contents with the stored rows
 // on the identity keeps only the rows to write (ft), which are then
-// deleted, updated or inserted by address (addressed_apply_tail).
+// deleted, updated or inserted by address (addressed_apply_tail). Where
+// the identity's columns match by value (key_columns_match), the join is
+// on them, and the identity is computed only for the rows to write.
 std::string keyed_full_diff(const std::vector<std::string>& outs, const std::vector<bool>& alike,
                             const ir::IdentityTarget& t, const std::string& query,
                             const std::string& row_id) {
     std::string sep = outs.empty() ? "" : ", ";
+    const std::string by_value = key_columns_match(outs, alike, t);
+    if (!by_value.empty()) {
+        return "WITH ft AS MATERIALIZED (SELECT q.__pgt_tid, " + output_list(outs, "q.") +
+               ", CASE WHEN q.__pgt_fresh THEN " + row_id +
+               " END AS __pgt_id FROM (SELECT t.ctid AS __pgt_tid, n.*, " +
+               changed_full(outs, alike) + " AS __pgt_changed FROM (SELECT " +
+               output_list(outs, "q.") + ", true AS __pgt_fresh FROM (" + query +
+               ") q) n FULL JOIN " + t.table + " t ON " + by_value +
+               ") q WHERE q.__pgt_fresh IS NULL OR q.__pgt_tid IS NULL OR q.__pgt_changed)" +
+               addressed_apply_tail(outs, t);
+    }
     return "WITH ft AS MATERIALIZED (SELECT j.* FROM (SELECT t.ctid AS __pgt_tid, n.*, " +
            changed_full(outs, alike) + " AS __pgt_changed FROM (SELECT " + output_list(outs, "q.") +
            sep + row_id + " AS __pgt_id FROM (" + query + ") q) n FULL JOIN " + t.table +
@@ -231,7 +266,17 @@ std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::Id
 
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
                           const std::string& query, const std::string& row_id,
-                          const std::vector<bool>& alike) {
+                          const std::vector<bool>& alike, bool stored_empty) {
+    if (stored_empty) {
+        // Rows go in in the query's order (a join would write them in the
+        // order of its hash table).
+        std::string sep = outs.empty() ? "" : ", ";
+        return "WITH ins AS (INSERT INTO " + target.table + " " + insert_columns(outs) +
+               " SELECT " + insert_values(outs, "n") + " FROM (SELECT " + output_list(outs, "q.") +
+               sep + row_id + " AS __pgt_id FROM (" + query +
+               ") q) n RETURNING 1), del AS (SELECT 1 WHERE false), upd AS (SELECT 1 WHERE false)" +
+               kCounts;
+    }
     if (target.keyed) {
         return keyed_full_diff(outs, alike, target, query, row_id);
     }

@@ -71,9 +71,11 @@ std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::Id
 // same values on both sides are left untouched. `row_id` is the identity expression over
 // alias q (the query's output row). alike: per output, whether equal
 // values of its type always look alike (compared by equality then, not by
-// text; missing: by text). Same result row as apply_tail.
+// text; missing: by text). stored_empty: the stream table holds no row,
+// and the query's rows are inserted in its order. Same result row as
+// apply_tail.
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
                           const std::string& query, const std::string& row_id,
-                          const std::vector<bool>& alike = {});
+                          const std::vector<bool>& alike = {}, bool stored_empty = false);
 
 }  // namespace pgt::diff

@@ -148,12 +148,19 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
             catalog::invalidate_kept_copies(spi, st.pgt_id);
         }
     }
-    std::string sql =
-        diff::full_diff_sql(outs, identity_target(st), query, row_id_expression(st, "q"), alike);
+    const ir::IdentityTarget target = identity_target(st);
     RefreshResult r{RefreshAction::kFull};
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         pin_refresh_memory();
+        // An empty stream table (its first population) takes the rows as
+        // they come, in the query's order.
+        const bool empty =
+            spi.query_at(rs.snapshot, "SELECT NOT EXISTS (SELECT FROM " + target.table + ")")
+                .rows.at(0)
+                .at(0) == "t";
+        const std::string sql =
+            diff::full_diff_sql(outs, target, query, row_id_expression(st, "q"), alike, empty);
         SpiRows counts = run_statement(spi, rs, "FULL recompute", sql);
         r.rows_inserted =
             std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
