@@ -721,6 +721,10 @@ TEST_F(DifferentialJoin, keyed_by_one_table_a_change_of_it_alone_reads_its_last_
     EXPECT_EQ(db->scalar("SELECT count(*) FROM pgtrickle.pgt_stream_tables WHERE pgt_name LIKE "
                          "'k\\_%' AND delta_program ? 'key_rows'"),
               "4");
+    EXPECT_NE(db->scalar("SELECT value FROM pgtrickle.explain_st('k_inner') WHERE property = "
+                         "'delta_plan'")
+                  .find("instead of the above, for a change of source 0 alone"),
+              std::string::npos);
     auto reads = [&](const std::string& table) {
         return std::stol(db->scalar(
             "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "

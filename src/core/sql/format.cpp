@@ -204,6 +204,12 @@ std::string format_program(const std::string& program) {
                 ? std::string("apply")
                 : "apply (the branches that can find rows replace " + diff::kBranchesMarker + ")",
             p.main);
+    if (!p.key_rows.empty()) {
+        section(out,
+                "instead of the above, for a change of source " + std::to_string(p.key_source) +
+                    " alone: the rows of the keys it touched",
+                p.key_rows);
+    }
     if (!p.fallback.empty()) {
         section(out, "fallback: apply over netted images (when apply raises)", p.fallback);
     }
