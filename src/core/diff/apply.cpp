@@ -223,6 +223,14 @@ std::string key_columns_match(const std::vector<std::string>& outs, const std::v
     return join(eqs, " AND ");
 }
 
+// "(SELECT <outs>, <extra> FROM (<query>) q)": the query's rows as the
+// stream table's columns, then `extra` (over alias q).
+std::string query_rows(const std::vector<std::string>& outs, const std::string& query,
+                       const std::string& extra) {
+    return "(SELECT " + output_list(outs, "q.") + (outs.empty() ? "" : ", ") + extra + " FROM (" +
+           query + ") q)";
+}
+
 // Keyed FULL: one hash full join of the new contents with the stored rows
 // on the identity keeps only the rows to write (ft), which are then
 // deleted, updated or inserted by address (addressed_apply_tail). Where
@@ -231,24 +239,21 @@ std::string key_columns_match(const std::vector<std::string>& outs, const std::v
 std::string keyed_full_diff(const std::vector<std::string>& outs, const std::vector<bool>& alike,
                             const ir::IdentityTarget& t, const std::string& query,
                             const std::string& row_id) {
-    std::string sep = outs.empty() ? "" : ", ";
     const std::string by_value = key_columns_match(outs, alike, t);
-    if (!by_value.empty()) {
-        return "WITH ft AS MATERIALIZED (SELECT q.__pgt_tid, " + output_list(outs, "q.") +
-               ", CASE WHEN q.__pgt_fresh THEN " + row_id +
-               " END AS __pgt_id FROM (SELECT t.ctid AS __pgt_tid, n.*, " +
-               changed_full(outs, alike) + " AS __pgt_changed FROM (SELECT " +
-               output_list(outs, "q.") + ", true AS __pgt_fresh FROM (" + query +
-               ") q) n FULL JOIN " + t.table + " t ON " + by_value +
-               ") q WHERE q.__pgt_fresh IS NULL OR q.__pgt_tid IS NULL OR q.__pgt_changed)" +
-               addressed_apply_tail(outs, t);
-    }
-    return "WITH ft AS MATERIALIZED (SELECT j.* FROM (SELECT t.ctid AS __pgt_tid, n.*, " +
-           changed_full(outs, alike) + " AS __pgt_changed FROM (SELECT " + output_list(outs, "q.") +
-           sep + row_id + " AS __pgt_id FROM (" + query + ") q) n FULL JOIN " + t.table +
-           " t ON t." + kRowId + kEq +
-           "n.__pgt_id) j WHERE j.__pgt_id IS NULL OR j.__pgt_tid IS NULL OR j.__pgt_changed)" +
-           addressed_apply_tail(outs, t);
+    const bool late_id = !by_value.empty();
+    // Every row of n has `fresh` (not NULL): it is the identity, unless
+    // that waits for the rows to write.
+    const std::string fresh = late_id ? "__pgt_fresh" : "__pgt_id";
+    const std::string id =
+        late_id ? "CASE WHEN q.__pgt_fresh THEN " + row_id + " END" : "q.__pgt_id";
+    return "WITH ft AS MATERIALIZED (SELECT q.__pgt_tid, " + output_list(outs, "q.") +
+           (outs.empty() ? "" : ", ") + id +
+           " AS __pgt_id FROM (SELECT t.ctid AS __pgt_tid, n.*, " + changed_full(outs, alike) +
+           " AS __pgt_changed FROM " +
+           query_rows(outs, query, late_id ? "true AS __pgt_fresh" : row_id + " AS __pgt_id") +
+           " n FULL JOIN " + t.table + " t ON " +
+           (late_id ? by_value : "t." + kRowId + kEq + "n.__pgt_id") + ") q WHERE q." + fresh +
+           " IS NULL OR q.__pgt_tid IS NULL OR q.__pgt_changed)" + addressed_apply_tail(outs, t);
 }
 
 }  // namespace
@@ -270,11 +275,10 @@ std::string full_diff_sql(const std::vector<std::string>& outs, const ir::Identi
     if (stored_empty) {
         // Rows go in in the query's order (a join would write them in the
         // order of its hash table).
-        std::string sep = outs.empty() ? "" : ", ";
         return "WITH ins AS (INSERT INTO " + target.table + " " + insert_columns(outs) +
-               " SELECT " + insert_values(outs, "n") + " FROM (SELECT " + output_list(outs, "q.") +
-               sep + row_id + " AS __pgt_id FROM (" + query +
-               ") q) n RETURNING 1), del AS (SELECT 1 WHERE false), upd AS (SELECT 1 WHERE false)" +
+               " SELECT " + insert_values(outs, "n") + " FROM " +
+               query_rows(outs, query, row_id + " AS __pgt_id") +
+               " n RETURNING 1), del AS (SELECT 1 WHERE false), upd AS (SELECT 1 WHERE false)" +
                kCounts;
     }
     if (target.keyed) {

@@ -72,14 +72,15 @@ std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy)
                            ? "apply: the last netted image of each key upserts or deletes its row"
                            : "apply: each netted image adds or removes that many copies of its row";
             }
-            if (is(strategy, Strategy::kJoinRegion) && ir::identity_source(t).relid != 0) {
-                return "apply: recompute the identity keys the branches find, replace their "
-                       "rows; a change of the key's table alone (no kept copies): the last "
-                       "event of each key, joined to the other tables as they are";
+            if (!is(strategy, Strategy::kJoinRegion)) {
+                return "apply: replace the rows of the touched identities";
             }
-            return is(strategy, Strategy::kJoinRegion)
-                       ? "apply: recompute the identity keys the branches find, replace their rows"
-                       : "apply: replace the rows of the touched identities";
+            return std::string(
+                       "apply: recompute the identity keys the branches find, replace their rows") +
+                   (ir::identity_source(t).relid != 0
+                        ? "; a change of the key's table alone (no kept copies): the last event "
+                          "of each key, joined to the other tables as they are"
+                        : "");
         default:
             return "";
     }
