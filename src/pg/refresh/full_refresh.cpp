@@ -380,6 +380,11 @@ std::optional<SpiRows> apply_program(Spi& spi, const catalog::StreamTableRow& st
     return counts;
 }
 
+// Window i's bit in a mask of windows (none past 64: never marked).
+uint64_t window_bit(std::size_t i) {
+    return i < 64 ? uint64_t{1} << i : 0;
+}
+
 // Whether the program's key table (DeltaProgram::key_rows) is the only
 // source with changes in this refresh: every other window is empty (bit i
 // of known_empty: window i is known to be, without counting it again).
@@ -395,7 +400,7 @@ bool only_key_table_changed(Spi& spi, const RefreshSnapshot& rs, const std::vect
         return false;
     }
     for (std::size_t w = 0; w < windows.size(); w++) {
-        if (static_cast<int>(w) != step->window && (w >= 64 || ((known_empty >> w) & 1) == 0) &&
+        if (static_cast<int>(w) != step->window && (known_empty & window_bit(w)) == 0 &&
             window_count(spi, rs, windows[w], 1).rows > 0) {
             return false;
         }
@@ -620,12 +625,14 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                 uint64_t empty = 0;  // windows counted empty
                 for (std::size_t i = 0; i < windows.size(); i++) {
                     const Window& w = windows[i];
-                    WindowCount c = window_count(spi, rs, w, limit < 0 ? -1 : limit + 1 - changes);
+                    const int64_t at_most = limit < 0 ? -1 : limit + 1 - changes;
+                    WindowCount c = window_count(spi, rs, w, at_most);
                     if (c.truncated) {
                         return truncated(w);
                     }
                     changes += c.rows;
-                    empty |= c.rows == 0 && i < 64 ? uint64_t{1} << i : 0;
+                    // At most 0 reads the marker only: not counted, not known empty.
+                    empty |= c.rows == 0 && at_most != 0 ? window_bit(i) : 0;
                 }
                 if (changes == 0) {
                     return RefreshResult{RefreshAction::kNoData};
@@ -650,7 +657,7 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                     return truncated(windows[i]);
                 }
                 any = any || c.rows > 0;
-                empty |= c.rows == 0 && i < 64 ? uint64_t{1} << i : 0;
+                empty |= c.rows == 0 ? window_bit(i) : 0;
             }
             if (!any) {
                 return RefreshResult{RefreshAction::kNoData};
