@@ -1116,6 +1116,7 @@ TEST_F(Differential, first_population_keeps_the_querys_order) {
                              st + ") x WHERE ctid < p"),
                   "0")
             << mode;
+        EXPECT_MATCHES_QUERY(*db, st);
         EXPECT_EQ(last(st), "FULL/25000/0");
     }
 }
@@ -1138,6 +1139,15 @@ TEST_F(Differential, full_refresh_rewrites_only_changed_rows) {
     EXPECT_TRUE(refreshed_ok("s"));
     EXPECT_EQ(last("s"), "FULL/2/1");  // one updated in place, one inserted, one deleted
 
+    // Applies change, refreshes st (the oracle) and expects its last
+    // history entry to read `written`.
+    auto change_and_refresh = [&](const std::string& change, const std::string& st,
+                                  const std::string& written) {
+        SCOPED_TRACE(change);
+        db->exec(change);
+        EXPECT_TRUE(refreshed_ok(st));
+        EXPECT_EQ(last(st), written);
+    };
     // Values equal by their type's equality but shown otherwise are
     // rewritten (numeric scale, float signed zero); equal ones of a type
     // whose equal values look alike are compared by equality alone.
@@ -1146,19 +1156,12 @@ TEST_F(Differential, full_refresh_rewrites_only_changed_rows) {
         "INSERT INTO sc VALUES (1, 1.0, 0, 'a', '2024-01-01'), (2, 2, 1, 'b', NULL)");
     create("sc_st", "SELECT id, n, f, s, d FROM sc", "FULL");
     const std::string sc_before = row_versions("sc_st");
-    db->exec("UPDATE sc SET n = 1.00 WHERE id = 1");
-    EXPECT_TRUE(refreshed_ok("sc_st"));
-    EXPECT_EQ(last("sc_st"), "FULL/1/0");
+    change_and_refresh("UPDATE sc SET n = 1.00 WHERE id = 1", "sc_st", "FULL/1/0");
     EXPECT_EQ(db->scalar("SELECT n::text FROM sc_st WHERE id = 1"), "1.00");
-    db->exec("UPDATE sc SET f = '-0' WHERE id = 1");
-    EXPECT_TRUE(refreshed_ok("sc_st"));
-    EXPECT_EQ(last("sc_st"), "FULL/1/0");
-    db->exec("UPDATE sc SET s = 'B', d = '2024-01-02' WHERE id = 2");
-    EXPECT_TRUE(refreshed_ok("sc_st"));
-    EXPECT_EQ(last("sc_st"), "FULL/1/0");
-    db->exec("UPDATE sc SET d = NULL WHERE id = 1; UPDATE sc SET s = 'B' WHERE id = 2");
-    EXPECT_TRUE(refreshed_ok("sc_st"));
-    EXPECT_EQ(last("sc_st"), "FULL/1/0");
+    change_and_refresh("UPDATE sc SET f = '-0' WHERE id = 1", "sc_st", "FULL/1/0");
+    change_and_refresh("UPDATE sc SET s = 'B', d = '2024-01-02' WHERE id = 2", "sc_st", "FULL/1/0");
+    change_and_refresh("UPDATE sc SET d = NULL WHERE id = 1; UPDATE sc SET s = 'B' WHERE id = 2",
+                       "sc_st", "FULL/1/0");
     EXPECT_NE(row_versions("sc_st"), sc_before);
     const std::string sc_after = row_versions("sc_st");
     EXPECT_TRUE(refreshed_ok("sc_st"));
@@ -1174,13 +1177,11 @@ TEST_F(Differential, full_refresh_rewrites_only_changed_rows) {
         "CREATE TABLE tk (k text PRIMARY KEY, v int); INSERT INTO tk VALUES ('a', 1), ('b', 2)");
     create("nk_st", "SELECT k, v FROM nk", "FULL");
     create("tk_st", "SELECT k, v FROM tk", "FULL");
-    db->exec("UPDATE nk SET k = 1.00 WHERE k = 1; UPDATE nk SET v = 3 WHERE k = 2");
-    EXPECT_TRUE(refreshed_ok("nk_st"));
-    EXPECT_EQ(last("nk_st"), "FULL/2/0");
+    change_and_refresh("UPDATE nk SET k = 1.00 WHERE k = 1; UPDATE nk SET v = 3 WHERE k = 2",
+                       "nk_st", "FULL/2/0");
     EXPECT_EQ(db->scalar("SELECT k::text FROM nk_st WHERE v = 1"), "1.00");
-    db->exec("UPDATE tk SET k = 'c' WHERE k = 'a'; UPDATE tk SET v = 5 WHERE k = 'b'");
-    EXPECT_TRUE(refreshed_ok("tk_st"));
-    EXPECT_EQ(last("tk_st"), "FULL/2/1");
+    change_and_refresh("UPDATE tk SET k = 'c' WHERE k = 'a'; UPDATE tk SET v = 5 WHERE k = 'b'",
+                       "tk_st", "FULL/2/1");
     for (const char* st : {"nk_st", "tk_st"}) {
         EXPECT_EQ(db->scalar(std::string("SELECT count(*) FROM ") + st +
                              " WHERE __pgt_row_id IS DISTINCT FROM "
