@@ -306,11 +306,7 @@ IdentitySource identity_source(const Tree& t) {
     if (!is_key || reads != 1) {
         return {};
     }
-    IdentitySource out{s.relid, at_scan, {}};
-    for (int c : at_scan) {
-        out.names.push_back(s.columns.at(static_cast<std::size_t>(c)).name);
-    }
-    return out;
+    return IdentitySource{s.relid, at_scan};
 }
 
 uint32_t identity_relation(const Tree& t) {

@@ -174,8 +174,7 @@ RootIdentity root_identity(const Tree& t);
 // the table column it is (its position in the scan's columns).
 struct IdentitySource {
     uint32_t relid = 0;
-    std::vector<int> columns;
-    std::vector<std::string> names;  // those columns' names (not quoted)
+    std::vector<int> columns;  // positions in the scan's columns (attnum - 1)
 };
 IdentitySource identity_source(const Tree& t);
 uint32_t identity_relation(const Tree& t);

@@ -302,8 +302,13 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
         // compares whole images: fewer columns, less work).
         std::vector<int>& cols = region.attnums[source];
         const char* system_column = nullptr;
-        std::vector<int> read =
-            referenced_attnums(q, rtindex, rte->relid, read_target_list, &system_column);
+        bool row_value = false;
+        std::vector<int> read = referenced_attnums(q, rtindex, rte->relid, read_target_list,
+                                                   &system_column, &row_value);
+        if (row_value) {
+            out.differential_blocker = row_value_blocker(rte->relid);
+            return false;
+        }
         if (system_column != nullptr) {
             // Change images carry user columns only.
             out.differential_blocker = std::string("the system column ") + system_column +
@@ -591,9 +596,13 @@ void key_table_rows(Query* q, const std::vector<RegionTable>& tables,
     const std::vector<diff::Padding> as_written(outer.size(), diff::Padding::kKeep);
     region.key_rows = deparse_branch(q, key_entries(q, all), tables, states, outer, as_written);
     region.key_source = static_cast<int>(tables[static_cast<std::size_t>(found)].source);
+    // The table's own column names: the query's names can be aliases
+    // (FROM t AS x(a, b)), and the key is read from its change images.
     region.key_columns.clear();
-    for (const std::string& name : key.names) {
-        region.key_columns.push_back(quote_ident(name));
+    for (int c : key.columns) {
+        region.key_columns.push_back(pg_call([&] {
+            return quote_identifier(get_attname(key.relid, static_cast<AttrNumber>(c + 1), false));
+        }));
     }
 }
 

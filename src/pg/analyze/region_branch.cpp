@@ -462,11 +462,110 @@ Query* level_of(Query* c, const RegionTable& t, const std::vector<SubquerySite>&
     return level;
 }
 
-void read_as(RangeTblEntry* rte, const char* name) {
+// Vars of range-table entry `varno` of a query level (at nesting depth
+// `up` below it) renumbered: attnum a becomes to[a].
+struct AttnoRemap {
+    int varno = 0;
+    int up = 0;
+    std::vector<AttrNumber> to;
+};
+
+bool attno_remap_walker(Node* n, void* ctx) {
+    auto* m = static_cast<AttnoRemap*>(ctx);
+    if (n == nullptr) {
+        return false;
+    }
+    if (IsA(n, Var)) {
+        Var* v = castNode(Var, n);
+        if (static_cast<int>(v->varlevelsup) == m->up && v->varno == m->varno && v->varattno > 0) {
+            if (static_cast<int>(v->varnosyn) == m->varno && v->varattnosyn == v->varattno) {
+                v->varattnosyn = m->to.at(static_cast<std::size_t>(v->varattno));
+            }
+            v->varattno = m->to.at(static_cast<std::size_t>(v->varattno));
+        }
+        return false;
+    }
+    auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(attno_remap_walker));
+    if (IsA(n, Query)) {
+        m->up++;
+        bool r = query_tree_walker(castNode(Query, n), walker, ctx, 0);
+        m->up--;
+        return r;
+    }
+    return expression_tree_walker(n, walker, ctx);
+}
+
+bool attribute_dropped(Oid relid, AttrNumber a) {
+    HeapTuple tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(a));
+    if (!HeapTupleIsValid(tup)) {
+        return true;
+    }
+    bool dropped = reinterpret_cast<Form_pg_attribute>(GETSTRUCT(tup))->attisdropped;
+    ReleaseSysCache(tup);
+    return dropped;
+}
+
+// Table `varno` of `level` read from the relation `name` (its images or
+// its kept copy), which carries the table's live columns by their own
+// names, in order (images: those the query reads). The query's column
+// aliases (FROM t AS x(a, b)) are dropped and its Vars renumbered past
+// dropped columns, so the deparser names each column as the relation does
+// and a column list it must print (a renamed USING column) lines up with
+// the relation's. Runs under pg_call.
+void read_as(Query* level, Index varno, const char* name) {
+    RangeTblEntry* rte = rt_fetch(varno, level->rtable);
+    if (rte->rtekind == RTE_RELATION) {
+        AttnoRemap m;
+        m.varno = static_cast<int>(varno);
+        m.to.push_back(0);
+        List* names = NIL;
+        for (int a = 1; a <= list_length(rte->eref->colnames); a++) {
+            const auto attnum = static_cast<AttrNumber>(a);
+            if (attribute_dropped(rte->relid, attnum)) {
+                m.to.push_back(0);  // never referenced
+                continue;
+            }
+            names = lappend(names, makeString(get_attname(rte->relid, attnum, false)));
+            m.to.push_back(static_cast<AttrNumber>(list_length(names)));
+        }
+        if (list_length(names) < list_length(rte->eref->colnames)) {
+            query_tree_walker(
+                level,
+                reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(attno_remap_walker)), &m,
+                0);
+        }
+        rte->eref->colnames = names;
+        if (rte->alias != nullptr) {
+            rte->alias->colnames = NIL;
+        }
+    }
     rte->rtekind = RTE_CTE;
     rte->ctename = pstrdup(name);
     rte->ctelevelsup = 0;
     rte->self_reference = false;
+}
+
+// Each JOIN ... USING but FULL ones written with its ON condition (the
+// analysed join holds it): PostgreSQL's deparser names both sides' USING
+// columns alike, printing a column list for a side whose column is renamed,
+// and a side read from change images carries fewer columns than the table.
+// A FULL JOIN's merged column has no side to print it from; a USING with
+// an alias of its own is left too. Runs under pg_call.
+bool using_to_on_walker(Node* n, void* ctx) {
+    if (n == nullptr) {
+        return false;
+    }
+    if (IsA(n, JoinExpr)) {
+        JoinExpr* j = castNode(JoinExpr, n);
+        if (j->usingClause != NIL && j->jointype != JOIN_FULL && j->join_using_alias == nullptr) {
+            j->usingClause = NIL;
+        }
+    }
+    auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(using_to_on_walker));
+    if (IsA(n, Query)) {
+        return query_tree_walker(castNode(Query, n), walker, ctx, 0);
+    }
+    return expression_tree_walker(n, walker, ctx);
 }
 
 // Each table read as its state says: now (its kept copy's token where it
@@ -481,16 +580,16 @@ void read_tables(Query* c, const std::vector<RegionTable>& tables,
         if (states[i] == diff::TableRead::kNow) {
             if (kept != nullptr && t.sublink < 0 && !kept->at(t.source).from.empty()) {
                 std::string token = std::string(kKeptToken) + std::to_string(t.source);
-                read_as(rt_fetch(t.path.back(), level_of(c, t, sites)->rtable), token.c_str());
+                read_as(level_of(c, t, sites), t.path.back(), token.c_str());
             }
             continue;
         }
-        RangeTblEntry* rte = rt_fetch(t.path.back(), level_of(c, t, sites)->rtable);
         std::string name = states[i] == diff::TableRead::kOld ? diff::region_old_images(t.source)
                            : states[i] == diff::TableRead::kNew
                                ? diff::region_new_images(t.source)
                                : diff::region_delta_images(t.source);
-        read_as(rte, name.c_str());
+        read_as(level_of(c, t, sites), t.path.back(), name.c_str());
+        RangeTblEntry* rte = rt_fetch(t.path.back(), level_of(c, t, sites)->rtable);
         if (signs && states[i] == diff::TableRead::kBoth) {
             select_sign(c, t, rte, "__pgt_sg" + std::to_string(++signed_tables));
         }
@@ -569,6 +668,9 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             c->hasDistinctOn = false;
             c->sortClause = NIL;
             read_tables(c, tables, states, sites, signs, kept);
+            query_tree_walker(
+                c, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(using_to_on_walker)),
+                nullptr, 0);
             if (!sublinks.empty()) {
                 subquery_conditions(c, conjuncts, sites, sublinks);
             }

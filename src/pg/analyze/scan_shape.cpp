@@ -15,6 +15,7 @@
 #include "pg/analyze/join_region.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/boundary/boundary.hpp"
+#include "pg/common/relation_names.hpp"
 #include "pg/common/type_facts.hpp"
 #include "pg/boundary/guc.hpp"
 #include "pg/common/settings.hpp"
@@ -160,6 +161,7 @@ struct ColumnsRead {
     Index varno;
     Index levels;  // subqueries entered
     Bitmapset* cols;
+    bool row_value = false;  // the whole row read other than by IS [NOT] NULL
 };
 
 // Columns of ctx->varno read at the starting level, also from inside
@@ -169,11 +171,20 @@ bool columns_read_walker(Node* node, void* ctx) {
         return false;
     }
     auto* c = static_cast<ColumnsRead*>(ctx);
-    if (IsA(node, Var)) {
-        Var* v = castNode(Var, node);
-        if (v->varlevelsup == c->levels && static_cast<Index>(v->varno) == c->varno) {
-            c->cols = bms_add_member(c->cols, v->varattno - FirstLowInvalidHeapAttributeNumber);
+    auto read = [c](Node* n) {
+        Var* v = IsA(n, Var) ? castNode(Var, n) : nullptr;
+        if (v == nullptr || v->varlevelsup != c->levels ||
+            static_cast<Index>(v->varno) != c->varno) {
+            return false;
         }
+        c->cols = bms_add_member(c->cols, v->varattno - FirstLowInvalidHeapAttributeNumber);
+        return true;
+    };
+    if (IsA(node, NullTest) && read(reinterpret_cast<Node*>(castNode(NullTest, node)->arg))) {
+        return false;  // over images, a row of the same columns: the same test
+    }
+    if (IsA(node, Var)) {
+        c->row_value = c->row_value || (read(node) && castNode(Var, node)->varattno == 0);
         return false;
     }
     auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(columns_read_walker));
@@ -192,10 +203,10 @@ bool columns_read_walker(Node* node, void* ctx) {
 // reads (all of them for a whole-row reference), ascending; references
 // from subqueries in q's expressions count.
 std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid, bool read_target_list,
-                                    const char** system_column) {
+                                    const char** system_column, bool* row_value) {
     std::vector<int> out;
     pg_call([&] {
-        ColumnsRead read{rtindex, 0, nullptr};
+        ColumnsRead read{rtindex, 0, nullptr, false};
         if (read_target_list) {
             (void)columns_read_walker((Node*)q->targetList, &read);
         }
@@ -209,6 +220,9 @@ std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid, bool rea
                 SystemAttributeDefinition(first + FirstLowInvalidHeapAttributeNumber)->attname);
         }
         bool whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols);
+        if (row_value != nullptr) {
+            *row_value = read.row_value;
+        }
         Relation rel = relation_open(relid, AccessShareLock);
         TupleDesc desc = RelationGetDescr(rel);
         for (int a = 1; a <= desc->natts; a++) {
@@ -220,6 +234,11 @@ std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid, bool rea
         relation_close(rel, AccessShareLock);
     });
     return out;
+}
+
+std::string row_value_blocker(Oid relid) {
+    return "the whole row of " + relation_display_name(relid) +
+           " as a value (change images are not of the table's row type)";
 }
 
 namespace {
@@ -832,10 +851,14 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         return;
     }
     const char* system_column = nullptr;
-    out.scan.referenced_attnums = referenced_attnums(q, 1, rte->relid, true, &system_column);
-    if (system_column != nullptr) {
-        // Change images carry user columns only.
-        out.differential_blocker = std::string("the system column ") + system_column;
+    bool row_value = false;
+    out.scan.referenced_attnums =
+        referenced_attnums(q, 1, rte->relid, true, &system_column, &row_value);
+    if (system_column != nullptr || row_value) {
+        // Change images carry user columns only, and not as the table's row type.
+        out.differential_blocker = system_column != nullptr
+                                       ? std::string("the system column ") + system_column
+                                       : row_value_blocker(rte->relid);
         return;
     }
     derive_groups(q, rte, out);

@@ -27,10 +27,16 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out);
 // read_target_list false: q is the subquery of an EXISTS whose selected
 // values are never looked at, so its select list does not count.
 // system_column: set to the name of a system column read (ctid, xmin, ...),
-// if any (change images have none).
+// if any (change images have none). row_value: set when the whole row is
+// read other than by IS [NOT] NULL of it (a change image is a row of the
+// same columns, but not of the table's row type).
 std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid,
                                     bool read_target_list = true,
-                                    const char** system_column = nullptr);
+                                    const char** system_column = nullptr,
+                                    bool* row_value = nullptr);
+
+// The DIFFERENTIAL blocker for such a read of relid's whole row.
+std::string row_value_blocker(Oid relid);
 
 // Calls fn(a, b) for every `a = b` between plain columns of two different
 // range-table entries at the top level of the AND in quals (mergejoinable

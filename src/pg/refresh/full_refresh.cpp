@@ -540,6 +540,80 @@ void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id) {
 
 namespace {
 
+// A source's TRUNCATE in the window: this refresh recomputes.
+RefreshResult recompute_truncated(Spi& spi, const catalog::StreamTableRow& st,
+                                  const RefreshSnapshot& rs, const Window& w, std::string& why) {
+    why = "source " + relation_display_name(w.source.relid) + " was truncated: recomputed";
+    return recompute(spi, st, rs);
+}
+
+// AUTO's refresh of windows that may hold changes: FULL past its change
+// limit (by the capture sequence alone, or counted), else the delta.
+RefreshResult auto_differential(Spi& spi, const catalog::StreamTableRow& st,
+                                const RefreshSnapshot& rs, const std::vector<Window>& windows,
+                                std::string& why) {
+    // Counting stops one past the limit: enough to decide.
+    AutoInputs in = auto_inputs(spi, st, windows);
+    int64_t limit = auto_change_limit(in);
+    // Past the limit by the capture sequence alone (rows captured
+    // since each frontier; rolled-back writes count there too):
+    // FULL without counting, after the marker check.
+    if (limit >= 0) {
+        int64_t captured = 0;
+        for (const Window& w : windows) {
+            if (window_count(spi, rs, w, 0).truncated) {
+                return recompute_truncated(spi, st, rs, w, why);
+            }
+            captured += captured_since(spi, w.source, w.frontier);
+        }
+        in.changes = captured;
+        in.changes_estimated = true;
+        AutoChoice choice = choose_auto(in);
+        if (choice.full) {
+            why = choice.reason;
+            return recompute(spi, st, rs);
+        }
+        // Rows captured since the frontiers, at most `limit` (and
+        // no TRUNCATE): counting the windows exactly would read
+        // each once more for what is almost always the same
+        // choice. (Not a bound: rows of a transaction that
+        // commits after a refresh belong to the next window
+        // whatever their sequence; they cost time, never a
+        // result. None captured: counted, to tell NO_DATA.)
+        if (captured > 0 && captured <= limit) {
+            RefreshResult r = apply_delta(spi, st, rs, windows);
+            r.source_changes = captured;
+            return r;
+        }
+        in.changes_estimated = false;
+    }
+    int64_t changes = 0;
+    uint64_t empty = 0;  // windows counted empty
+    for (std::size_t i = 0; i < windows.size(); i++) {
+        const Window& w = windows[i];
+        const int64_t at_most = limit < 0 ? -1 : limit + 1 - changes;
+        WindowCount c = window_count(spi, rs, w, at_most);
+        if (c.truncated) {
+            return recompute_truncated(spi, st, rs, w, why);
+        }
+        changes += c.rows;
+        // At most 0 reads the marker only: not counted, not known empty.
+        empty |= c.rows == 0 && at_most != 0 ? window_bit(i) : 0;
+    }
+    if (changes == 0) {
+        return RefreshResult{RefreshAction::kNoData};
+    }
+    in.changes = changes;
+    AutoChoice choice = choose_auto(in);
+    if (choice.full) {
+        why = choice.reason;
+        return recompute(spi, st, rs);
+    }
+    RefreshResult r = apply_delta(spi, st, rs, windows, empty);
+    r.source_changes = changes;
+    return r;
+}
+
 RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, Oid owner,
                                    const std::string& initiated_by, const std::string& reason) {
     // The owner's rights now, not at creation: a DIFFERENTIAL refresh reads
@@ -580,72 +654,8 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
                                            [](const Window& w) { return w.quiet; })) {
                 return RefreshResult{RefreshAction::kNoData};  // proven without reading a buffer
             }
-            auto truncated = [&](const Window& w) {
-                why = "source " + relation_display_name(w.source.relid) +
-                      " was truncated: recomputed";
-                return recompute(spi, st, rs);
-            };
             if (st.requested_mode == RefreshMode::kAuto) {
-                // Counting stops one past the limit: enough to decide.
-                AutoInputs in = auto_inputs(spi, st, windows);
-                int64_t limit = auto_change_limit(in);
-                // Past the limit by the capture sequence alone (rows captured
-                // since each frontier; rolled-back writes count there too):
-                // FULL without counting, after the marker check.
-                if (limit >= 0) {
-                    int64_t captured = 0;
-                    for (const Window& w : windows) {
-                        if (window_count(spi, rs, w, 0).truncated) {
-                            return truncated(w);
-                        }
-                        captured += captured_since(spi, w.source, w.frontier);
-                    }
-                    in.changes = captured;
-                    in.changes_estimated = true;
-                    AutoChoice choice = choose_auto(in);
-                    if (choice.full) {
-                        why = choice.reason;
-                        return recompute(spi, st, rs);
-                    }
-                    // Rows captured since the frontiers, at most `limit` (and
-                    // no TRUNCATE): counting the windows exactly would read
-                    // each once more for what is almost always the same
-                    // choice. (Not a bound: rows of a transaction that
-                    // commits after a refresh belong to the next window
-                    // whatever their sequence; they cost time, never a
-                    // result. None captured: counted, to tell NO_DATA.)
-                    if (captured > 0 && captured <= limit) {
-                        RefreshResult r = apply_delta(spi, st, rs, windows);
-                        r.source_changes = captured;
-                        return r;
-                    }
-                    in.changes_estimated = false;
-                }
-                int64_t changes = 0;
-                uint64_t empty = 0;  // windows counted empty
-                for (std::size_t i = 0; i < windows.size(); i++) {
-                    const Window& w = windows[i];
-                    const int64_t at_most = limit < 0 ? -1 : limit + 1 - changes;
-                    WindowCount c = window_count(spi, rs, w, at_most);
-                    if (c.truncated) {
-                        return truncated(w);
-                    }
-                    changes += c.rows;
-                    // At most 0 reads the marker only: not counted, not known empty.
-                    empty |= c.rows == 0 && at_most != 0 ? window_bit(i) : 0;
-                }
-                if (changes == 0) {
-                    return RefreshResult{RefreshAction::kNoData};
-                }
-                in.changes = changes;
-                AutoChoice choice = choose_auto(in);
-                if (choice.full) {
-                    why = choice.reason;
-                    return recompute(spi, st, rs);
-                }
-                RefreshResult r = apply_delta(spi, st, rs, windows, empty);
-                r.source_changes = changes;
-                return r;
+                return auto_differential(spi, st, rs, windows, why);
             }
             // Per window: a TRUNCATE marker, and whether it has a row at all
             // (the first one found ends that scan).
@@ -654,7 +664,7 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
             for (std::size_t i = 0; i < windows.size(); i++) {
                 WindowCount c = window_count(spi, rs, windows[i], 1);
                 if (c.truncated) {
-                    return truncated(windows[i]);
+                    return recompute_truncated(spi, st, rs, windows[i], why);
                 }
                 any = any || c.rows > 0;
                 empty |= c.rows == 0 ? window_bit(i) : 0;
