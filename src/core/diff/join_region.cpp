@@ -38,6 +38,25 @@ std::string region_key(std::size_t j) {
     return sql::key_column(j);
 }
 
+std::string compose_branch(const std::string& body, const std::vector<ir::BranchTable>& tables,
+                           const std::vector<ir::TableRead>& reads,
+                           const std::vector<std::string>& kept) {
+    if (reads.size() != tables.size()) {
+        throw Error(sqlstate::kInternalError, "a branch reads a table the region does not have");
+    }
+    std::vector<std::string> ctes;
+    for (std::size_t i = 0; i < tables.size(); i++) {
+        const std::size_t s = tables[i].source;
+        const std::string from = reads[i] == ir::TableRead::kOld       ? region_old_images(s)
+                                 : reads[i] == ir::TableRead::kNew     ? region_new_images(s)
+                                 : reads[i] == ir::TableRead::kBoth    ? region_delta_images(s)
+                                 : s < kept.size() && !kept[s].empty() ? kept[s]
+                                                                       : tables[i].from;
+        ctes.push_back(sql::region_table(i) + " AS NOT MATERIALIZED (SELECT * FROM " + from + ")");
+    }
+    return ctes.empty() ? body : "WITH " + join(ctes, ", ") + " " + body;
+}
+
 namespace {
 
 ir::ScanFilterProject region_scan(const ir::RegionSource& s) {
@@ -271,8 +290,13 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
             p.fallback_images.push_back(netted);
         }
     }
+    std::vector<std::string> kept;
+    for (const ir::RegionSource& s : j.sources) {
+        kept.push_back(s.kept.table);
+    }
     for (const ir::RegionBranch& b : j.branches) {
-        p.branches.push_back({b.old_sources, b.new_sources, b.sql, b.delta_sources});
+        p.branches.push_back({b.old_sources, b.new_sources,
+                              compose_branch(b.sql, j.tables, b.reads, kept), b.delta_sources});
     }
     p.kept = kept_steps(j);
     std::vector<std::string> ctes;

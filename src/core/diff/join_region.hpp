@@ -12,7 +12,8 @@
 //              whose partner was changed or deleted in the same window is
 //              found: EC-01)
 //   (a table "now" is read from its kept copy where it has one,
-//    ir::KeptCopy: its filtered rows, kept exact by kept_steps)
+//    ir::KeptCopy: its filtered rows, kept exact by kept_steps; each
+//    branch defines what it reads, compose_branch)
 //   fresh: the defining query restricted to those keys (pushed down into
 //          the join and below GROUP BY by PostgreSQL)
 //   keyed (GROUP BY, DISTINCT): rescan apply of the touched identities
@@ -80,6 +81,15 @@ std::string region_images_sql(const ir::RegionSource& s, bool multiplicity = fal
 // The same relation unnetted: every captured image once, each of weight ±1,
 // as paired_images rows (one pass over the buffer).
 std::string region_images_unnetted_sql(const ir::RegionSource& s);
+
+// A branch's text with the tables it reads defined: `body` reads table i
+// as sql::region_table(i); each is defined, as `reads` says, as the table
+// now (the kept copy kept[source] where that is not ""), or its source's
+// before-, after- or signed images. Inlined by PostgreSQL (NOT MATERIALIZED),
+// so the branch is planned as if it named them itself.
+std::string compose_branch(const std::string& body, const std::vector<ir::BranchTable>& tables,
+                           const std::vector<ir::TableRead>& reads,
+                           const std::vector<std::string>& kept = {});
 
 // The statements that keep each kept copy of j's sources (KeptStep).
 std::vector<KeptStep> kept_steps(const ir::JoinRegion& j);

@@ -23,15 +23,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ir/scan.hpp"
+
 namespace pgt::diff {
 
-// How a branch reads one table.
-enum class TableRead : char {
-    kNow,   // the table as it is now (or its kept copy)
-    kOld,   // its before-images
-    kNew,   // its after-images
-    kBoth,  // both kinds (with their sign where the branch selects it)
-};
+// How a branch reads one table (kNow, kOld, kNew, kBoth).
+using TableRead = ir::TableRead;
 
 // How a branch reads one WHERE subquery (of a region's FROM).
 enum class SubqueryRead : char {

@@ -5,6 +5,7 @@
 #pragma once
 #include "core/core.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -204,15 +205,36 @@ struct RegionSource {
     KeptCopy kept;                      // table "" when the branches read the table itself
 };
 
+// How a branch of a join region reads one of its tables.
+enum class TableRead : char {
+    kNow,   // the table as it is now (or its kept copy)
+    kOld,   // its before-images
+    kNew,   // its after-images
+    kBoth,  // both kinds (with their sign where the branch selects it)
+};
+
+// A table of a join region, once per reference in the query (a table read
+// twice is two): its source, and the table as the query reads it.
+struct BranchTable {
+    std::size_t source = 0;  // index into the region's sources
+    std::string from;        // "ONLY "? quoted, schema-qualified
+};
+
+// A branch: the query's FROM/WHERE (as the analyzer rendered it for one
+// term) selecting the identity key expressions, reading table i as the
+// relation sql::region_table(i), which diff::compose_branch defines as
+// `reads` says.
 struct RegionBranch {
-    std::string sql;             // SELECT <key expressions> FROM ... WHERE ...
-    uint64_t old_sources = 0;    // bit i: reads __pgt_old_<i>
-    uint64_t new_sources = 0;    // bit i: reads __pgt_new_<i>
-    uint64_t delta_sources = 0;  // bit i: reads __pgt_delta_<i> (both, signed)
+    std::string sql;               // SELECT <key expressions> FROM ... WHERE ...
+    std::vector<TableRead> reads;  // per table (JoinRegion::tables)
+    uint64_t old_sources = 0;      // bit i: reads __pgt_old_<i>
+    uint64_t new_sources = 0;      // bit i: reads __pgt_new_<i>
+    uint64_t delta_sources = 0;    // bit i: reads __pgt_delta_<i> (both, signed)
 };
 
 struct JoinRegion {
     std::vector<RegionSource> sources;
+    std::vector<BranchTable> tables;
     std::vector<RegionBranch> branches;
     // The effective defining query; key_slot(j) in it stands for the
     // array of identity key j's touched values (a subquery narrowed to the

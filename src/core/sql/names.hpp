@@ -51,6 +51,13 @@ inline std::string new_images(std::size_t source) {
 inline std::string delta_images(std::size_t source) {
     return "__pgt_delta_" + std::to_string(source);
 }
+// Table i (0-based, in the order the analyzer finds a join region's tables)
+// as a branch of the region reads it: a CTE the branch defines as the table
+// now, its kept copy or its source's images (diff::compose_branch).
+inline constexpr const char* kRegionTablePrefix = "__pgt_rel_";
+inline std::string region_table(std::size_t i) {
+    return kRegionTablePrefix + std::to_string(i);
+}
 // The j-th (0-based) identity key column a branch selects.
 inline std::string key_column(std::size_t j) {
     return "__pgt_k" + std::to_string(j + 1);
@@ -75,8 +82,6 @@ inline std::string source_transition(std::size_t source, const char* kind) {
 // --- Text tokens -----------------------------------------------------------
 // In a stored program's main statement: where the branches that run go.
 inline constexpr const char* kBranchesMarker = "/*__pgt_branches__*/";
-// In a deparsed branch: a kept copy candidate, then its source index and a space.
-inline constexpr const char* kKeptToken = "__pgt_kept_";
 // Markers around an expression appended to a select list to deparse it in
 // its query's context (analysis): `0 AS <open>i, <expr> AS <close>i`.
 inline constexpr const char* kDeparseOpen = "__pgt_a";

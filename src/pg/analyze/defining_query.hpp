@@ -86,7 +86,8 @@ struct RegionShape {
     bool present = false;
     std::vector<Oid> relids;                 // distinct source tables, in range-table order
     std::vector<std::vector<int>> attnums;   // per source: the columns the query reads
-    std::vector<ir::RegionBranch> branches;  // deparsed, reading the images of relids' indexes
+    std::vector<ir::BranchTable> tables;     // per table reference (branches read __pgt_rel_<i>)
+    std::vector<ir::RegionBranch> branches;  // deparsed, per term (ir::RegionBranch)
     std::vector<bool> key_nullable;          // per identity key column
     std::vector<bool> key_filtered;          // per key: `= ANY (array)` filter possible
     // Plain-column equalities between tables (a.x = b.y in ON or WHERE):
@@ -98,9 +99,8 @@ struct RegionShape {
     std::vector<std::string> prefilters;  // per source (relids order), see ir::RegionSource
     // Per source (relids order): a kept copy the branches may read instead
     // of the table (ir::KeptCopy, its table not yet named: `from` is ""
-    // when the source cannot have one). Branches name such a source
-    // kKeptToken<source>, which maintenance replaces by the copy or by
-    // `from`.
+    // when the source cannot have one). Maintenance decides which get one;
+    // the branches read it where they read the table now.
     std::vector<ir::KeptCopy> kept;
     bool algebraic = false;
     std::vector<ir::AlgebraicAgg> aggs;         // arguments read r.__pgt_x<i>
@@ -117,10 +117,6 @@ struct RegionShape {
     std::string key_rows;
     std::vector<std::string> key_columns;  // that table's key columns, quoted, identity order
 };
-
-// What a branch names a kept copy candidate by (then its source index and
-// a space): no deparsed query of a region holding it has one.
-using sql::kKeptToken;
 
 // The hidden storage column of a grouping-sets query (GROUPING of every
 // grouping expression): identity key index AnalyzedQuery::columns.size().

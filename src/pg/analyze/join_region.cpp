@@ -594,7 +594,9 @@ void key_table_rows(Query* q, const std::vector<RegionTable>& tables,
         all.push_back(static_cast<int>(c));
     }
     const std::vector<diff::Padding> as_written(outer.size(), diff::Padding::kKeep);
-    region.key_rows = deparse_branch(q, key_entries(q, all), tables, states, outer, as_written);
+    region.key_rows = diff::compose_branch(
+        deparse_branch(q, key_entries(q, all), tables, states, outer, as_written), region.tables,
+        states);
     region.key_source = static_cast<int>(tables[static_cast<std::size_t>(found)].source);
     // The table's own column names: the query's names can be aliases
     // (FROM t AS x(a, b)), and the key is read from its change images.
@@ -622,6 +624,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
         !identity_allows_region(q, out)) {
         return true;
     }
+    region.tables = branch_tables(q, tables, sublinks);
     // Grouping sets: branches select the grouping expressions, then every
     // set's projection of them (the hidden set column is the last key).
     const bool gsets = has_grouping_set_column(out);
@@ -655,10 +658,9 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     // as they are now, or their images.)
     region.kept = kept_candidates(q, tables, region, outer.empty() && semi_joins && !gsets);
     for (const diff::RegionTerm& t : diff::region_terms(groups, sublinks.size(), outer_tables)) {
-        region.branches.push_back(
-            branch_reading(deparse_branch(q, keys, tables, t.tables, outer, t.padding, t.subqueries,
-                                          false, &region.kept),
-                           t.tables, tables));
+        region.branches.push_back(branch_reading(
+            deparse_branch(q, keys, tables, t.tables, outer, t.padding, t.subqueries), t.tables,
+            tables));
     }
     finish_region(q, keys, tables, outer, sublinks, semi_joins, gsets, region, out);
     if (!gsets) {

@@ -89,7 +89,7 @@ ir::RegionBranch semi_join_term(Query* q, const std::vector<TargetEntry*>& entri
                                 const std::vector<RegionTable>& tables,
                                 const std::vector<diff::TableRead>& states,
                                 const diff::SignedTerm& term,
-                                const std::vector<const SemiJoin*>& in, RegionShape& region) {
+                                const std::vector<const SemiJoin*>& in) {
     std::vector<TargetEntry*> with_y = entries;
     std::vector<int> dropped;
     for (const SemiJoin* j : in) {
@@ -118,11 +118,11 @@ ir::RegionBranch semi_join_term(Query* q, const std::vector<TargetEntry*>& entri
         counted.push_back(&j->counted);
         reads[j->table] = diff::TableRead::kBoth;
     }
-    return branch_reading(diff::semi_join_branch_sql(term, entries.size(),
-                                                     deparse_branch(qe, with_y, tables, states, {},
-                                                                    {}, {}, true, &region.kept),
-                                                     counted, images),
-                          reads, tables);
+    return branch_reading(
+        diff::semi_join_branch_sql(term, entries.size(),
+                                   deparse_branch(qe, with_y, tables, states, {}, {}, {}, true),
+                                   counted, images),
+        reads, tables);
 }
 
 // The branches of Σ over non-empty sets S of relations: (−1)^(|S|+1)
@@ -143,13 +143,12 @@ void signed_branches(Query* q, const std::vector<TargetEntry*>& entries,
             }
         }
         if (!in.empty()) {
-            region.branches.push_back(semi_join_term(q, entries, tables, states, term, in, region));
+            region.branches.push_back(semi_join_term(q, entries, tables, states, term, in));
             continue;
         }
         region.branches.push_back(branch_reading(
-            diff::signed_branch_sql(
-                term, entries.size(),
-                deparse_branch(q, entries, tables, states, {}, {}, {}, true, &region.kept)),
+            diff::signed_branch_sql(term, entries.size(),
+                                    deparse_branch(q, entries, tables, states, {}, {}, {}, true)),
             states, tables));
     }
 }
@@ -197,8 +196,9 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
         }
         aggs.push_back(x);
     }
-    region.row_query = deparse_branch(
-        q, entries, tables, std::vector<diff::TableRead>(tables.size(), diff::TableRead::kNow));
+    const std::vector<diff::TableRead> now(tables.size(), diff::TableRead::kNow);
+    region.row_query =
+        diff::compose_branch(deparse_branch(q, entries, tables, now), region.tables, now);
     region.branches.clear();
     if (signs) {
         signed_branches(q, entries, tables, from, semis, region);
@@ -206,8 +206,7 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     for (const diff::SignedTerm& term :
          signs ? std::vector<diff::SignedTerm>{} : diff::image_terms(from.size())) {
         region.branches.push_back(branch_reading(
-            diff::image_branch_sql(term, deparse_branch(q, entries, tables, term.tables, {}, {}, {},
-                                                        false, &region.kept)),
+            diff::image_branch_sql(term, deparse_branch(q, entries, tables, term.tables)),
             term.tables, tables));
     }
     region.algebraic = true;

@@ -259,9 +259,10 @@ Index sole_partner(Query* level, Index delta, List* conjuncts) {
     if (partner == 0) {
         return 0;
     }
+    // A table of the region (its relation: the table now or its kept copy).
     const RangeTblEntry* p = rt_fetch(partner, level->rtable);
-    if (p->rtekind != RTE_RELATION &&
-        !(p->rtekind == RTE_CTE && strncmp(p->ctename, kKeptToken, strlen(kKeptToken)) == 0)) {
+    if (p->rtekind != RTE_CTE ||
+        strncmp(p->ctename, sql::kRegionTablePrefix, strlen(sql::kRegionTablePrefix)) != 0) {
         return 0;
     }
     foreach (lc, level->jointree->fromlist) {
@@ -505,9 +506,10 @@ bool attribute_dropped(Oid relid, AttrNumber a) {
     return dropped;
 }
 
-// Table `varno` of `level` read from the relation `name` (its images or
-// its kept copy), which carries the table's live columns by their own
-// names, in order (images: those the query reads). The query's column
+// Table `varno` of `level` read from the relation `name` (the table now,
+// its kept copy or its images), which carries the table's live columns by
+// their own names, in order (a kept copy and images: those the query
+// reads). The query's column
 // aliases (FROM t AS x(a, b)) are dropped and its Vars renumbered past
 // dropped columns, so the deparser names each column as the relation does
 // and a column list it must print (a renamed USING column) lines up with
@@ -568,30 +570,24 @@ bool using_to_on_walker(Node* n, void* ctx) {
     return expression_tree_walker(n, walker, ctx);
 }
 
-// Each table read as its state says: now (its kept copy's token where it
-// may have one), or from its images, with their sign selected when
-// `signs`. Runs under pg_call.
-void read_tables(Query* c, const std::vector<RegionTable>& tables,
+// Each table read as the relation sql::region_table(i), which the branch
+// defines (diff::compose_branch), but those of subqueries a branch keeps
+// as written (no sites: their tables are read now); with `signs`, each
+// kBoth table's sign selected. Runs under pg_call.
+void name_tables(Query* c, const std::vector<RegionTable>& tables,
                  const std::vector<diff::TableRead>& states, const std::vector<SubquerySite>& sites,
-                 bool signs, const std::vector<ir::KeptCopy>* kept) {
+                 bool signs) {
     int signed_tables = 0;
     for (std::size_t i = 0; i < tables.size(); i++) {
         const RegionTable& t = tables[i];
-        if (states[i] == diff::TableRead::kNow) {
-            if (kept != nullptr && t.sublink < 0 && !kept->at(t.source).from.empty()) {
-                std::string token = std::string(kKeptToken) + std::to_string(t.source);
-                read_as(level_of(c, t, sites), t.path.back(), token.c_str());
-            }
-            continue;
+        if (t.sublink >= 0 && sites.empty()) {
+            continue;  // its subquery as written: the table now, named as the query does
         }
-        std::string name = states[i] == diff::TableRead::kOld ? diff::region_old_images(t.source)
-                           : states[i] == diff::TableRead::kNew
-                               ? diff::region_new_images(t.source)
-                               : diff::region_delta_images(t.source);
-        read_as(level_of(c, t, sites), t.path.back(), name.c_str());
-        RangeTblEntry* rte = rt_fetch(t.path.back(), level_of(c, t, sites)->rtable);
+        Query* level = level_of(c, t, sites);
+        read_as(level, t.path.back(), sql::region_table(i).c_str());
         if (signs && states[i] == diff::TableRead::kBoth) {
-            select_sign(c, t, rte, "__pgt_sg" + std::to_string(++signed_tables));
+            select_sign(c, t, rt_fetch(t.path.back(), level->rtable),
+                        "__pgt_sg" + std::to_string(++signed_tables));
         }
     }
 }
@@ -641,8 +637,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                            const std::vector<diff::TableRead>& states,
                            const std::vector<OuterJoin>& outer,
                            const std::vector<diff::Padding>& padding,
-                           const std::vector<diff::SubqueryRead>& sublinks, bool signs,
-                           const std::vector<ir::KeptCopy>* kept) {
+                           const std::vector<diff::SubqueryRead>& sublinks, bool signs) {
     return with_pinned_search_path([&] {
         Query* c = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
         // Subqueries: each kTrue (a WHERE conjunct holding one is dropped: a
@@ -667,7 +662,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             c->distinctClause = NIL;
             c->hasDistinctOn = false;
             c->sortClause = NIL;
-            read_tables(c, tables, states, sites, signs, kept);
+            name_tables(c, tables, states, sites, signs);
             query_tree_walker(
                 c, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(using_to_on_walker)),
                 nullptr, 0);
@@ -682,11 +677,23 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
     });
 }
 
+std::vector<ir::BranchTable> branch_tables(Query* q, const std::vector<RegionTable>& tables,
+                                           const std::vector<SubquerySite>& sites) {
+    std::vector<ir::BranchTable> out;
+    for (const RegionTable& t : tables) {
+        const RangeTblEntry* rte =
+            pg_call([&] { return rt_fetch(t.path.back(), level_of(q, t, sites)->rtable); });
+        out.push_back({t.source, (rte->inh ? "" : "ONLY ") + quoted_relation_name(rte->relid)});
+    }
+    return out;
+}
+
 // A branch over `sql` reading, per table, what its state says.
 ir::RegionBranch branch_reading(std::string sql, const std::vector<diff::TableRead>& states,
                                 const std::vector<RegionTable>& tables) {
     ir::RegionBranch b;
     b.sql = std::move(sql);
+    b.reads = states;
     for (std::size_t i = 0; i < tables.size(); i++) {
         uint64_t bit = uint64_t{1} << tables[i].source;
         b.old_sources |= states[i] == diff::TableRead::kOld ? bit : 0;

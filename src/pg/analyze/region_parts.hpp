@@ -120,10 +120,12 @@ std::string narrowed_query(Query* q, const std::vector<TargetEntry*>& keys);
 // `dropped`. Runs under pg_call.
 List* conjuncts_without(List* conjuncts, const std::vector<int>& dropped);
 
-// The defining query's FROM/WHERE selecting the key expressions, with the
-// tables read as `states` says (diff::TableRead), the outer joins as
-// `padding` says (one entry per outer join) and the WHERE subqueries as
-// `sublinks` says (none: as written). With signs, each kBoth table's sign is
+// The defining query's FROM/WHERE selecting the key expressions, for a
+// term whose tables are read as `states` says (diff::TableRead): the outer
+// joins as `padding` says (one entry per outer join), the WHERE subqueries
+// as `sublinks` says (none: as written), a join driven from a lone changed
+// table's images. Table i is read as the relation sql::region_table(i)
+// (diff::compose_branch defines it). With signs, each kBoth table's sign is
 // selected after the keys, as __pgt_sg1, __pgt_sg2, ... in table order
 // (tables of the FROM, also inside derived tables: see sign_reaches_top).
 std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
@@ -131,8 +133,13 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                            const std::vector<diff::TableRead>& states,
                            const std::vector<OuterJoin>& outer = {},
                            const std::vector<diff::Padding>& padding = {},
-                           const std::vector<diff::SubqueryRead>& sublinks = {}, bool signs = false,
-                           const std::vector<ir::KeptCopy>* kept = nullptr);
+                           const std::vector<diff::SubqueryRead>& sublinks = {},
+                           bool signs = false);
+
+// The region's tables as branches read them (ir::BranchTable), in the
+// order of `tables`.
+std::vector<ir::BranchTable> branch_tables(Query* q, const std::vector<RegionTable>& tables,
+                                           const std::vector<SubquerySite>& sites);
 
 // A branch over `sql` reading, per table, what its state says.
 ir::RegionBranch branch_reading(std::string sql, const std::vector<diff::TableRead>& states,

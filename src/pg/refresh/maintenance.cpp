@@ -253,8 +253,8 @@ std::string create_kept_copy(Spi& spi, const catalog::StreamTableRow& st, std::s
     return table;
 }
 
-// Every kept copy: decided, created, and the branches' names for the
-// candidates replaced by the copy or by the table itself.
+// Every kept copy: decided and created (the branches read a source's copy
+// where they read the table now: diff::compose_branch).
 void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q,
                  ir::JoinRegion& r, bool allow_copies) {
     for (std::size_t i = 0; i < r.sources.size() && i < q.region.kept.size(); i++) {
@@ -262,19 +262,10 @@ void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuer
         if (k.from.empty()) {
             continue;
         }
-        std::string token = std::string(kKeptToken) + std::to_string(i) + " ";
-        std::string name = k.from;
         if (allow_copies && kept_copy_pays(spi, q.region.relids[i], k, r.sources[i].prefilter)) {
             r.sources[i].kept = k;
             r.sources[i].kept.table =
                 create_kept_copy(spi, st, i, q.region.relids[i], r.sources[i]);
-            name = r.sources[i].kept.table;
-        }
-        for (ir::RegionBranch& b : r.branches) {
-            for (std::size_t at = b.sql.find(token); at != std::string::npos;
-                 at = b.sql.find(token, at + name.size() + 1)) {
-                b.sql.replace(at, token.size(), name + " ");
-            }
         }
     }
 }
@@ -314,6 +305,7 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
     for (std::size_t w = 0; w < order.size(); w++) {
         r.sources[order[w].second].window = static_cast<int>(w);
     }
+    r.tables = q.region.tables;
     r.branches = q.region.branches;
     keep_copies(spi, st, q, r, !immediate);
     r.query = q.region.query.empty() ? q.effective : q.region.query;
