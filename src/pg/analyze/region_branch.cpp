@@ -509,11 +509,10 @@ bool attribute_dropped(Oid relid, AttrNumber a) {
 // Table `varno` of `level` read from the relation `name` (the table now,
 // its kept copy or its images), which carries the table's live columns by
 // their own names, in order (a kept copy and images: those the query
-// reads). The query's column
-// aliases (FROM t AS x(a, b)) are dropped and its Vars renumbered past
-// dropped columns, so the deparser names each column as the relation does
-// and a column list it must print (a renamed USING column) lines up with
-// the relation's. Runs under pg_call.
+// reads). The query's column aliases (FROM t AS x(a, b)) are dropped and
+// its Vars renumbered past dropped columns, so the deparser names each
+// column as the relation does and a column list it must print (a renamed
+// USING column) lines up with the relation's. Runs under pg_call.
 void read_as(Query* level, Index varno, const char* name) {
     RangeTblEntry* rte = rt_fetch(varno, level->rtable);
     if (rte->rtekind == RTE_RELATION) {
