@@ -59,7 +59,7 @@ TEST(ComposeBranch, the_program_composes_each_branch_with_its_sources_kept_copie
     j.sources[1].kept = {
         "pgtrickle_changes.kept_7_1", "ONLY public.b", "k", "OPERATOR(pg_catalog.=)", {"k"}};
     j.tables = kTables;
-    j.branches.push_back({kBody, {TableRead::kOld, TableRead::kNow, TableRead::kNow}, 1, 0, 0});
+    j.branches.push_back({kBody, {TableRead::kOld, TableRead::kNow, TableRead::kNow}});
     j.query = "SELECT 1 AS k";
     j.outputs = {"k"};
     j.key_nullable = {false};
@@ -70,6 +70,8 @@ TEST(ComposeBranch, the_program_composes_each_branch_with_its_sources_kept_copie
     t.keyed = true;
     const pgt::diff::DeltaProgram p = pgt::diff::join_region_program(j, t, true);
     ASSERT_EQ(p.branches.size(), 1u);
+    EXPECT_EQ(p.branches[0].old_sources, 1u);  // source 0's before-images
+    EXPECT_EQ(p.branches[0].new_sources | p.branches[0].delta_sources, 0u);
     EXPECT_EQ(p.branches[0].sql,
               "WITH __pgt_rel_0 AS NOT MATERIALIZED (SELECT * FROM __pgt_old_0), "
               "__pgt_rel_1 AS NOT MATERIALIZED (SELECT * FROM pgtrickle_changes.kept_7_1), "

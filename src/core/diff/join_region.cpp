@@ -295,8 +295,14 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
         kept.push_back(s.kept.table);
     }
     for (const ir::RegionBranch& b : j.branches) {
-        p.branches.push_back({b.old_sources, b.new_sources,
-                              compose_branch(b.sql, j.tables, b.reads, kept), b.delta_sources});
+        Branch out{0, 0, compose_branch(b.sql, j.tables, b.reads, kept), 0};
+        for (std::size_t i = 0; i < b.reads.size(); i++) {
+            const uint64_t bit = uint64_t{1} << j.tables[i].source;
+            out.old_sources |= b.reads[i] == ir::TableRead::kOld ? bit : 0;
+            out.new_sources |= b.reads[i] == ir::TableRead::kNew ? bit : 0;
+            out.delta_sources |= b.reads[i] == ir::TableRead::kBoth ? bit : 0;
+        }
+        p.branches.push_back(std::move(out));
     }
     p.kept = kept_steps(j);
     std::vector<std::string> ctes;

@@ -227,9 +227,6 @@ struct BranchTable {
 struct RegionBranch {
     std::string sql;               // SELECT <key expressions> FROM ... WHERE ...
     std::vector<TableRead> reads;  // per table (JoinRegion::tables)
-    uint64_t old_sources = 0;      // bit i: reads __pgt_old_<i>
-    uint64_t new_sources = 0;      // bit i: reads __pgt_new_<i>
-    uint64_t delta_sources = 0;    // bit i: reads __pgt_delta_<i> (both, signed)
 };
 
 struct JoinRegion {

@@ -658,9 +658,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     // as they are now, or their images.)
     region.kept = kept_candidates(q, tables, region, outer.empty() && semi_joins && !gsets);
     for (const diff::RegionTerm& t : diff::region_terms(groups, sublinks.size(), outer_tables)) {
-        region.branches.push_back(branch_reading(
-            deparse_branch(q, keys, tables, t.tables, outer, t.padding, t.subqueries), t.tables,
-            tables));
+        region.branches.push_back(
+            {deparse_branch(q, keys, tables, t.tables, outer, t.padding, t.subqueries), t.tables});
     }
     finish_region(q, keys, tables, outer, sublinks, semi_joins, gsets, region, out);
     if (!gsets) {

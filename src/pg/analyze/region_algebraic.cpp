@@ -118,11 +118,10 @@ ir::RegionBranch semi_join_term(Query* q, const std::vector<TargetEntry*>& entri
         counted.push_back(&j->counted);
         reads[j->table] = diff::TableRead::kBoth;
     }
-    return branch_reading(
-        diff::semi_join_branch_sql(term, entries.size(),
-                                   deparse_branch(qe, with_y, tables, states, {}, {}, {}, true),
-                                   counted, images),
-        reads, tables);
+    return {diff::semi_join_branch_sql(term, entries.size(),
+                                       deparse_branch(qe, with_y, tables, states, {}, {}, {}, true),
+                                       counted, images),
+            reads};
 }
 
 // The branches of Σ over non-empty sets S of relations: (−1)^(|S|+1)
@@ -146,10 +145,10 @@ void signed_branches(Query* q, const std::vector<TargetEntry*>& entries,
             region.branches.push_back(semi_join_term(q, entries, tables, states, term, in));
             continue;
         }
-        region.branches.push_back(branch_reading(
-            diff::signed_branch_sql(term, entries.size(),
-                                    deparse_branch(q, entries, tables, states, {}, {}, {}, true)),
-            states, tables));
+        region.branches.push_back(
+            {diff::signed_branch_sql(term, entries.size(),
+                                     deparse_branch(q, entries, tables, states, {}, {}, {}, true)),
+             states});
     }
 }
 
@@ -205,9 +204,9 @@ bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
     }
     for (const diff::SignedTerm& term :
          signs ? std::vector<diff::SignedTerm>{} : diff::image_terms(from.size())) {
-        region.branches.push_back(branch_reading(
-            diff::image_branch_sql(term, deparse_branch(q, entries, tables, term.tables)),
-            term.tables, tables));
+        region.branches.push_back(
+            {diff::image_branch_sql(term, deparse_branch(q, entries, tables, term.tables)),
+             term.tables});
     }
     region.algebraic = true;
     region.aggs = aggs;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -130,67 +131,85 @@ void select_sign(Query* c, const RegionTable& t, RangeTblEntry* rte, const std::
     select(c);
 }
 
+// Calls fn(var, up) for each Var of q, of its subqueries and of the
+// queries in its expressions, where it stands (no copy is made): up is the
+// number of queries entered below q, so a Var of q's own range table has
+// varlevelsup == up. Runs under pg_call.
+struct VarVisit {
+    const std::function<void(Var*, int)>* fn;
+    int up = 0;
+};
+
+bool var_visit_walker(Node* n, void* ctx) {
+    auto* v = static_cast<VarVisit*>(ctx);
+    if (n == nullptr) {
+        return false;
+    }
+    if (IsA(n, Var)) {
+        (*v->fn)(castNode(Var, n), v->up);
+        return false;
+    }
+    auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(var_visit_walker));
+    if (IsA(n, Query)) {
+        v->up++;
+        bool r = query_tree_walker(castNode(Query, n), walker, ctx, 0);
+        v->up--;
+        return r;
+    }
+    return expression_tree_walker(n, walker, ctx);
+}
+
+void for_each_var(Query* q, const std::function<void(Var*, int)>& fn) {
+    VarVisit v{&fn, 0};
+    query_tree_walker(
+        q, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(var_visit_walker)), &v, 0);
+}
+
 // Vars of two tables of one query level (and the same tables seen from its
 // subqueries) become columns of a derived table `to` selecting them.
 struct DriveRemap {
     Index delta = 0;
     Index partner = 0;
     Index to = 0;
-    int up = 0;
     bool failed = false;
     List* selected = NIL;  // the derived table's select list (Vars of its rtindex 1 / 2)
 };
 
-bool drive_remap_walker(Node* n, void* ctx) {
-    auto* m = static_cast<DriveRemap*>(ctx);
-    if (n == nullptr) {
-        return false;
+// Var v of delta or partner (at nesting depth up) as the derived table's
+// column, which it adds to m.selected the first time.
+void drive_remap(Var* v, int up, DriveRemap& m) {
+    if (static_cast<int>(v->varlevelsup) != up ||
+        (v->varno != static_cast<int>(m.delta) && v->varno != static_cast<int>(m.partner))) {
+        return;
     }
-    if (IsA(n, Var)) {
-        Var* v = castNode(Var, n);
-        if (static_cast<int>(v->varlevelsup) != m->up ||
-            (v->varno != static_cast<int>(m->delta) && v->varno != static_cast<int>(m->partner))) {
-            return false;
+    if (v->varattno <= 0) {  // whole-row or system column: left as it is
+        m.failed = true;
+        return;
+    }
+    int inner = v->varno == static_cast<int>(m.delta) ? 1 : 2;
+    AttrNumber resno = 0;
+    ListCell* lc;
+    foreach (lc, m.selected) {
+        Var* s = castNode(Var, lfirst_node(TargetEntry, lc)->expr);
+        if (s->varno == inner && s->varattno == v->varattno) {
+            resno = lfirst_node(TargetEntry, lc)->resno;
         }
-        if (v->varattno <= 0) {  // whole-row or system column: left as it is
-            m->failed = true;
-            return false;
-        }
-        int inner = v->varno == static_cast<int>(m->delta) ? 1 : 2;
-        AttrNumber resno = 0;
-        ListCell* lc;
-        foreach (lc, m->selected) {
-            Var* s = castNode(Var, lfirst_node(TargetEntry, lc)->expr);
-            if (s->varno == inner && s->varattno == v->varattno) {
-                resno = lfirst_node(TargetEntry, lc)->resno;
-            }
-        }
-        if (resno == 0) {
-            Var* s = static_cast<Var*>(copyObjectImpl(v));
-            s->varno = inner;
-            s->varnosyn = static_cast<Index>(inner);
-            s->varattnosyn = v->varattno;
-            s->varlevelsup = 0;
-            resno = static_cast<AttrNumber>(list_length(m->selected) + 1);
-            m->selected =
-                lappend(m->selected,
-                        makeTargetEntry(reinterpret_cast<Expr*>(s), resno,
+    }
+    if (resno == 0) {
+        Var* s = static_cast<Var*>(copyObjectImpl(v));
+        s->varno = inner;
+        s->varnosyn = static_cast<Index>(inner);
+        s->varattnosyn = v->varattno;
+        s->varlevelsup = 0;
+        resno = static_cast<AttrNumber>(list_length(m.selected) + 1);
+        m.selected = lappend(
+            m.selected, makeTargetEntry(reinterpret_cast<Expr*>(s), resno,
                                         psprintf("__pgt_c%d", static_cast<int>(resno)), false));
-        }
-        v->varno = static_cast<int>(m->to);
-        v->varnosyn = m->to;
-        v->varattno = resno;
-        v->varattnosyn = resno;
-        return false;
     }
-    auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(drive_remap_walker));
-    if (IsA(n, Query)) {
-        m->up++;
-        bool r = query_tree_walker(castNode(Query, n), walker, ctx, 0);
-        m->up--;
-        return r;
-    }
-    return expression_tree_walker(n, walker, ctx);
+    v->varno = static_cast<int>(m.to);
+    v->varnosyn = m.to;
+    v->varattno = resno;
+    v->varattnosyn = resno;
 }
 
 // A FROM item naming range-table entry rtindex.
@@ -364,9 +383,7 @@ void drive_from_images(Query* level, Index delta) {
         outside == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(outside));
     // Remapped first on a copy: a failure leaves level as it is.
     Query* probe = static_cast<Query*>(copyObjectImpl(level));
-    query_tree_walker(
-        probe, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(drive_remap_walker)), &m,
-        0);
+    for_each_var(probe, [&m](Var* v, int up) { drive_remap(v, up, m); });
     if (m.failed || m.selected == NIL) {
         level->jointree->quals = quals;
         return;
@@ -463,49 +480,6 @@ Query* level_of(Query* c, const RegionTable& t, const std::vector<SubquerySite>&
     return level;
 }
 
-// Vars of range-table entry `varno` of a query level (at nesting depth
-// `up` below it) renumbered: attnum a becomes to[a].
-struct AttnoRemap {
-    int varno = 0;
-    int up = 0;
-    std::vector<AttrNumber> to;
-};
-
-bool attno_remap_walker(Node* n, void* ctx) {
-    auto* m = static_cast<AttnoRemap*>(ctx);
-    if (n == nullptr) {
-        return false;
-    }
-    if (IsA(n, Var)) {
-        Var* v = castNode(Var, n);
-        if (static_cast<int>(v->varlevelsup) == m->up && v->varno == m->varno && v->varattno > 0) {
-            if (static_cast<int>(v->varnosyn) == m->varno && v->varattnosyn == v->varattno) {
-                v->varattnosyn = m->to.at(static_cast<std::size_t>(v->varattno));
-            }
-            v->varattno = m->to.at(static_cast<std::size_t>(v->varattno));
-        }
-        return false;
-    }
-    auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(attno_remap_walker));
-    if (IsA(n, Query)) {
-        m->up++;
-        bool r = query_tree_walker(castNode(Query, n), walker, ctx, 0);
-        m->up--;
-        return r;
-    }
-    return expression_tree_walker(n, walker, ctx);
-}
-
-bool attribute_dropped(Oid relid, AttrNumber a) {
-    HeapTuple tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(a));
-    if (!HeapTupleIsValid(tup)) {
-        return true;
-    }
-    bool dropped = reinterpret_cast<Form_pg_attribute>(GETSTRUCT(tup))->attisdropped;
-    ReleaseSysCache(tup);
-    return dropped;
-}
-
 // Table `varno` of `level` read from the relation `name` (the table now,
 // its kept copy or its images), which carries the table's live columns by
 // their own names, in order (a kept copy and images: those the query
@@ -516,24 +490,30 @@ bool attribute_dropped(Oid relid, AttrNumber a) {
 void read_as(Query* level, Index varno, const char* name) {
     RangeTblEntry* rte = rt_fetch(varno, level->rtable);
     if (rte->rtekind == RTE_RELATION) {
-        AttnoRemap m;
-        m.varno = static_cast<int>(varno);
-        m.to.push_back(0);
-        List* names = NIL;
-        for (int a = 1; a <= list_length(rte->eref->colnames); a++) {
-            const auto attnum = static_cast<AttrNumber>(a);
-            if (attribute_dropped(rte->relid, attnum)) {
-                m.to.push_back(0);  // never referenced
-                continue;
+        Relation rel = relation_open(rte->relid, AccessShareLock);
+        TupleDesc desc = RelationGetDescr(rel);
+        std::vector<AttrNumber> live(static_cast<std::size_t>(desc->natts) + 1, 0);
+        List* names = NIL;  // attnum a is live column live[a]
+        for (int a = 1; a <= desc->natts; a++) {
+            const Form_pg_attribute att = TupleDescAttr(desc, a - 1);
+            if (!att->attisdropped) {
+                names = lappend(names, makeString(pstrdup(NameStr(att->attname))));
+                live[static_cast<std::size_t>(a)] = static_cast<AttrNumber>(list_length(names));
             }
-            names = lappend(names, makeString(get_attname(rte->relid, attnum, false)));
-            m.to.push_back(static_cast<AttrNumber>(list_length(names)));
         }
-        if (list_length(names) < list_length(rte->eref->colnames)) {
-            query_tree_walker(
-                level,
-                reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(attno_remap_walker)), &m,
-                0);
+        relation_close(rel, AccessShareLock);
+        if (list_length(names) < desc->natts) {
+            // In place: the caller holds pointers into level (its subqueries).
+            for_each_var(level, [&](Var* v, int up) {
+                if (static_cast<int>(v->varlevelsup) != up || v->varno != static_cast<int>(varno) ||
+                    v->varattno <= 0) {
+                    return;
+                }
+                if (v->varnosyn == varno && v->varattnosyn == v->varattno) {
+                    v->varattnosyn = live.at(static_cast<std::size_t>(v->varattno));
+                }
+                v->varattno = live.at(static_cast<std::size_t>(v->varattno));
+            });
         }
         rte->eref->colnames = names;
         if (rte->alias != nullptr) {
@@ -685,21 +665,6 @@ std::vector<ir::BranchTable> branch_tables(Query* q, const std::vector<RegionTab
         out.push_back({t.source, (rte->inh ? "" : "ONLY ") + quoted_relation_name(rte->relid)});
     }
     return out;
-}
-
-// A branch over `sql` reading, per table, what its state says.
-ir::RegionBranch branch_reading(std::string sql, const std::vector<diff::TableRead>& states,
-                                const std::vector<RegionTable>& tables) {
-    ir::RegionBranch b;
-    b.sql = std::move(sql);
-    b.reads = states;
-    for (std::size_t i = 0; i < tables.size(); i++) {
-        uint64_t bit = uint64_t{1} << tables[i].source;
-        b.old_sources |= states[i] == diff::TableRead::kOld ? bit : 0;
-        b.new_sources |= states[i] == diff::TableRead::kNew ? bit : 0;
-        b.delta_sources |= states[i] == diff::TableRead::kBoth ? bit : 0;
-    }
-    return b;
 }
 
 // Whether a column added to the select list of each derived table on the

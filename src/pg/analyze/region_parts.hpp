@@ -141,10 +141,6 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
 std::vector<ir::BranchTable> branch_tables(Query* q, const std::vector<RegionTable>& tables,
                                            const std::vector<SubquerySite>& sites);
 
-// A branch over `sql` reading, per table, what its state says.
-ir::RegionBranch branch_reading(std::string sql, const std::vector<diff::TableRead>& states,
-                                const std::vector<RegionTable>& tables);
-
 // Whether a column added to the select list of each derived table on the
 // way to t (a table of the FROM) is that derived table's next column: no
 // derived table there has junk entries, whose numbers come first.
