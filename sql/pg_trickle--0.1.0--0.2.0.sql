@@ -559,6 +559,7 @@ DECLARE
     tname text;
     readers text;
     imm_readers text;
+    guarded text;
     imm record;
 BEGIN
     -- A capture trigger dropped while its source lives on and its capture
@@ -590,6 +591,23 @@ BEGIN
      WHERE d.object_type = 'trigger'
        AND EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i WHERE i.pgt_id = st.pgt_id)
        AND pg_catalog.to_regclass(pg_catalog.split_part(d.object_identity, ' on ', 2)) IS NOT NULL;
+    -- The guard of a stream table that lives on (DROP TRIGGER, or DROP
+    -- COLUMN ... CASCADE of a source column its query reads, on which the
+    -- guard depends): refused, the stream table would become writable and
+    -- could no longer be maintained. Recognised by the function it runs.
+    SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
+      INTO guarded
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+      JOIN pgtrickle.pgt_stream_tables st
+        ON d.object_identity = 'pgt_guard on ' || st.pgt_relid::pg_catalog.regclass::pg_catalog.text
+     WHERE d.object_type = 'trigger'
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = st.pgt_relid);
+    IF guarded IS NOT NULL THEN
+        RAISE EXCEPTION 'cannot drop the trigger that guards a stream table'
+            USING ERRCODE = '2BP01',
+                  DETAIL = 'Stream tables it guards: ' || guarded || '. DROP COLUMN ... CASCADE of a column a stream table reads would drop it too.',
+                  HINT = 'Drop those stream tables first (pgtrickle.drop_stream_table).';
+    END IF;
     IF imm_readers IS NOT NULL THEN
         RAISE EXCEPTION 'cannot drop the trigger that maintains an IMMEDIATE stream table'
             USING ERRCODE = '2BP01',

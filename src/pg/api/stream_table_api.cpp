@@ -40,6 +40,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/xact.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "funcapi.h"
@@ -185,9 +186,12 @@ ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const Analy
     }
     std::string immediate = blocker.empty() ? immediate_blocker(q) : blocker;
     if (immediate.empty() && upper_trimmed_mode(text) == "IMMEDIATE") {
-        // Its triggers are its own: always installed, never shared.
-        if (!may_capture(q.scan.source_relid, GetUserId())) {
-            check_capture_right(q.scan.source_relid);  // 42501 naming the table
+        // Its triggers are its own: always installed, never shared, on
+        // every table a join or subquery reads.
+        for (Oid relid : immediate_trigger_tables(q)) {
+            if (!may_capture(relid, GetUserId())) {
+                check_capture_right(relid);  // 42501 naming the table
+            }
         }
     }
     return resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit, immediate);
@@ -367,6 +371,17 @@ void create_stream_table(const Args& a) {
                          "Its sources' statements apply their changes to its rows from then on.",
                          "Omit initialize => false, or use another refresh_mode.");
     }
+    const bool old_snapshot = pg_call([] { return IsolationUsesXactSnapshot(); });
+    if (mode.effective == RefreshMode::kImmediate && old_snapshot) {
+        // Rows committed after this transaction's snapshot and before its
+        // triggers exist would be in neither the population nor a statement.
+        throw pgt::Error("25001",
+                         "an IMMEDIATE stream table cannot be created in a REPEATABLE READ or "
+                         "SERIALIZABLE transaction",
+                         "Its population reads the transaction's snapshot, which misses rows "
+                         "other transactions commit before its triggers exist.",
+                         "Create it in a READ COMMITTED transaction.");
+    }
     advise_indexes(spi, q, mode.effective);
     std::vector<catalog::Dependency> deps = dependencies_of(spi, q);
     catalog::StreamTableRow row;
@@ -388,6 +403,19 @@ void create_stream_table(const Args& a) {
     prepare_maintenance(spi, row, q);
     if (initialize) {
         full_refresh(spi, row, "CREATE", "initial population");
+    }
+    if (old_snapshot) {
+        // Rows committed after the transaction's snapshot and before the
+        // capture existed are neither populated nor captured: the first
+        // refresh recomputes, under a snapshot that sees them.
+        catalog::exec_as_owner(
+            spi,
+            "UPDATE pgtrickle.pgt_stream_tables SET reinit_reason = $2 WHERE pgt_id "
+            "OPERATOR(pg_catalog.=) $1",
+            {int8_param(row.pgt_id),
+             text_param(std::string("created in a REPEATABLE READ or SERIALIZABLE transaction, "
+                                    "whose snapshot may miss rows committed before its change "
+                                    "capture existed"))});
     }
     sync_notify_trigger(spi, row);  // after the initial population: no INSERT per row
     spi.close();

@@ -21,6 +21,8 @@ extern "C" {
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -303,6 +305,35 @@ void replace_dependencies(Spi& spi, int64_t pgt_id, const std::vector<Dependency
     }
 }
 
+namespace {
+
+// The storage's guard trigger depends on every column the query reads
+// (pg_depend, as a trigger's UPDATE OF list does), in every refresh mode:
+// PostgreSQL then refuses ALTER COLUMN ... TYPE (0A000) and DROP COLUMN
+// (2BP01) of such a column, naming the stream table, instead of leaving a
+// stream table that stores values of the old type or can no longer be
+// maintained. (A dependency of the table itself would make ALTER TYPE fail
+// with an internal error.) Runs inside pg_call.
+void depend_on_columns_read(Oid st_relid, const std::vector<Dependency>& deps) {
+    const Oid guard = get_trigger_oid(st_relid, "pgt_guard", true);
+    if (!OidIsValid(guard)) {
+        return;
+    }
+    deleteDependencyRecordsForClass(TriggerRelationId, guard, RelationRelationId,
+                                    DEPENDENCY_NORMAL);
+    ObjectAddress self{TriggerRelationId, guard, 0};
+    for (const Dependency& d : deps) {
+        for (int a : d.columns_read.value_or(std::vector<int>{})) {
+            if (a > 0) {
+                ObjectAddress column{RelationRelationId, d.relid, a};
+                recordDependencyOn(&self, &column, DEPENDENCY_NORMAL);
+            }
+        }
+    }
+}
+
+}  // namespace
+
 void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
                          const std::vector<Oid>& functions, const std::vector<Oid>& types) {
     pg_call([&] {
@@ -338,6 +369,7 @@ void record_dependencies(Oid st_relid, const std::vector<Dependency>& deps,
             ObjectAddress source{RelationRelationId, d.relid, 0};
             recordDependencyOn(&self, &source, DEPENDENCY_NORMAL);
         }
+        depend_on_columns_read(st_relid, deps);
         for (Oid f : functions) {  // built-in (pinned) ones are not recorded
             ObjectAddress func{ProcedureRelationId, f, 0};
             recordDependencyOn(&self, &func, DEPENDENCY_NORMAL);

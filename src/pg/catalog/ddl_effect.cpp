@@ -13,10 +13,15 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -24,6 +29,7 @@ extern "C" {
 #include "tcop/deparse_utility.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
 PG_FUNCTION_INFO_V1(pgt_ddl_effect);
@@ -42,6 +48,29 @@ std::string describe(Oid classid, Oid objid) {
     ObjectAddress a{classid, objid, 0};
     char* d = pg_call([&] { return getObjectDescription(&a, true); });
     return d != nullptr ? d : "an object";
+}
+
+// Whether an ENABLE/DISABLE TRIGGER of `name` (nullptr: ALL or USER) on
+// relid reaches a trigger of ours: one calling a function of the
+// extension's schema (recognised by what it runs, not by its name).
+bool toggles_our_trigger(Oid relid, const char* name) {
+    return pg_call([&] {
+        const Oid ours = get_namespace_oid("pgtrickle", true);
+        bool found = false;
+        ScanKeyData key;
+        ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+                    ObjectIdGetDatum(relid));
+        Relation rel = table_open(TriggerRelationId, AccessShareLock);
+        SysScanDesc scan = systable_beginscan(rel, TriggerRelidNameIndexId, true, nullptr, 1, &key);
+        for (HeapTuple tup; !found && HeapTupleIsValid(tup = systable_getnext(scan));) {
+            const auto* t = reinterpret_cast<Form_pg_trigger>(GETSTRUCT(tup));
+            found = (name == nullptr || strcmp(NameStr(t->tgname), name) == 0) &&
+                    OidIsValid(ours) && get_func_namespace(t->tgfoid) == ours;
+        }
+        systable_endscan(scan);
+        table_close(rel, AccessShareLock);
+        return found;
+    });
 }
 
 // ALTER TABLE's subcommands carry the object each affected (the event
@@ -80,6 +109,25 @@ Effect of_alter_table(const CollectedCommand* cmd) {
                     e.objects = {target};
                     return e;
                 }
+                e.classid = RelationRelationId;
+                e.objects = {target};
+                return e;
+            case AT_EnableTrig:
+            case AT_EnableReplicaTrig:
+            case AT_DisableTrig:
+            case AT_EnableTrigAll:
+            case AT_DisableTrigAll:
+            case AT_EnableTrigUser:
+            case AT_DisableTrigUser:
+                // Our capture, maintenance or write-note trigger no longer
+                // fires for every write (ENABLE ALWAYS is how we install
+                // them): writes made meanwhile reach no stream table, even
+                // once it fires again, so its readers are rebuilt.
+                if (!toggles_our_trigger(target, sub->name)) {
+                    break;
+                }
+                e.reason = "change capture of " + describe(RelationRelationId, target) +
+                           " was disabled";
                 e.classid = RelationRelationId;
                 e.objects = {target};
                 return e;

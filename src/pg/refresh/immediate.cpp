@@ -270,7 +270,23 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
         st = catalog::find_by_id(spi, pgt_id);
     }
     if (!st || st->refresh_mode != RefreshMode::kImmediate) {
+        // The trigger is this database's, so its stream table committed
+        // after the snapshot this transaction keeps (REPEATABLE READ,
+        // SERIALIZABLE): the statement cannot see the stream table's rows
+        // it would have to maintain, and skipping it would lose the write.
+        const bool unseen = here && *here == td->tg_trigger->tgargs[1] &&
+                            pg_call([] { return IsolationUsesXactSnapshot(); });
         spi.close();
+        if (unseen) {
+            const std::string table = relation_display_name(RelationGetRelid(td->tg_relation));
+            throw pgt::Error("40001",
+                             "could not serialize access due to a concurrent change of the "
+                             "IMMEDIATE maintenance of table " + table,
+                             "An IMMEDIATE stream table over " + table +
+                                 " was created or altered by a transaction that committed after "
+                                 "this transaction's snapshot was taken.",
+                             "Retry the transaction.");
+        }
         return nullptr;
     }
     Program p;

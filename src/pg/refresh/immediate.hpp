@@ -16,6 +16,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
@@ -26,6 +27,10 @@ namespace pgt::pg {
 // What keeps IMMEDIATE from maintaining q ("" when it can), for the
 // 0A000 of resolve_refresh_mode.
 std::string immediate_blocker(const AnalyzedQuery& q);
+
+// The tables IMMEDIATE maintenance of q puts its statement triggers on:
+// the one scanned table, or every table of a join or subquery region.
+std::vector<Oid> immediate_trigger_tables(const AnalyzedQuery& q);
 
 // Installs st's IMMEDIATE maintenance of q: the programs (one per event,
 // pgtrickle.pgt_immediate), the source's triggers; st.delta_program gets the

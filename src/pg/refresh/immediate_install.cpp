@@ -161,14 +161,16 @@ void create_triggers(Spi& spi, int64_t pgt_id, Oid source_relid) {
 
 }  // namespace
 
+std::vector<Oid> immediate_trigger_tables(const AnalyzedQuery& q) {
+    return q.region.present || q.join.present ? multi_table_sources(q)
+                                              : std::vector<Oid>{q.scan.source_relid};
+}
+
 std::string immediate_blocker(const AnalyzedQuery& q) {
     if (!q.differential_blocker.empty()) {
         return q.differential_blocker;
     }
-    const std::vector<Oid> sources = q.region.present || q.join.present
-                                         ? multi_table_sources(q)
-                                         : std::vector<Oid>{q.scan.source_relid};
-    for (Oid relid : sources) {
+    for (Oid relid : immediate_trigger_tables(q)) {
         if (get_rel_relispartition(relid)) {
             return "a query over a partition (" + relation_display_name(relid) +
                    "): statements on its partitioned table would not reach it";
