@@ -620,9 +620,9 @@ std::optional<AlgebraicOutputs> algebraic_outputs(Query* q, List* ctx) {
         SlotCtx slots{{}, out.aggs.size()};
         Node* templ = nullptr;
         bool plain = pg_call([&] {
-            List* outside = pull_var_clause(reinterpret_cast<Node*>(te->expr),
-                                            PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
-                                                PVC_INCLUDE_PLACEHOLDERS);
+            List* outside = pull_var_clause(
+                reinterpret_cast<Node*>(te->expr),
+                PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS | PVC_INCLUDE_PLACEHOLDERS);
             ListCell* v;
             foreach (v, outside) {
                 if (!IsA(lfirst(v), Aggref)) {

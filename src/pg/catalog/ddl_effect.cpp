@@ -126,8 +126,8 @@ Effect of_alter_table(const CollectedCommand* cmd) {
                 if (!toggles_our_trigger(target, sub->name)) {
                     break;
                 }
-                e.reason = "change capture of " + describe(RelationRelationId, target) +
-                           " was disabled";
+                e.reason =
+                    "change capture of " + describe(RelationRelationId, target) + " was disabled";
                 e.classid = RelationRelationId;
                 e.objects = {target};
                 return e;

@@ -281,7 +281,8 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
             const std::string table = relation_display_name(RelationGetRelid(td->tg_relation));
             throw pgt::Error("40001",
                              "could not serialize access due to a concurrent change of the "
-                             "IMMEDIATE maintenance of table " + table,
+                             "IMMEDIATE maintenance of table " +
+                                 table,
                              "An IMMEDIATE stream table over " + table +
                                  " was created or altered by a transaction that committed after "
                                  "this transaction's snapshot was taken.",
