@@ -49,7 +49,11 @@ ALTER TABLE pgtrickle.pgt_stream_tables
     ADD COLUMN delta_strategy text,
     -- the query's operator tree with each node's row identity and rule,
     -- as explain_st prints it
-    ADD COLUMN operator_tree text;
+    ADD COLUMN operator_tree text,
+    -- the settings a query's values depend on (TimeZone, DateStyle, ...),
+    -- as name=value, recorded when it was defined: every refresh and
+    -- IMMEDIATE statement computes under them, whoever runs it
+    ADD COLUMN query_settings text[];
 -- The delta program is a JSON document (src/core/diff/program.hpp): its
 -- statements and what each reads, queryable with jsonb operators. A 0.1.0
 -- program is not one: its stream table is reinitialised by its next refresh.
@@ -1125,6 +1129,7 @@ BEGIN
                     pg_catalog.array_to_string(s.row_identity_columns, ', '), ')')),
                ('strategy', s.delta_strategy),
                ('operator_tree', s.operator_tree),
+               ('query_settings', pg_catalog.array_to_string(s.query_settings, ', ')),
                ('defining_query', s.defining_query),
                ('recompute_query', s.effective_query),
                ('change_buffers', (SELECT pg_catalog.string_agg(src.buffer_name, ', ')

@@ -7,6 +7,7 @@
 #include "pg/analyze/output_key.hpp"
 #include "pg/analyze/lower_tree.hpp"
 #include "pg/analyze/scan_shape.hpp"
+#include "pg/analyze/stability.hpp"
 
 #include <algorithm>
 #include <set>
@@ -415,6 +416,18 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
         out.scan = ScanShape{};
         out.join = JoinShape{};
         out.region = RegionShape{};
+    }
+    if (out.differential_blocker.empty()) {
+        // Incremental maintenance would keep values computed at different
+        // times side by side (docs/sql-reference.md, "Functions").
+        const std::string unstable = unstable_construct(q);
+        if (!unstable.empty()) {
+            out.differential_blocker =
+                unstable + ", whose value can change while no source table changes";
+            out.scan = ScanShape{};
+            out.join = JoinShape{};
+            out.region = RegionShape{};
+        }
     }
     if (has_grouping_set_column(out)) {
         append_grouping_set_column(q);

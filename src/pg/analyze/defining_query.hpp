@@ -50,8 +50,7 @@ struct RowIdentityShape {
 // (ir::Column::image; core/diff/linear differentiates them).
 struct ScanShape {
     Oid source_relid = InvalidOid;
-    std::vector<std::string> stable_functions;  // STABLE functions used (a WARNING)
-    std::vector<int> referenced_attnums;        // source columns the query reads, ascending
+    std::vector<int> referenced_attnums;  // source columns the query reads, ascending
     // GROUP BY over the one table (maintained by recomputing the groups a
     // change touches): the grouping keys are the identity's key columns
     // (output positions, group clause order).

@@ -95,7 +95,6 @@ namespace {
 
 struct FuncScan {
     List* volatile_names;
-    List* stable_names;
 };
 
 bool note_function(Oid func, void* ctx) {
@@ -103,8 +102,6 @@ bool note_function(Oid func, void* ctx) {
     char v = func_volatile(func);
     if (v == PROVOLATILE_VOLATILE) {
         scan->volatile_names = lappend(scan->volatile_names, get_func_name(func));
-    } else if (v == PROVOLATILE_STABLE) {
-        scan->stable_names = lappend(scan->stable_names, get_func_name(func));
     }
     return false;
 }
@@ -782,10 +779,10 @@ std::string image_prefilter(Node* quals, Index rtindex, Oid relid) {
     return out;
 }
 
-// Volatile functions block DIFFERENTIAL (named); stable ones are listed for
-// the WARNING. Returns false when a blocker was set.
+// Volatile functions block DIFFERENTIAL (named; STABLE ones are judged for
+// the whole query by unstable_construct). Returns false when a blocker was set.
 bool check_functions(Query* q, AnalyzedQuery& out) {
-    FuncScan funcs{NIL, NIL};
+    FuncScan funcs{NIL};
     pg_call([&] {
         (void)function_walker((Node*)q->targetList, &funcs);
         (void)function_walker((Node*)q->jointree, &funcs);
@@ -796,7 +793,6 @@ bool check_functions(Query* q, AnalyzedQuery& out) {
             "the volatile function " + names_of(funcs.volatile_names).front() + "()";
         return false;
     }
-    out.scan.stable_functions = names_of(funcs.stable_names);
     return true;
 }
 

@@ -42,9 +42,6 @@ std::string star_warning(const AnalyzedQuery& q);
 ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const AnalyzedQuery& q,
                                   Oid owner);
 
-// The WARNING a DIFFERENTIAL query calling a STABLE function gets ("" none).
-std::string stable_function_warning(const AnalyzedQuery& q, RefreshMode mode);
-
 // The indexes a refresh of q in `mode` wants and its sources lack.
 std::vector<IndexAdvice> index_advice(Spi& spi, const AnalyzedQuery& q, RefreshMode mode);
 

@@ -112,10 +112,6 @@ Rows validate(const std::string& query, const std::string& mode_text) {
         deltas[need.first] = "its change buffer";
     }
     out.emplace_back("operator_tree", operator_tree_text(q, strategy, deltas));
-    const std::string stable = stable_function_warning(q, mode.effective);
-    if (!stable.empty()) {
-        out.emplace_back("warning", stable);
-    }
     const std::string star = star_warning(q);
     if (!star.empty()) {
         out.emplace_back("warning", star);

@@ -35,6 +35,7 @@
 #include "pg/notify/stream_notify.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/immediate.hpp"
+#include "pg/refresh/query_settings.hpp"
 #include "pg/refresh/storage.hpp"
 #include "pg/security/rights.hpp"
 
@@ -158,8 +159,7 @@ std::string star_warning(const AnalyzedQuery& q) {
 
 // The mode q will be maintained in for `owner` (0A000 when DIFFERENTIAL
 // was asked for and cannot maintain q; 42501 when its capture needs a
-// right the caller lacks); says why when AUTO chose FULL, and warns about
-// STABLE functions under DIFFERENTIAL.
+// right the caller lacks); says why when AUTO chose FULL.
 ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const AnalyzedQuery& q,
                                   Oid owner) {
     std::string blocker = q.differential_blocker;
@@ -174,7 +174,9 @@ ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const Analy
         }
         blocker = rls;
     }
-    if (blocker.empty() && upper_trimmed_mode(text) != "FULL") {
+    // (IMMEDIATE puts triggers of its own on every table: checked below.)
+    if (blocker.empty() && upper_trimmed_mode(text) != "FULL" &&
+        upper_trimmed_mode(text) != "IMMEDIATE") {
         const Oid blocked = capture_blocked_on(spi, q);
         if (OidIsValid(blocked) && upper_trimmed_mode(text) == "DIFFERENTIAL") {
             check_capture_right(blocked);  // 42501 naming the table
@@ -197,29 +199,13 @@ ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const Analy
     return resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit, immediate);
 }
 
-// The WARNING a DIFFERENTIAL query calling a STABLE function gets ("" none).
-std::string stable_function_warning(const AnalyzedQuery& q, RefreshMode mode) {
-    if (mode != RefreshMode::kDifferential || q.scan.stable_functions.empty()) {
-        return "";
-    }
-    return "stream table query calls STABLE function " + q.scan.stable_functions.front() + "()";
-}
-
 const char* const kStarDetail =
     "Columns added to its sources later do not appear in the stream table; name the columns in "
     "the query to make that visible.";
 
-const char* const kStableDetail =
-    "DIFFERENTIAL refresh evaluates it at refresh time for changed rows only; rows that did not "
-    "change keep the value computed earlier.";
-
 ResolvedMode resolve_mode(Spi& spi, const std::string& text, const AnalyzedQuery& q, Oid owner) {
     ResolvedMode mode = resolve_mode_quietly(spi, text, q, owner);
     notice(mode.notice);
-    const std::string stable = stable_function_warning(q, mode.effective);
-    if (!stable.empty()) {
-        warning(stable, kStableDetail);
-    }
     return mode;
 }
 
@@ -397,6 +383,7 @@ void create_stream_table(const Args& a) {
     row.status = sched::Status::Active;
     set_identity(row, q);
     row.notify_channel = notify;
+    row.query_settings = current_query_settings();
     row.pgt_id = catalog::insert_stream_table(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
     catalog::record_dependencies(row.relid, deps, q.functions, q.types);
@@ -636,6 +623,9 @@ void redefine(Spi& spi, catalog::StreamTableRow& row, const std::optional<std::s
     row.requested_mode = mode.requested;
     row.refresh_mode = mode.effective;
     row.reinit_reason.reset();  // what a reinitialisation would do is done here
+    if ((query && !stored) || row.query_settings.empty()) {
+        row.query_settings = current_query_settings();  // a new definition's
+    }
     advise_indexes(spi, q, mode.effective);
     prepare_maintenance(spi, row, q);
     full_refresh(spi, row, "ALTER", reason);

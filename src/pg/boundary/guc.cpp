@@ -19,6 +19,10 @@ int pin_search_path() {
     });
 }
 
+int new_settings_level() {
+    return pg_call([] { return NewGUCNestLevel(); });
+}
+
 bool search_path_is_pinned() {
     return namespace_search_path != nullptr &&
            strcmp(namespace_search_path, kPinnedSearchPath) == 0;

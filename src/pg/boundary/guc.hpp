@@ -4,6 +4,7 @@
 // transaction, which restores them as well.
 #pragma once
 
+#include <type_traits>
 #include <utility>
 
 #include "pg/boundary/boundary.hpp"
@@ -25,6 +26,29 @@ void restore_settings(int nestlevel);  // undoes pin_search_path()
 // Sets a setting inside the current pin (undone with it); call only within
 // with_pinned_search_path.
 void pin_setting(const char* name, const char* value);
+
+// Runs fn at a GUC nest level of its own without touching search_path:
+// settings pinned inside are undone when it returns, even where an
+// enclosing scope had pinned the path already (or the session's path
+// happens to be kPinnedSearchPath).
+int new_settings_level();
+template <typename F>
+auto with_settings_level(F&& fn) -> decltype(fn()) {
+    int level = new_settings_level();
+    try {
+        if constexpr (std::is_void_v<decltype(fn())>) {
+            fn();
+            restore_settings(level);
+        } else {
+            auto result = fn();
+            restore_settings(level);
+            return result;
+        }
+    } catch (...) {
+        restore_settings(level);
+        throw;
+    }
+}
 
 template <typename F>
 auto with_pinned_search_path(F&& fn) -> decltype(fn()) {

@@ -4,6 +4,8 @@
 // back on every path (as_role_restricted).
 #include "pg/catalog/catalog.hpp"
 
+#include <algorithm>
+
 #include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/common/relation_names.hpp"
@@ -77,7 +79,8 @@ const char* kSelectColumns =
     "schedule, "
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
     "row_identity_version, row_probe_version, delta_program, notify_channel, query_tree, "
-    "reinit_reason, delta_version, delta_strategy, operator_tree";
+    "reinit_reason, delta_version, delta_strategy, operator_tree, "
+    "pg_catalog.array_to_string(query_settings, E'\\n')";
 
 StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     StreamTableRow row;
@@ -113,6 +116,12 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     }
     row.delta_strategy = r[19];
     row.operator_tree = r[20];
+    // (values of these settings hold no line break)
+    for (std::size_t pos = 0; r[21] && pos < r[21]->size();) {
+        const std::size_t end = std::min(r[21]->find('\n', pos), r[21]->size());
+        row.query_settings.push_back(r[21]->substr(pos, end - pos));
+        pos = end + 1;
+    }
     return row;
 }
 
@@ -230,7 +239,8 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             text_param(row.reinit_reason),
             row.delta_version ? int8_param(*row.delta_version) : SpiParam{INT4OID, (Datum)0, true},
             text_param(row.delta_strategy),
-            text_param(row.operator_tree)};
+            text_param(row.operator_tree),
+            text_param(text_array_literal(row.query_settings))};
 }
 
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
@@ -243,10 +253,9 @@ int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
             " schedule, requested_mode, refresh_mode, status, is_populated,"
             " row_identity_domain, row_identity_columns, row_identity_version,"
             " row_probe_version, delta_program, notify_channel, query_tree, reinit_reason,"
-            " delta_version, delta_strategy, operator_tree) VALUES ($2, $3, $4, $5, $6,"
-            " $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15, $16::pg_catalog.jsonb, "
-            "$17,"
-            " $18, $19, $20, $21, $22)",
+            " delta_version, delta_strategy, operator_tree, query_settings) VALUES ($2, $3, $4,"
+            " $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15,"
+            " $16::pg_catalog.jsonb, $17, $18, $19, $20, $21, $22, $23::pg_catalog.text[])",
         params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
@@ -264,7 +273,7 @@ void update_definition(Spi& spi, const StreamTableRow& row) {
             " row_identity_version = $14, row_probe_version = $15, delta_program = "
             "$16::pg_catalog.jsonb,"
             " notify_channel = $17, query_tree = $18, reinit_reason = $19, delta_version = $20,"
-            " delta_strategy = $21, operator_tree = $22"
+            " delta_strategy = $21, operator_tree = $22, query_settings = $23::pg_catalog.text[]"
             " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
         params);
 }

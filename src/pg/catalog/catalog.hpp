@@ -44,6 +44,9 @@ struct StreamTableRow {
     std::optional<int> delta_version;           // diff::kProgramVersion delta_program was made with
     std::optional<std::string> delta_strategy;  // DIFFERENTIAL: the strategy delta_program runs
     std::optional<std::string> operator_tree;   // ir::format_tree of the query, rules chosen
+    // name=value of each setting the query's values may depend on, recorded
+    // when it was defined (none: computed under the session's settings)
+    std::vector<std::string> query_settings;
 };
 
 struct Dependency {

@@ -46,6 +46,7 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {25, "delta_version", "integer"},
     {26, "delta_strategy", "text"},
     {27, "operator_tree", "text"},
+    {28, "query_settings", "text[]"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";

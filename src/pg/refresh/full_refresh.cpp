@@ -27,6 +27,7 @@
 #include "pg/cdc/commit_marks.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/guard/storage_guard.hpp"
+#include "pg/refresh/query_settings.hpp"
 #include "pg/cdc/snapshot.hpp"
 #include "pg/refresh/storage.hpp"
 #include "pg/security/rights.hpp"
@@ -153,6 +154,7 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         pin_refresh_memory();
+        pin_query_settings(st.query_settings);
         // An empty stream table (its first population) takes the rows as
         // they come, in the query's order.
         const bool empty =
@@ -421,6 +423,7 @@ RefreshResult apply_delta(Spi& spi, const catalog::StreamTableRow& st, const Ref
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
         pin_delta_settings();
+        pin_query_settings(st.query_settings);
         diff::DeltaProgram program = diff::decode_program(st.delta_program.value());
         // An error leaves no registered image relation behind on spi.
         struct Forget {

@@ -27,6 +27,7 @@
 #include "pg/common/quote.hpp"
 #include "pg/common/relation_names.hpp"
 #include "pg/guard/storage_guard.hpp"
+#include "pg/refresh/query_settings.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/programs.hpp"
 #include "pg/refresh/storage.hpp"
@@ -514,14 +515,17 @@ void apply_multi(TriggerData* td, const Program& p, char event,
                 return e.relid == p.key_relid;
             })) {
             RefreshWriteScope writing(p.st_relid);
-            pin_delta_settings();
             Snapshot latest = pg_call([] {
                 return reads_newest_snapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
             });
             // Planned per size class of the transition tables: a plan made for
             // one row would probe row by row for 100,000, and one made for
             // 100,000 would read whole tables for one.
-            (void)spi.query_at(latest, p.key_rows, {}, true);
+            with_settings_level([&] {
+                pin_delta_settings();
+                pin_query_settings(p.row.query_settings);
+                (void)spi.query_at(latest, p.key_rows, {}, true);
+            });
             if (latest != nullptr) {
                 pg_call([&] { UnregisterSnapshot(latest); });
             }
@@ -552,7 +556,6 @@ void apply_change(TriggerData* td, const Program& p, char event,
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {
         lock_for(p, p.locking == 't');
-        pin_delta_settings();
         const TupleDesc desc = td->tg_relation->rd_att;
         if (siblings.empty()) {
             // In place, as the join's are: the plans below are kept per
@@ -591,7 +594,11 @@ void apply_change(TriggerData* td, const Program& p, char event,
         Snapshot latest = pg_call([] {
             return reads_newest_snapshot() ? RegisterSnapshot(GetLatestSnapshot()) : nullptr;
         });
-        SpiRows r = spi.query_at(latest, p.main[which], {}, true);
+        SpiRows r = with_settings_level([&] {
+            pin_delta_settings();
+            pin_query_settings(p.row.query_settings);
+            return spi.query_at(latest, p.main[which], {}, true);
+        });
         if (latest != nullptr) {
             pg_call([&] { UnregisterSnapshot(latest); });
         }
