@@ -1362,8 +1362,13 @@ TEST_F(Differential, having_without_aggregates_is_one_group) {
 TEST_F(Differential, refreshes_run_with_at_least_refresh_work_mem) {
     db->exec("SET work_mem = '4MB'");
     EXPECT_EQ(db->scalar("SHOW pg_trickle.refresh_work_mem"), "64MB");
-    create("wm", "SELECT id, current_setting('work_mem') AS wm FROM t");
-    create("wf", "SELECT id, current_setting('work_mem') AS wm FROM t", "FULL");
+    // Declared IMMUTABLE to be maintained at all: it shows the setting the
+    // statement computing a row ran under.
+    db->exec(
+        "CREATE FUNCTION setting_now(s text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS "
+        "$$BEGIN RETURN pg_catalog.current_setting(s); END$$");
+    create("wm", "SELECT id, setting_now('work_mem') AS wm FROM t");
+    create("wf", "SELECT id, setting_now('work_mem') AS wm FROM t", "FULL");
     EXPECT_EQ(db->scalar("SELECT string_agg(DISTINCT wm, ',') FROM wm"), "64MB");
     EXPECT_EQ(setting_seen("wm", "wm", 2), "64MB");
     EXPECT_EQ(last_action("wm"), "DIFFERENTIAL");
@@ -1387,7 +1392,12 @@ TEST_F(Differential, refreshes_run_with_at_least_refresh_work_mem) {
 TEST_F(Differential, delta_statements_plan_with_at_most_delta_random_page_cost) {
     EXPECT_EQ(db->scalar("SHOW pg_trickle.delta_random_page_cost"), "1.1");
     EXPECT_EQ(db->scalar("SHOW random_page_cost"), "4");
-    create("rp", "SELECT id, current_setting('random_page_cost') AS rpc FROM t");
+    // Declared IMMUTABLE to be maintained at all: it shows the setting the
+    // statement computing a row ran under.
+    db->exec(
+        "CREATE FUNCTION setting_now(s text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS "
+        "$$BEGIN RETURN pg_catalog.current_setting(s); END$$");
+    create("rp", "SELECT id, setting_now('random_page_cost') AS rpc FROM t");
     EXPECT_EQ(setting_seen("rp", "rpc", 2), "1.1");
     EXPECT_EQ(last_action("rp"), "DIFFERENTIAL");
     EXPECT_EQ(db->scalar("SHOW random_page_cost"), "4") << "the session's value is restored";

@@ -1053,8 +1053,9 @@ END $$)sql";
 // imm_owner owns the source and its stream tables; imm_writer may only
 // INSERT, UPDATE and DELETE the source (and plants a function first on its
 // own search_path).
-// Its triggers are its own: dropping one is refused; one disabled (writes
-// then pass unmaintained) is found and put right by repair_stream_table.
+// Its triggers are its own: dropping one is refused; disabling one
+// rebuilds the stream table at once; one disabled without DDL (writes then
+// pass unmaintained) is found and put right by repair_stream_table.
 TEST_F(Immediate, a_trigger_dropped_is_refused_and_one_disabled_is_repaired) {
     create("kept", "SELECT grp, count(*) AS n, sum(val) AS total FROM t GROUP BY grp");
     const std::string id =
@@ -1087,7 +1088,15 @@ TEST_F(Immediate, a_trigger_dropped_is_refused_and_one_disabled_is_repaired) {
     EXPECT_EQ(db->scalar("SELECT ok FROM pgtrickle.health_check() WHERE check_name = "
                          "'immediate_maintenance'"),
               "t");
+    // ALTER TABLE ... DISABLE TRIGGER marks the stream table, and the DDL
+    // rebuilds an IMMEDIATE one at once: its triggers fire again.
     db->exec("ALTER TABLE t DISABLE TRIGGER " + upd);
+    EXPECT_EQ(db->scalar("SELECT tgenabled FROM pg_trigger WHERE tgname = $1", {upd}), "A");
+    run("UPDATE t SET val = val + 10 WHERE id < 4");
+    // A trigger disabled behind DDL's back (a catalog write, no event) is
+    // found by health_check and put right by repair_stream_table.
+    db->exec("UPDATE pg_trigger SET tgenabled = 'D' WHERE tgname = $1", {upd});
+    db = std::make_unique<Conn>(conninfo());  // (no invalidation: a new session reads it)
     db->exec("UPDATE t SET val = val + 100 WHERE id < 4");
     EXPECT_FALSE(matches_query(*db, "kept")) << "a disabled trigger maintains nothing";
     EXPECT_EQ(db->scalar("SELECT ok::text || ' ' || detail FROM pgtrickle.health_check() WHERE "

@@ -219,6 +219,10 @@ TEST_F(SourceChange, health_check_reports_a_disabled_capture) {
     EXPECT_EQ(capture_check().substr(0, 5), "true|");
     db->exec("UPDATE t SET v = 0 WHERE id = 1");
     refresh("s");
+    EXPECT_EQ(last_action("s"), "FULL") << "the DISABLE marked it: writes meanwhile were lost";
+    EXPECT_MATCHES_QUERY(*db, "s");
+    db->exec("UPDATE t SET v = 1 WHERE id = 1");
+    refresh("s");
     EXPECT_EQ(last_action("s"), "DIFFERENTIAL");
     EXPECT_MATCHES_QUERY(*db, "s");
 }
@@ -253,11 +257,10 @@ TEST_F(SourceChange, ec15_select_star_warns_with_the_expanded_columns) {
 }
 
 // Finding 6: capture disabled by ALTER TABLE ... DISABLE TRIGGER (the
-// table's owner may) loses the changes made meanwhile. The next DIFFERENTIAL
-// refresh of any stream table reading the table finds it, enables capture
-// ALWAYS again and recomputes (FULL, with the reason); the other stream
-// tables reading it recompute at their next refresh too; then DIFFERENTIAL
-// again. Before: refreshes stayed DIFFERENTIAL and the stream tables wrong.
+// table's owner may) loses the changes made meanwhile. The DISABLE marks
+// every stream table reading the table; the next refresh of each enables
+// capture ALWAYS again and recomputes (FULL, with the reason), once; then
+// DIFFERENTIAL again. Before: refreshes stayed DIFFERENTIAL and wrong.
 TEST_F(SourceChange, disabled_capture_is_repaired_and_recomputed) {
     db->exec(
         "CREATE TABLE t (id int PRIMARY KEY, v int);"
@@ -272,7 +275,7 @@ TEST_F(SourceChange, disabled_capture_is_repaired_and_recomputed) {
     EXPECT_EQ(last_action("s1"), "FULL");
     const std::string reason = db->scalar(
         "SELECT reason FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id DESC LIMIT 1");
-    EXPECT_NE(reason.find("change capture of \"public.t\" had been disabled"), std::string::npos)
+    EXPECT_NE(reason.find("change capture of table public.t was disabled"), std::string::npos)
         << reason;
     EXPECT_MATCHES_QUERY(*db, "s1");
     refresh("s2");

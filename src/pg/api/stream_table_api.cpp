@@ -30,6 +30,7 @@
 #include "pg/boundary/subtransaction.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/common/relation_names.hpp"
+#include "pg/cdc/change_buffer.hpp"
 #include "pg/cdc/frontier.hpp"
 #include "pg/guard/storage_guard.hpp"
 #include "pg/notify/stream_notify.hpp"
@@ -728,6 +729,9 @@ RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row,
         row.refresh_mode = mode.effective;
         row.reinit_reason.reset();
         prepare_maintenance(spi, row, q);
+        // Capture disabled (what may have marked it) fires ALWAYS again
+        // before this recompute; other readers are marked already.
+        (void)repair_disabled_capture(spi, row.pgt_id);
         return full_refresh(spi, row, initiated_by, why);
     });
 }

@@ -395,6 +395,11 @@ void forget_dependency(Oid st_relid, Oid relid) {
     pg_call([&] {
         deleteDependencyRecordsForSpecific(RelationRelationId, st_relid, DEPENDENCY_NORMAL,
                                            RelationRelationId, relid);
+        const Oid guard = get_trigger_oid(st_relid, "pgt_guard", true);
+        if (OidIsValid(guard)) {  // the columns it reads (depend_on_columns_read)
+            deleteDependencyRecordsForSpecific(TriggerRelationId, guard, DEPENDENCY_NORMAL,
+                                               RelationRelationId, relid);
+        }
         CommandCounterIncrement();
     });
 }
