@@ -373,8 +373,11 @@ RETURNS TABLE (check_name text, ok boolean, detail text)
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT 'scheduler', st = 'running',
-           CASE st
+    SELECT 'scheduler', st = 'running' OR pg_catalog.pg_is_in_recovery(),
+           CASE WHEN pg_catalog.pg_is_in_recovery() THEN 'this server is a standby: stream '
+                  'tables are refreshed on the primary and reach this server with the rest of '
+                  'its data (no scheduler runs here, and refreshes are refused)'
+             ELSE CASE st
              WHEN 'running' THEN 'a scheduler worker refreshes this database''s stream tables'
              WHEN 'not_preloaded' THEN 'scheduling is off: pg_trickle is not in '
                   'shared_preload_libraries, so stream tables refresh only when '
@@ -383,7 +386,7 @@ AS $$
                   'refresh only when pgtrickle.refresh_stream_table() is called'
              ELSE 'no scheduler worker runs for this database yet (it starts within seconds '
                   'of CREATE EXTENSION; see the server log if it does not)'
-           END
+           END END
       FROM (SELECT pgtrickle._scheduler_state() AS st) s
     UNION ALL
     SELECT 'version', v.lib = e.extversion,
@@ -420,6 +423,22 @@ AS $$
       FROM pgtrickle.pgt_dependencies d
       JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = d.pgt_id
      WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = d.source_relid)
+    UNION ALL
+    -- A stream table's guard (it refuses writes other than pg_trickle's,
+    -- also under session_replication_role = replica) missing or not
+    -- ENABLE ALWAYS: recognised by the function it runs.
+    SELECT 'storage_guard', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'every stream table refuses direct writes'
+                ELSE string_agg(format('%I.%I', s.pgt_schema, s.pgt_name), ', '
+                                ORDER BY s.pgt_id)
+                     || ': their guard trigger is missing or disabled, so direct writes reach '
+                        'them; run pgtrickle.repair_stream_table on them'
+           END
+      FROM pgtrickle.pgt_stream_tables s
+     WHERE s.instance = pgtrickle._instance()
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                        WHERE t.tgrelid = s.pgt_relid AND t.tgenabled = 'A'
+                          AND t.tgfoid = 'pgtrickle._guard_storage()'::pg_catalog.regprocedure)
     UNION ALL
     -- Rows a pg_restore brought, not adopted yet (pgtrickle._adopt_restored).
     SELECT 'restored_stream_tables', count(*) = 0,

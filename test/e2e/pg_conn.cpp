@@ -46,6 +46,8 @@ Result Conn::exec(const std::string& sql, const std::vector<std::string>& params
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
         SqlError e(field(r, PG_DIAG_SQLSTATE), field(r, PG_DIAG_MESSAGE_PRIMARY),
                    field(r, PG_DIAG_MESSAGE_DETAIL), field(r, PG_DIAG_MESSAGE_HINT));
+        e.context = field(r, PG_DIAG_CONTEXT);
+        e.internal_query = field(r, PG_DIAG_INTERNAL_QUERY);
         PQclear(r);
         if (e.sqlstate.empty()) {
             throw std::runtime_error(PQerrorMessage(conn_));

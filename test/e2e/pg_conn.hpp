@@ -21,6 +21,7 @@ struct SqlError : std::runtime_error {
           detail(std::move(det)),
           hint(std::move(hnt)) {}
     std::string sqlstate, message, detail, hint;
+    std::string context, internal_query;  // (CONTEXT and QUERY lines)
 };
 
 using Row = std::vector<std::optional<std::string>>;

@@ -428,5 +428,139 @@ TEST_F(Trust, finding11_immediate_join_and_exists_as_a_plain_owner) {
     EXPECT_EQ(state(), with_capture);
 }
 
+// Finding 10: a failed IMMEDIATE statement or refresh printed the whole
+// generated statement (1-2 kB, values of other columns included) as its
+// CONTEXT; health_check did not look at the storage's guard trigger.
+TEST_F(Trust, finding10_errors_quote_no_generated_sql_and_the_guard_is_checked) {
+    db->exec("CREATE TABLE e (id int PRIMARY KEY, v int); INSERT INTO e VALUES (1, 1)");
+    create("e_imm", "SELECT id, 10 / v AS r FROM e", "IMMEDIATE");
+    create("e_diff", "SELECT id, 100 / v AS r FROM e", "DIFFERENTIAL");
+    std::optional<SqlError> e = error_in(*db, "INSERT INTO e VALUES (2, 0)");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->sqlstate, "22012") << e->message;
+    EXPECT_FALSE(mentions(e->context, "__pgt")) << e->context;
+    EXPECT_FALSE(mentions(e->context, "SQL statement")) << e->context;
+    EXPECT_MATCHES_QUERY(*db, "e_imm");
+    drop("e_imm");
+    db->exec("INSERT INTO e VALUES (2, 0)");
+    e = error_in(*db, "SELECT pgtrickle.refresh_stream_table('e_diff')");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->sqlstate, "22012") << e->message;
+    EXPECT_FALSE(mentions(e->context, "__pgt")) << e->context;
+    EXPECT_FALSE(mentions(e->internal_query, "__pgt")) << e->internal_query;
+    db->exec("DELETE FROM e WHERE v = 0");
+    expect_refresh("e_diff", "DIFFERENTIAL", "the failing row went");
+
+    auto guard_check = [&] {
+        return db->scalar(
+            "SELECT ok || '|' || detail FROM pgtrickle.health_check() WHERE check_name = "
+            "'storage_guard'");
+    };
+    EXPECT_EQ(guard_check(), "true|every stream table refuses direct writes");
+    db->exec("ALTER TABLE e_diff DISABLE TRIGGER pgt_guard");
+    EXPECT_TRUE(mentions(guard_check(), "false|public.e_diff")) << guard_check();
+    const std::string found = db->scalar(
+        "SELECT string_agg(item || '/' || found, ';') FROM "
+        "pgtrickle.repair_stream_table('e_diff')");
+    EXPECT_TRUE(mentions(found, "storage_guard/guard trigger disabled")) << found;
+    EXPECT_EQ(guard_check(), "true|every stream table refuses direct writes");
+    EXPECT_EQ(sqlstate_of(*db, "INSERT INTO e_diff (id, r) VALUES (9, 9)"), "55000");
+    EXPECT_MATCHES_QUERY(*db, "e_diff");
+}
+
+// Finding 12: an IMMEDIATE stream table stored timestamptz::text formatted
+// in the writer's TimeZone, a DIFFERENTIAL or FULL one in the refresher's:
+// what was stored depended on who wrote or refreshed. Now every path
+// computes under the settings recorded when the query was defined.
+TEST_F(Trust, finding12_values_are_computed_under_the_settings_of_the_definition) {
+    db->exec(
+        "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY';"
+        "CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, amount numeric);"
+        "INSERT INTO ev VALUES (1, '2024-01-01 10:00+00', 1.5)");
+    const std::string q =
+        "SELECT id, at::text AS at_text, date_trunc('day', at) AS day, to_char(amount, "
+        "'FM999D99') AS shown FROM ev";
+    create("ev_imm", q, "IMMEDIATE");
+    create("ev_diff", q, "DIFFERENTIAL");
+    create("ev_full", q, "FULL");
+    EXPECT_TRUE(mentions(db->scalar("SELECT value FROM pgtrickle.explain_st('ev_diff') WHERE "
+                                    "property = 'query_settings'"),
+                         "TimeZone=UTC"));
+    // Another session with other settings writes and refreshes.
+    Conn other = connect_db();
+    other.exec("SET TimeZone = 'Pacific/Kiritimati'; SET DateStyle = 'German'");
+    other.exec("INSERT INTO ev VALUES (2, '2024-01-02 23:30+00', 2.25)");
+    other.exec("UPDATE ev SET amount = amount + 1 WHERE id = 1");
+    for (const char* st : {"ev_diff", "ev_full"}) {
+        other.exec("SELECT pgtrickle.refresh_stream_table($1)", {st});
+    }
+    EXPECT_EQ(last_action("ev_diff"), "DIFFERENTIAL");
+    EXPECT_EQ(last_action("ev_full"), "FULL");
+    for (const char* st : {"ev_imm", "ev_diff", "ev_full"}) {
+        EXPECT_MATCHES_QUERY(*db, st);  // (this session has the definition's settings)
+        EXPECT_EQ(db->scalar(std::string("SELECT at_text FROM ") + st + " WHERE id = 2"),
+                  "2024-01-02 23:30:00+00")
+            << st;
+    }
+    // The other session's settings are its own again.
+    EXPECT_EQ(other.scalar("SHOW TimeZone"), "Pacific/Kiritimati");
+}
+
+// Finding 13: a STABLE function (statistics, the clock, settings, the
+// catalog) was accepted for DIFFERENTIAL with a WARNING, AUTO picked
+// DIFFERENTIAL, and the stream table then silently differed from its query.
+TEST_F(Trust, finding13_what_can_change_without_a_write_is_recomputed_only) {
+    db->exec(
+        "CREATE TABLE r (id int PRIMARY KEY, a_id int, at timestamptz, label text);"
+        "INSERT INTO r SELECT g, g % 7, '2024-01-01'::timestamptz + g * interval '1 hour', 'x' "
+        "FROM generate_series(1, 20) g");
+    const std::vector<std::string> unstable = {
+        "SELECT id FROM r WHERE a_id > pg_catalog.pg_stat_get_bgwriter_requested_checkpoints()",
+        "SELECT id FROM r WHERE at > now() - interval '1 day'",
+        "SELECT id, current_setting('DateStyle') AS ds FROM r",
+        "SELECT id FROM r WHERE at::date < CURRENT_DATE",
+        "SELECT id, label::timestamptz AS t FROM r WHERE false",  // ('now' as input)
+        "SELECT id, to_regclass(label) AS c FROM r",
+        "SELECT r.id, s.id AS sid FROM r JOIN r s ON s.a_id = r.a_id WHERE r.at < "
+        "statement_timestamp()",
+        "SELECT id FROM r WHERE EXISTS (SELECT 1 FROM r s WHERE s.id = r.a_id AND s.at > "
+        "transaction_timestamp())",
+    };
+    for (std::size_t i = 0; i < unstable.size(); i++) {
+        const std::string name = "u" + std::to_string(i);
+        for (const char* mode : {"DIFFERENTIAL", "IMMEDIATE"}) {
+            std::optional<SqlError> e =
+                error_in(*db, "SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
+                         {name, unstable[i], mode});
+            ASSERT_TRUE(e) << mode << " accepted " << unstable[i];
+            EXPECT_EQ(e->sqlstate, "0A000") << unstable[i] << ": " << e->message;
+            EXPECT_TRUE(mentions(e->message, "can change while no source table changes"))
+                << e->message;
+        }
+        create(name, unstable[i], "AUTO");
+        EXPECT_EQ(modes(name), "AUTO/FULL") << unstable[i];
+    }
+    db->exec("CHECKPOINT; CHECKPOINT; UPDATE r SET label = 'y' WHERE id = 1");
+    for (std::size_t i = 0; i < unstable.size(); i++) {
+        expect_refresh("u" + std::to_string(i), "FULL", "a write");
+    }
+    // Built-in STABLE functions whose only instability is a pinned setting
+    // are maintained incrementally.
+    const std::vector<std::string> settled = {
+        "SELECT id, at::text AS t, to_char(at, 'YYYY-MM') AS m FROM r",
+        "SELECT date_trunc('day', at) AS d, count(*) AS n FROM r GROUP BY 1",
+        "SELECT id, concat(id, '/', at) AS c, format('%s', at) AS f FROM r WHERE at::date > "
+        "'2024-01-01'",
+    };
+    for (std::size_t i = 0; i < settled.size(); i++) {
+        create("s" + std::to_string(i), settled[i], "AUTO");
+        EXPECT_EQ(modes("s" + std::to_string(i)), "AUTO/DIFFERENTIAL") << settled[i];
+    }
+    db->exec("UPDATE r SET at = at + interval '1 day' WHERE id % 3 = 0");
+    for (std::size_t i = 0; i < settled.size(); i++) {
+        expect_refresh("s" + std::to_string(i), "DIFFERENTIAL", "moved times");
+    }
+}
+
 }  // namespace
 }  // namespace pgt::e2e

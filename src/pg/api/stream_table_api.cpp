@@ -743,8 +743,34 @@ struct Finding {
 // repair_stream_table(name): what is wrong with row's maintenance, each
 // thing found put right by one reinitialisation; nothing done when nothing
 // is wrong.
+// The storage's guard (the trigger running pgtrickle._guard_storage):
+// "missing", "disabled", or "" when it fires always; put right on the way.
+std::string repair_guard(Spi& spi, Oid relid) {
+    SpiRows g = spi.query(
+        "SELECT pg_catalog.quote_ident(t.tgname), t.tgenabled OPERATOR(pg_catalog.=) 'A' FROM "
+        "pg_catalog.pg_trigger t WHERE t.tgrelid OPERATOR(pg_catalog.=) $1 AND t.tgfoid "
+        "OPERATOR(pg_catalog.=) 'pgtrickle._guard_storage()'::pg_catalog.regprocedure",
+        {oid_param(relid)});
+    const std::string table = quoted_relation_name(relid);
+    if (g.rows.empty()) {
+        catalog::exec_as_owner(spi, guard_trigger_sql(table));
+        return "missing";
+    }
+    if (*g.rows[0][1] != "t") {
+        catalog::exec_as_owner(spi,
+                               "ALTER TABLE " + table + " ENABLE ALWAYS TRIGGER " + *g.rows[0][0]);
+        return "disabled";
+    }
+    return "";
+}
+
 std::vector<Finding> repair(Spi& spi, catalog::StreamTableRow& row) {
     std::vector<Finding> found;
+    const std::string guard = repair_guard(spi, row.relid);
+    if (!guard.empty()) {
+        found.push_back({"storage_guard", "guard trigger " + guard,
+                         "guard installed again; direct writes refused"});
+    }
     for (const CaptureProblem& p : capture_problems(spi, row.pgt_id)) {
         const std::string table = relation_display_name(p.source.relid);
         std::string what;

@@ -43,6 +43,80 @@ const char* copy_optional(const std::string& s) {
     return s.empty() ? nullptr : copy_no_oom(s.c_str(), nullptr);
 }
 
+// Text of a statement the extension generated: it names our hidden
+// columns or schemas, which no user query does.
+bool names_ours(const char* s, size_t len) {
+    static const char* const kMarks[] = {"__pgt_", "pgtrickle"};
+    for (const char* mark : kMarks) {
+        const size_t m = std::strlen(mark);
+        for (size_t i = 0; i + m <= len; i++) {
+            if (std::memcmp(s + i, mark, m) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// Whether a context entry starts at s (one PostgreSQL's own callbacks or a
+// procedural language would write): where a quoted statement before it ends.
+bool starts_entry(const char* s) {
+    static const char* const kStarts[] = {"SQL statement \"", "SQL function ", "PL/pgSQL ",
+                                          "SQL expression ",  "COPY ",         "while ",
+                                          "parallel worker",  "JSON data",     "PL/"};
+    for (const char* p : kStarts) {
+        if (std::strncmp(s, p, std::strlen(p)) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The error context without the entries quoting a statement we generated
+// ("SQL statement \"WITH __pgt_...\"", often kilobytes over many lines):
+// they tell a user nothing and may quote values. Other entries (a user
+// function's) stay. A quoted statement ends at a quote closing the text or
+// followed by a line that starts another entry.
+char* without_internal_statements(const char* context) {
+    if (context == nullptr) {
+        return nullptr;
+    }
+    const size_t len = std::strlen(context);
+    char* out = static_cast<char*>(palloc_extended(len + 1, MCXT_ALLOC_NO_OOM));
+    if (out == nullptr) {
+        return nullptr;
+    }
+    size_t n = 0;
+    for (size_t start = 0; start < len;) {
+        const char* line = context + start;
+        size_t end = len;  // one past the entry
+        if (std::strncmp(line, "SQL statement \"", 15) == 0) {
+            for (size_t i = start + 15; i < len; i++) {
+                if (context[i] == '"' && i + 1 < len && context[i + 1] == '\n' &&
+                    starts_entry(context + i + 2)) {
+                    end = i + 1;
+                    break;
+                }
+            }
+        } else {
+            const char* nl = static_cast<const char*>(std::memchr(line, '\n', len - start));
+            end = nl != nullptr ? static_cast<size_t>(nl - context) : len;
+        }
+        const bool ours =
+            std::strncmp(line, "SQL statement \"", 15) == 0 && names_ours(line, end - start);
+        if (!ours) {
+            if (n > 0) {
+                out[n++] = '\n';
+            }
+            std::memcpy(out + n, line, end - start);
+            n += end - start;
+        }
+        start = end + 1;
+    }
+    out[n] = '\0';
+    return n > 0 ? out : nullptr;
+}
+
 }  // namespace
 
 PgError::PgError(ErrorData* edata)
@@ -101,6 +175,12 @@ PendingError capture_current_exception() noexcept {
 
 void raise_pending(const PendingError& p) {
     if (p.pg != nullptr) {
+        p.pg->context = without_internal_statements(p.pg->context);
+        if (p.pg->internalquery != nullptr &&
+            names_ours(p.pg->internalquery, std::strlen(p.pg->internalquery))) {
+            p.pg->internalquery = nullptr;
+            p.pg->internalpos = 0;
+        }
         ReThrowError(p.pg);
     }
     ereport(ERROR, (errcode(p.sqlerrcode), errmsg_internal("%s", p.message),

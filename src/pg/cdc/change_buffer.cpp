@@ -22,6 +22,7 @@ extern "C" {
 #include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/dependency.h"
+#include "storage/lmgr.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "catalog/pg_type.h"
@@ -270,6 +271,12 @@ CaptureSource ensure_capture(Spi& spi, Oid source_relid, const std::vector<int>&
     std::optional<ExistingCapture> c = existing_capture(spi, source_relid);
     if (lacks_columns(c, attnums)) {
         check_capture_right(source_relid);
+        // The lock its trigger would take anyway, first: another session
+        // installing or widening this capture finishes before this one
+        // looks again (a READ COMMITTED statement sees its commit), instead
+        // of both creating it and the second failing on the catalog's key.
+        pg_call([&] { LockRelationOid(source_relid, ShareRowExclusiveLock); });
+        c = existing_capture(spi, source_relid);
     }
     if (c) {
         widen_capture(spi, c->source, c->columns, attnums);
