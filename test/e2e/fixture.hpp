@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -31,9 +32,29 @@ protected:
         dbname_ = dbname_.substr(0, 63);
         Conn admin = connect();
         admin.exec("DROP DATABASE IF EXISTS \"" + dbname_ + "\"");
-        admin.exec("CREATE DATABASE \"" + dbname_ + "\"");
+        if (as_owner()) {
+            // The database (and so its public schema) belongs to a plain
+            // role; a superuser installs the extension, as in production.
+            admin.exec(
+                "DO $$ BEGIN CREATE ROLE pgt_e2e_owner LOGIN; EXCEPTION WHEN duplicate_object "
+                "THEN NULL; END $$");
+            admin.exec("CREATE DATABASE \"" + dbname_ + "\" OWNER pgt_e2e_owner");
+            Conn(cluster().conninfo(dbname_)).exec("CREATE EXTENSION pg_trickle");
+        } else {
+            admin.exec("CREATE DATABASE \"" + dbname_ + "\"");
+        }
         db = std::make_unique<Conn>(conninfo());
-        db->exec("CREATE EXTENSION pg_trickle");
+        if (!as_owner()) {
+            db->exec("CREATE EXTENSION pg_trickle");
+        }
+    }
+
+    // PGT_E2E_AS_OWNER=1: every session of the test (db, connect_db(),
+    // conninfo()) is the plain role pgt_e2e_owner, which owns the database
+    // and not the extension (ctest e2e_as_owner).
+    static bool as_owner() {
+        const char* v = std::getenv("PGT_E2E_AS_OWNER");
+        return v != nullptr && std::string(v) == "1";
     }
 
     void TearDown() override {
@@ -45,8 +66,10 @@ protected:
     }
 
     // Another session on this test's database.
-    Conn connect_db() { return connect(dbname_); }
-    std::string conninfo() { return cluster().conninfo(dbname_); }
+    Conn connect_db() { return Conn(conninfo()); }
+    std::string conninfo() {
+        return cluster().conninfo(dbname_) + (as_owner() ? " user=pgt_e2e_owner" : "");
+    }
 
     // Count of rows a query returns.
     long count(const std::string& sql) {

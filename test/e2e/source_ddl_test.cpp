@@ -508,5 +508,135 @@ TEST_F(SourceDdl, property_random_ddl_interleaved_with_writes) {
     }
 }
 
+// The same in every refresh mode (FULL, AUTO, DIFFERENTIAL, IMMEDIATE over
+// one table): random writes, ALTER TYPE / DROP / ADD / RENAME of read and
+// unread columns, our triggers disabled and enabled again, refreshes. A
+// read column's type or existence never changes (0A000 / 2BP01); every
+// write succeeds (the source stays writable); the IMMEDIATE stream tables
+// equal their queries after every statement, the others after every
+// refresh, which is FULL when DDL or a disabled trigger marked them.
+TEST_F(SourceDdl, property_random_ddl_with_readers_in_every_mode) {
+    const uint64_t seed = property::property_seed();
+    std::cout << "PGT_PROPERTY_SEED=" << seed << " (source DDL, every mode)" << std::endl;
+    SCOPED_TRACE("PGT_PROPERTY_SEED=" + std::to_string(seed));
+    property::Rng r(seed ^ 0x0DDC0DE5ULL);
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, k int, v int, w varchar(20));"
+        "INSERT INTO t SELECT g, g % 5, g, 'w' || g FROM generate_series(1, 40) g");
+    std::string v = "v", w = "w";  // read columns, as renamed so far
+    const std::vector<std::pair<std::string, std::string>> readers = {{"m_full", "FULL"},
+                                                                      {"m_auto", "AUTO"},
+                                                                      {"m_diff", "DIFFERENTIAL"},
+                                                                      {"m_imm", "IMMEDIATE"},
+                                                                      {"m_imm_agg", "IMMEDIATE"}};
+    create("m_full", "SELECT id, k, v FROM t WHERE k > 1", "FULL");
+    create("m_auto", "SELECT k, count(*) AS n, sum(v) AS sv FROM t GROUP BY k", "AUTO");
+    create("m_diff", "SELECT id, w FROM t WHERE v > 3", "DIFFERENTIAL");
+    create("m_imm", "SELECT id, v, w FROM t", "IMMEDIATE");
+    create("m_imm_agg", "SELECT k, sum(v) AS sv, count(*) AS n FROM t GROUP BY k", "IMMEDIATE");
+    std::set<std::string> marked;
+    auto mark_all = [&] {
+        for (const auto& [st, mode] : readers) {
+            if (mode != "IMMEDIATE") {
+                marked.insert(st);
+            }
+        }
+    };
+    auto expect_immediate = [&](const std::string& after) {
+        for (const char* st : {"m_imm", "m_imm_agg"}) {
+            ASSERT_MATCHES_QUERY(*db, st) << "after " << after;
+        }
+    };
+    std::vector<std::string> unread;
+    int next_id = 1000;
+    const long steps = static_cast<long>(property::env_u64("PGT_DDL_STEPS", 120));
+    for (long step = 0; step < steps; step++) {
+        SCOPED_TRACE("step " + std::to_string(step));
+        const int op = r.range(0, 99);
+        if (op < 40) {  // a write: it must succeed
+            std::string sql;
+            switch (r.range(0, 2)) {
+                case 0:
+                    sql = "INSERT INTO t (id, k, " + v + ", " + w + ") VALUES (" +
+                          std::to_string(next_id++) + ", " + r.num(0, 5) + ", " + r.num(-5, 50) +
+                          ", 'x" + r.num(0, 9) + "')";
+                    break;
+                case 1:
+                    sql = "UPDATE t SET " + v + " = " + v + " + " + r.num(1, 5) + ", k = k + 1 " +
+                          "WHERE id % 7 = " + r.num(0, 6);
+                    break;
+                default:
+                    sql = "DELETE FROM t WHERE id % 13 = " + r.num(0, 12);
+            }
+            db->exec(sql);
+            expect_immediate(sql);
+        } else if (op < 52) {  // a read column's type or existence: refused
+            const std::string col = r.chance(50) ? v : w;
+            const int how = r.range(0, 2);
+            const std::string sql = how == 0 ? "ALTER TABLE t ALTER COLUMN " + col + " TYPE " +
+                                                   (col == v ? "numeric" : "varchar(50)")
+                                    : how == 1 ? "ALTER TABLE t DROP COLUMN " + col
+                                               : "ALTER TABLE t DROP COLUMN " + col + " CASCADE";
+            SqlError e = db->error_of(sql);
+            ASSERT_EQ(e.sqlstate, how == 0 ? "0A000" : "2BP01") << sql << ": " << e.message;
+        } else if (op < 64) {  // an unread column added, widened, renamed or dropped
+            std::string sql;
+            if (unread.empty() || r.chance(35)) {
+                unread.push_back("x" + std::to_string(step));
+                sql = "ALTER TABLE t ADD COLUMN " + unread.back() + " int";
+            } else if (r.chance(40)) {
+                sql = "ALTER TABLE t ALTER COLUMN " + unread.back() + " TYPE bigint";
+            } else if (r.chance(50)) {
+                sql = "ALTER TABLE t DROP COLUMN " + unread.back();
+                unread.pop_back();
+            } else {
+                const std::string to = unread.back() + "r";
+                sql = "ALTER TABLE t RENAME COLUMN " + unread.back() + " TO " + to;
+                unread.back() = to;
+                mark_all();
+            }
+            db->exec(sql);
+            expect_immediate(sql);
+        } else if (op < 70) {  // a read column renamed
+            std::string& col = r.chance(50) ? v : w;
+            const std::string to = col + "_" + std::to_string(step);
+            db->exec("ALTER TABLE t RENAME COLUMN " + col + " TO " + to);
+            col = to;
+            mark_all();
+            expect_immediate("a rename");
+        } else if (op < 78) {  // one of our triggers disabled, a write, enabled again
+            const std::string trig = db->scalar(
+                "SELECT tgname FROM pg_trigger WHERE tgrelid = 't'::regclass AND tgfoid IN "
+                "(SELECT oid FROM pg_proc WHERE pronamespace = 'pgtrickle'::regnamespace) "
+                "ORDER BY tgname OFFSET " +
+                r.num(0, 3) + " LIMIT 1");
+            db->exec("ALTER TABLE t DISABLE TRIGGER " + trig);
+            db->exec("INSERT INTO t (id, k, " + v + ", " + w + ") VALUES (" +
+                     std::to_string(next_id++) + ", 1, 7, 'y')");
+            db->exec("ALTER TABLE t ENABLE ALWAYS TRIGGER " + trig);
+            mark_all();
+            expect_immediate("disabled " + trig);
+        } else {  // a refresh, checked
+            const auto& [st, mode] = readers[static_cast<size_t>(r.range(0, 2))];
+            refresh(st);
+            if (marked.erase(st) > 0) {
+                ASSERT_EQ(last_action(st), "FULL") << st;
+            }
+            ASSERT_MATCHES_QUERY(*db, st);
+        }
+    }
+    for (const auto& [st, mode] : readers) {
+        if (mode != "IMMEDIATE") {
+            refresh(st);
+            EXPECT_MATCHES_QUERY(*db, st);
+        }
+    }
+    db->exec("UPDATE t SET " + v + " = " + v + " + 1 WHERE id % 3 = 0");
+    expect_immediate("the last write");
+    refresh("m_diff");
+    EXPECT_EQ(last_action("m_diff"), "DIFFERENTIAL");  // DIFFERENTIAL again after the DDL
+    EXPECT_MATCHES_QUERY(*db, "m_diff");
+}
+
 }  // namespace
 }  // namespace pgt::e2e
