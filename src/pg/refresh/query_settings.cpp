@@ -41,7 +41,15 @@ void pin_query_settings(const std::vector<std::string>& settings) {
         if (eq == std::string::npos) {
             continue;
         }
-        pin_setting(s.substr(0, eq).c_str(), s.substr(eq + 1).c_str());
+        const std::string name = s.substr(0, eq), value = s.substr(eq + 1);
+        // Most statements run with the settings recorded: setting one
+        // again (a time zone looked up, a locale checked with setlocale)
+        // would cost each IMMEDIATE statement more than comparing.
+        const char* now = pg_call([&] { return GetConfigOption(name.c_str(), true, false); });
+        if (now != nullptr && value == now) {
+            continue;
+        }
+        pin_setting(name.c_str(), value.c_str());
     }
 }
 
