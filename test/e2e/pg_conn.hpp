@@ -63,4 +63,22 @@ private:
 // Connection to the harness cluster's database `dbname`.
 Conn connect(const std::string& dbname = "postgres");
 
+// The error a statement raised, or nothing when it succeeded.
+inline std::optional<SqlError> error_in(Conn& c, const std::string& sql,
+                                        const std::vector<std::string>& params = {}) {
+    try {
+        c.exec(sql, params);
+    } catch (const SqlError& e) {
+        return e;
+    }
+    return std::nullopt;
+}
+
+// SQLSTATE of the statement's error, "" when it succeeded.
+inline std::string sqlstate_of(Conn& c, const std::string& sql,
+                               const std::vector<std::string>& params = {}) {
+    std::optional<SqlError> e = error_in(c, sql, params);
+    return e ? e->sqlstate : "";
+}
+
 }  // namespace pgt::e2e

@@ -26,24 +26,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// The error a statement raised, or nothing when it succeeded.
-std::optional<SqlError> error_in(Conn& c, const std::string& sql,
-                                 const std::vector<std::string>& params = {}) {
-    try {
-        c.exec(sql, params);
-    } catch (const SqlError& e) {
-        return e;
-    }
-    return std::nullopt;
-}
-
-// SQLSTATE of the statement's error, "" when it succeeded.
-std::string sqlstate_of(Conn& c, const std::string& sql,
-                        const std::vector<std::string>& params = {}) {
-    std::optional<SqlError> e = error_in(c, sql, params);
-    return e ? e->sqlstate : "";
-}
-
 // Runs sql, turning an SQL error into a test failure (the test goes on).
 bool expect_ok(Conn& c, const std::string& sql, const std::vector<std::string>& params = {}) {
     std::optional<SqlError> e = error_in(c, sql, params);

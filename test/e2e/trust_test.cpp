@@ -16,29 +16,11 @@
 namespace pgt::e2e {
 namespace {
 
-// The error a statement raised, or nothing when it succeeded.
-std::optional<SqlError> error_in(Conn& c, const std::string& sql,
-                                 const std::vector<std::string>& params = {}) {
-    try {
-        c.exec(sql, params);
-    } catch (const SqlError& e) {
-        return e;
-    }
-    return std::nullopt;
-}
-
 // SQLSTATE and message of the statement's error, "" when it succeeded.
 std::string failure_of(Conn& c, const std::string& sql,
                        const std::vector<std::string>& params = {}) {
     std::optional<SqlError> e = error_in(c, sql, params);
     return e ? e->sqlstate + ": " + e->message : "";
-}
-
-// The SQLSTATE alone, "" when it succeeded.
-std::string sqlstate_of(Conn& c, const std::string& sql,
-                        const std::vector<std::string>& params = {}) {
-    std::optional<SqlError> e = error_in(c, sql, params);
-    return e ? e->sqlstate : "";
 }
 
 bool mentions(const std::string& text, const std::string& what) {

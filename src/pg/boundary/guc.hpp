@@ -27,14 +27,10 @@ void restore_settings(int nestlevel);  // undoes pin_search_path()
 // with_pinned_search_path.
 void pin_setting(const char* name, const char* value);
 
-// Runs fn at a GUC nest level of its own without touching search_path:
-// settings pinned inside are undone when it returns, even where an
-// enclosing scope had pinned the path already (or the session's path
-// happens to be kPinnedSearchPath).
-int new_settings_level();
+// Runs fn, then undoes every setting made since nest level `level`, on
+// success and on a C++ exception alike.
 template <typename F>
-auto with_settings_level(F&& fn) -> decltype(fn()) {
-    int level = new_settings_level();
+auto restoring_settings(int level, F&& fn) -> decltype(fn()) {
     try {
         if constexpr (std::is_void_v<decltype(fn())>) {
             fn();
@@ -50,22 +46,19 @@ auto with_settings_level(F&& fn) -> decltype(fn()) {
     }
 }
 
+// Runs fn at a GUC nest level of its own without touching search_path:
+// settings pinned inside are undone when it returns, even where an
+// enclosing scope had pinned the path already (or the session's path
+// happens to be kPinnedSearchPath).
+int new_settings_level();
+template <typename F>
+auto with_settings_level(F&& fn) -> decltype(fn()) {
+    return restoring_settings(new_settings_level(), std::forward<F>(fn));
+}
+
 template <typename F>
 auto with_pinned_search_path(F&& fn) -> decltype(fn()) {
-    int level = pin_search_path();
-    try {
-        if constexpr (std::is_void_v<decltype(fn())>) {
-            fn();
-            restore_settings(level);
-        } else {
-            auto result = fn();
-            restore_settings(level);
-            return result;
-        }
-    } catch (...) {
-        restore_settings(level);
-        throw;
-    }
+    return restoring_settings(pin_search_path(), std::forward<F>(fn));
 }
 
 }  // namespace pgt::pg
