@@ -783,6 +783,59 @@ END $f$)sql");
     }
 }
 
+// Issue 45 finding 1: a superuser's routine alter_stream_table (a new
+// mode, a new query) or create_or_replace_stream_table on bob's stream
+// table analysed, planned (index advice EXPLAINs the filter) and set it up
+// as the superuser: bob's IMMUTABLE function then ran as superuser and made
+// him one. Every step runs as the owner now.
+TEST_F(Security, superuser_alter_runs_owner_code_as_owner) {
+    db->exec("CREATE SCHEMA bob AUTHORIZATION bob");
+    auto bob = session("bob");
+    bob->exec(R"sql(
+CREATE TABLE bob.src (id int PRIMARY KEY, v int);
+INSERT INTO bob.src SELECT g, g FROM generate_series(1, 5) g;
+CREATE TABLE bob.calls (who text);
+CREATE FUNCTION bob.escalate() RETURNS void LANGUAGE plpgsql VOLATILE AS $f$
+BEGIN
+  INSERT INTO bob.calls VALUES (current_user);
+  BEGIN
+    ALTER ROLE bob SUPERUSER;
+  EXCEPTION WHEN OTHERS THEN
+    NULL;
+  END;
+END $f$;
+-- Declared IMMUTABLE (so DIFFERENTIAL takes it, and the planner folds a
+-- call with a constant): its VOLATILE callee may write.
+CREATE FUNCTION bob.keep(x int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $f$
+BEGIN
+  PERFORM bob.escalate();
+  RETURN x OPERATOR(pg_catalog.>) 0;
+END $f$)sql");
+    ASSERT_TRUE(expect_ok(*bob,
+                          "SELECT pgtrickle.create_stream_table('bob.st', 'SELECT id, v FROM "
+                          "bob.src WHERE bob.keep(v) AND bob.keep(1)', refresh_mode => 'FULL')"));
+    const std::vector<std::string> calls = {
+        "SELECT pgtrickle.alter_stream_table('bob.st', refresh_mode => 'DIFFERENTIAL')",
+        "SELECT pgtrickle.alter_stream_table('bob.st', query => 'SELECT id, v FROM bob.src "
+        "WHERE bob.keep(v) AND bob.keep(2) AND id > 1')",
+        "SELECT pgtrickle.create_or_replace_stream_table('bob.st', 'SELECT id, v FROM bob.src "
+        "WHERE bob.keep(v + 1) AND bob.keep(3)', refresh_mode => 'IMMEDIATE')",
+        "SELECT pgtrickle.alter_stream_table('bob.st', refresh_mode => 'AUTO')",
+    };
+    for (const std::string& call : calls) {
+        expect_ok(*db, call);
+        EXPECT_FALSE(is_superuser("bob")) << "bob's code made him a superuser: " << call;
+        EXPECT_TRUE(matches_as("bob", "bob.st")) << call;
+    }
+    EXPECT_EQ(db->scalar("SELECT coalesce(string_agg(DISTINCT who, ','), '') FROM bob.calls"),
+              "bob")
+        << "bob's code ran as someone else";
+    db->exec("INSERT INTO bob.src VALUES (9, 9)");
+    expect_ok(*db, "SELECT pgtrickle.refresh_stream_table('bob.st')");
+    EXPECT_TRUE(matches_as("bob", "bob.st"));
+    EXPECT_FALSE(is_superuser("bob"));
+}
+
 // Attack 7: mallory's *(integer, double precision) in public, where AUTO's
 // cost reading (1000 * date_part('epoch', ...)) would find it, before
 // alice's and a superuser's refreshes of an AUTO stream table.

@@ -520,11 +520,21 @@ void restore_decorations(Spi& spi, const std::vector<std::string>& statements) {
 // Replaces the defining query; keeps the storage table when the output
 // columns are unchanged, otherwise rebuilds it (dependent views block this
 // with PostgreSQL's own error).
+// The search_path of the session that called alter_stream_table with a new
+// query: its names resolve as that session wrote them, though the
+// redefinition runs as the owner with the path pinned.
+std::optional<std::string> g_caller_search_path;
+
 AnalyzedQuery replace_query(Spi& spi, catalog::StreamTableRow& row, const std::string& query,
                             bool stored, bool cascade, std::vector<int64_t>& readers_to_redo) {
     AnalyzedQuery q =
         stored ? with_pinned_search_path([&] { return analyze_defining_query(query, true); })
-               : analyze_defining_query(query);
+               : with_settings_level([&] {
+                     if (g_caller_search_path) {
+                         pin_setting("search_path", g_caller_search_path->c_str());
+                     }
+                     return analyze_defining_query(query);
+                 });
     check_maintainable(q, relation_owner(row.relid));
     warn_about_star(q);
     for (const SourceRelation& s : q.sources) {
@@ -678,8 +688,20 @@ void alter_stream_table(const Args& a) {
         spi.close();
         return;
     }
-    redefine(spi, row, query, false, mode_text, cascade,
-             query ? "defining query replaced" : "refresh mode changed");
+    // Analysis, index advice (which plans the query), setup and the refresh
+    // run as the owner, restricted: a superuser altering another role's
+    // stream table must not run that role's functions with its own rights.
+    struct CallerPath {
+        CallerPath() {
+            g_caller_search_path =
+                pg_call([] { return GetConfigOptionByName("search_path", nullptr, false); });
+        }
+        ~CallerPath() { g_caller_search_path.reset(); }
+    } caller_path;
+    as_role_restricted(relation_owner(row.relid), [&] {
+        redefine(spi, row, query, false, mode_text, cascade,
+                 query ? "defining query replaced" : "refresh mode changed");
+    });
     spi.close();
 }
 
