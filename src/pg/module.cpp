@@ -2,8 +2,10 @@
 // Invariant: _PG_init only registers; it runs no SQL and allocates nothing
 // that outlives a failed load. Workers, shared memory and the utility hook
 // exist only when pg_trickle is in shared_preload_libraries; the parse
-// hook that lets internal statements read change buffers and the executor
-// hooks that write staged capture rows (staged_rows.hpp) are always there.
+// hook that lets internal statements read change buffers, the executor
+// hooks that write staged capture rows (staged_rows.hpp) and the one that
+// notes UPDATEs nested in IMMEDIATE statements (immediate.hpp) are always
+// there.
 #include "pg/boundary/boundary.hpp"
 #include "pg/refresh/progress.hpp"
 #include "pg/cdc/buffer_access.hpp"
@@ -11,6 +13,7 @@
 #include "pg/cdc/staged_rows.hpp"
 #include "pg/scheduler/hooks.hpp"
 #include "pg/common/settings.hpp"
+#include "pg/refresh/immediate.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
 extern "C" {
@@ -67,6 +70,7 @@ void _PG_init(void) {
     pgt::pg::define_settings();
     pgt::pg::install_buffer_access_hook();
     pgt::pg::install_staged_rows_hooks();
+    pgt::pg::install_immediate_hooks();
     if (!process_shared_preload_libraries_in_progress) {
         return;  // EC-36: everything but automatic scheduling works
     }

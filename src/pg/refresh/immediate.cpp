@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/diff/aggregate.hpp"
@@ -45,6 +44,7 @@ extern "C" {
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -105,13 +105,52 @@ struct Program {
 std::unordered_map<Oid, std::shared_ptr<const Program>> g_programs;
 
 // A statement on a source whose AFTER trigger has not fired yet.
+//
+// PostgreSQL fires one BEFORE and one AFTER STATEMENT trigger per table,
+// event and query level whose transition tables are still open. A foreign
+// key's action (ON UPDATE/DELETE CASCADE, SET NULL, SET DEFAULT) runs its
+// statement from an AFTER ROW trigger of the statement that changed the
+// keys, in that statement's query level: written to a table and event
+// whose transition tables are open, its rows join them and it fires no
+// statement trigger; otherwise it fires its own BEFORE trigger at once,
+// and its AFTER trigger after the writing statement's.
+//
+//   UPDATE s SET a = a + 10          BEFORE UPDATE s   (pending: U s)
+//     (2,1) -> (12,1)
+//     RI action: UPDATE s SET b = 11 WHERE b = 1    no statement trigger
+//     (12,1) -> (12,11)
+//   AFTER UPDATE s: OLD (2,1) (12,1)   NEW (12,1) (12,11)
+//
+// Deleted or inserted rows so joined are still one net change (a row is
+// deleted or inserted once); updated ones need not be: a row updated twice
+// leaves its middle image in OLD TABLE and NEW TABLE, which no program
+// takes as a change. An UPDATE that changes rows of a table while an
+// UPDATE on it is pending since before it started (note_writes) marks that
+// one rewritten: its stream tables are recomputed instead.
+//
+// A statement ending while another one on a source of its stream table is
+// pending is nested when that one started first (it encloses this one: a
+// user trigger's statement, or this is a foreign key action whose AFTER
+// trigger a later action's rows moved behind) or, started later (an action
+// of this statement on another table or event), has changed rows: its
+// change waits for one recompute when the outermost statement ends. An
+// action that changed nothing (ON DELETE SET NULL of a key nothing
+// references) leaves this statement's change to be applied.
 struct Pending {
     int64_t pgt_id;
-    CommandId cid;  // the statement's command: events of one statement share it
-    int nest;       // transaction nesting level (a subtransaction abort drops it)
+    Oid relid;               // the table whose trigger fired
+    char event;              // I U D
+    CommandId cid;           // the statement's command: events of one statement share it
+    int nest;                // transaction nesting level (a subtransaction abort drops it)
+    uint64_t seq;            // order of the BEFORE triggers (g_pending_seq)
+    bool wrote = false;      // a statement has changed rows of relid since
+    bool rewritten = false;  // an UPDATE started after it changed rows of relid
 };
+uint64_t g_pending_seq = 0;
 std::vector<Pending> g_pending;
-std::unordered_set<int64_t> g_dirty;  // skipped while nested: recompute at the end
+// Stream tables whose change is not applied (a nested or rewritten
+// statement): recomputed when the outermost statement on them ends, why.
+std::unordered_map<int64_t, std::string> g_dirty;
 
 // An event of a statement whose other events have not fired yet: its
 // transition tables (alive until the statement's last AFTER trigger has
@@ -152,10 +191,53 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
     const int level = GetCurrentTransactionNestLevel();
     std::erase_if(g_pending, [&](const Pending& p) { return p.nest >= level; });
     std::erase_if(g_stash, [&](const Stashed& e) { return e.nest >= level; });
-    std::erase_if(g_dirty, [&](int64_t id) {
+    std::erase_if(g_dirty, [&](const auto& dirty) {
         return std::none_of(g_pending.begin(), g_pending.end(),
-                            [&](const Pending& p) { return p.pgt_id == id; });
+                            [&](const Pending& p) { return p.pgt_id == dirty.first; });
     });
+}
+
+// A statement that ran while statements on sources were pending, as its
+// executor run ends: `rows` changed, the BEFORE triggers up to `before`
+// had fired when it started. Conservative (a statement of a user trigger's
+// fires triggers of its own and nests anyway): a modifying WITH counts as
+// changing rows. Runs inside the executor hook: nothing here can fail.
+void note_writes(const QueryDesc* qd, uint64_t before, uint64 rows) {
+    const PlannedStmt* stmt = qd->plannedstmt;
+    if (g_pending.empty() || stmt == nullptr ||
+        (stmt->commandType == CMD_SELECT && !stmt->hasModifyingCTE) ||
+        (rows == 0 && !stmt->hasModifyingCTE)) {
+        return;
+    }
+    const bool updates =
+        stmt->commandType == CMD_UPDATE || stmt->commandType == CMD_MERGE || stmt->hasModifyingCTE;
+    ListCell* lc;
+    foreach (lc, stmt->resultRelations) {
+        const Oid relid = rt_fetch(lfirst_int(lc), stmt->rtable)->relid;
+        for (Pending& p : g_pending) {
+            if (p.relid == relid) {
+                p.wrote = true;
+                p.rewritten = p.rewritten || (updates && p.event == 'U' && p.seq <= before);
+            }
+        }
+    }
+}
+
+ExecutorRun_hook_type g_prev_executor_run = nullptr;
+
+// Only trivially destructible locals: an error longjmps through here.
+void immediate_executor_run(QueryDesc* qd, ScanDirection direction, uint64 count,
+                            bool execute_once) {
+    const uint64_t before = g_pending_seq;
+    const uint64 processed = qd->estate != nullptr ? qd->estate->es_processed : 0;
+    if (g_prev_executor_run != nullptr) {
+        g_prev_executor_run(qd, direction, count, execute_once);
+    } else {
+        standard_ExecutorRun(qd, direction, count, execute_once);
+    }
+    if (qd->estate != nullptr) {
+        note_writes(qd, before, qd->estate->es_processed - processed);
+    }
 }
 
 // DDL on a source or a stream table (and ALTER ... of the catalog) sends
@@ -613,19 +695,20 @@ void apply_change(TriggerData* td, const Program& p, char event,
     g_counters[p.pgt_id].incremental++;
 }
 
-Datum immediate_before(FunctionCallInfo fcinfo) {
-    TriggerData* td = immediate_trigger(fcinfo);
-    register_callbacks();
-    g_pending.push_back({std::stoll(td->tg_trigger->tgargs[0]), GetCurrentCommandId(false),
-                         GetCurrentTransactionNestLevel()});
-    return PointerGetDatum(nullptr);
-}
-
 char event_of(TriggerData* td) {
     return TRIGGER_FIRED_BY_INSERT(td->tg_event)   ? 'I'
            : TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? 'U'
            : TRIGGER_FIRED_BY_DELETE(td->tg_event) ? 'D'
                                                    : 'T';
+}
+
+Datum immediate_before(FunctionCallInfo fcinfo) {
+    TriggerData* td = immediate_trigger(fcinfo);
+    register_callbacks();
+    g_pending.push_back({std::stoll(td->tg_trigger->tgargs[0]), RelationGetRelid(td->tg_relation),
+                         event_of(td), GetCurrentCommandId(false), GetCurrentTransactionNestLevel(),
+                         ++g_pending_seq});
+    return PointerGetDatum(nullptr);
 }
 
 bool pending_for(int64_t pgt_id) {
@@ -651,23 +734,30 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
     register_callbacks();
     const int64_t pgt_id = std::stoll(td->tg_trigger->tgargs[0]);
     const char event = event_of(td);
-    // This statement's pending entry is the latest for the stream table (an
-    // inner statement ends before the statement whose trigger started it).
-    // Another statement on the source still running (its rows written, its
-    // change not applied) makes this one nested: a delta now would be taken
-    // against a state no program expects. Entries of this statement's
-    // other events (ON CONFLICT's INSERT and UPDATE) share its command id.
-    bool nested = false, siblings = false;
+    const Oid fired = RelationGetRelid(td->tg_relation);
+    // This statement's pending entry is the latest of its table and event
+    // (an inner statement ends before the statement whose trigger started
+    // it; a foreign key's action on another table or event, started by an
+    // AFTER ROW trigger of this statement, may end after it). Another
+    // statement on a source still running or having changed rows (see
+    // Pending) makes this one nested: a delta now would be taken against a
+    // state no program expects. Entries of this statement's other events
+    // (ON CONFLICT's INSERT and UPDATE) share its command id.
+    bool nested = false, siblings = false, rewritten = false;
     CommandId cid = InvalidCommandId;
     if (event != 'T') {
-        auto last = std::find_if(g_pending.rbegin(), g_pending.rend(),
-                                 [&](const Pending& e) { return e.pgt_id == pgt_id; });
-        if (last != g_pending.rend()) {
-            cid = last->cid;
-            g_pending.erase(std::next(last).base());
+        auto mine = std::find_if(g_pending.rbegin(), g_pending.rend(), [&](const Pending& e) {
+            return e.pgt_id == pgt_id && e.relid == fired && e.event == event;
+        });
+        uint64_t seq = UINT64_MAX;  // none: every other one counts as enclosing
+        if (mine != g_pending.rend()) {
+            cid = mine->cid;
+            seq = mine->seq;
+            rewritten = mine->rewritten;
+            g_pending.erase(std::next(mine).base());
         }
         for (const Pending& e : g_pending) {
-            nested = nested || (e.pgt_id == pgt_id && e.cid != cid);
+            nested = nested || (e.pgt_id == pgt_id && e.cid != cid && (e.seq < seq || e.wrote));
             siblings = siblings || (e.pgt_id == pgt_id && e.cid == cid);
         }
     } else {
@@ -677,8 +767,14 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
     if (p == nullptr) {
         return PointerGetDatum(nullptr);
     }
+    if (rewritten) {
+        g_dirty.emplace(pgt_id, "rows of " + relation_display_name(fired) +
+                                    " were updated again inside the statement that updated "
+                                    "them (a foreign key action): recomputed");
+    }
     if (nested) {
-        g_dirty.insert(pgt_id);
+        g_dirty.emplace(pgt_id, "a statement on " + relation_display_name(fired) +
+                                    " ran inside another one: recomputed");
         (void)take_stashed(pgt_id, cid);
         return PointerGetDatum(nullptr);
     }
@@ -688,10 +784,10 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
         return PointerGetDatum(nullptr);
     }
     std::vector<Stashed> stashed = take_stashed(pgt_id, cid);
-    if (g_dirty.count(pgt_id) != 0 && !pending_for(pgt_id)) {
-        g_dirty.erase(pgt_id);
-        recompute_now(*p, "a statement on " + relation_display_name(p->fired_relid) +
-                              " ran inside another one: recomputed");
+    if (auto dirty = g_dirty.find(pgt_id); dirty != g_dirty.end() && !pending_for(pgt_id)) {
+        const std::string why = dirty->second;
+        g_dirty.erase(dirty);
+        recompute_now(*p, why);
     } else if (event == 'T') {
         recompute_now(
             *p, "table " + relation_display_name(p->fired_relid) + " was truncated: recomputed");
@@ -720,6 +816,12 @@ Datum immediate_counters(FunctionCallInfo fcinfo) {
 }
 
 }  // namespace
+
+void install_immediate_hooks() {
+    g_prev_executor_run = ExecutorRun_hook;
+    ExecutorRun_hook = immediate_executor_run;
+}
+
 }  // namespace pgt::pg
 
 Datum pgt_immediate_before(PG_FUNCTION_ARGS) {

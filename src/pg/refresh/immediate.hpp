@@ -5,8 +5,12 @@
 //   AFTER INSERT|UPDATE|DELETE REFERENCING OLD/NEW TABLE
 //       the event's delta program over the transition tables, read in
 //       place (diff::transition_rows), through a plan kept per trigger
-//   AFTER TRUNCATE, or a statement ending while another statement on the
-//   same source is still pending (a user trigger writing the table again)
+//   AFTER TRUNCATE, a statement ending while another statement on a
+//   source is still pending (a user trigger writing a table again, a
+//   foreign key action on another table or event), or an UPDATE whose
+//   transition tables another UPDATE of the same level added its rows to
+//   (a foreign key action updating rows the statement updated: a row's
+//   middle image would be in OLD and NEW TABLE; see Pending)
 //       the stream table recomputed when the outermost statement ends
 //
 // Invariant: after every statement on a source the stream table equals
@@ -63,5 +67,9 @@ bool immediate_being_installed();
 void cover_new_partitions(Spi& spi);
 // Removes st's IMMEDIATE triggers and programs (none: nothing happens).
 void drop_immediate(Spi& spi, int64_t pgt_id);
+
+// _PG_init: the executor hook that notes an UPDATE whose rows join the
+// transition tables of a pending one (a foreign key action's).
+void install_immediate_hooks();
 
 }  // namespace pgt::pg
