@@ -13,9 +13,14 @@
 -- pg_upgrade and CREATE DATABASE ... TEMPLATE keep it, with the
 -- transaction ids the frontiers and buffers refer to.
 CREATE TABLE pgtrickle.pgt_instance (
-    id   text NOT NULL
+    id       text NOT NULL,
+    -- the backend that made the catalog (ran CREATE EXTENSION): when the
+    -- database is being restored from a dump, the restore's own session.
+    -- While it is connected the scheduler adopts nothing (_restore_complete).
+    made_by  integer
 );
-INSERT INTO pgtrickle.pgt_instance VALUES (pg_catalog.gen_random_uuid()::text);
+INSERT INTO pgtrickle.pgt_instance
+    VALUES (pg_catalog.gen_random_uuid()::text, pg_catalog.pg_backend_pid());
 CREATE UNIQUE INDEX pgt_instance_one_row ON pgtrickle.pgt_instance ((true));
 GRANT SELECT ON pgtrickle.pgt_instance TO PUBLIC;
 
@@ -138,6 +143,13 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_reinit_immediate'
 LANGUAGE C VOLATILE;
 REVOKE EXECUTE ON FUNCTION pgtrickle._reinit_immediate() FROM PUBLIC;
+
+-- What every API call does first, for those written in SQL (explain_st):
+-- refuses a catalog of another version (55000), adopts a restored one.
+CREATE FUNCTION pgtrickle._open_catalog()
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_open_catalog'
+LANGUAGE C VOLATILE;
 
 -- How many statements this backend maintained the stream table for by
 -- applying their change, and how many by recomputing it.
@@ -445,8 +457,8 @@ AS $$
            CASE WHEN count(*) = 0 THEN 'none'
                 ELSE string_agg(format('%I.%I', pgt_schema, pgt_name), ', ' ORDER BY pgt_id)
                      || ': restored from a dump; adopted once the restore is complete (the '
-                        'scheduler does it) or at the first pg_trickle call, then rebuilt by '
-                        'their next refresh'
+                        'scheduler does it) or at the first pg_trickle call, which rebuilds the '
+                        'IMMEDIATE ones at once and the others at their next refresh'
            END
       FROM pgtrickle.pgt_stream_tables WHERE instance <> pgtrickle._instance()
     UNION ALL
@@ -584,6 +596,7 @@ DECLARE
     imm_readers text;
     guarded text;
     imm record;
+    gone bigint;
 BEGIN
     -- A capture trigger dropped while its source lives on and its capture
     -- is still in use (DROP TRIGGER, DROP COLUMN ... CASCADE of a captured
@@ -662,6 +675,7 @@ BEGIN
      WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
        AND d.objsubid = 0
        AND d.objid = st.pgt_relid;
+    GET DIAGNOSTICS gone = ROW_COUNT;
     -- Kept copies of stream tables that are gone (one name at a time: the
     -- DROP fires this trigger again, which must find nothing left).
     FOR tname IN
@@ -693,12 +707,18 @@ BEGIN
                                       imm.tgrelid::pg_catalog.regclass);
         END IF;
     END LOOP;
-    -- Captures nobody consumes any more, or whose source table is gone.
+    -- Captures whose source table is gone, and, when this drop took stream
+    -- tables (their frontiers went with them), captures nobody consumes any
+    -- more. Only then: a capture being installed has no frontier yet, and
+    -- pg_trickle's own drops in the meantime (an IMMEDIATE stream table
+    -- rebuilt by the DDL end of the capture's CREATE TABLE) must leave it.
     FOR src IN
         SELECT s.source_id, s.source_relid, s.buffer_name,
                EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid) AS live
           FROM pgtrickle.pgt_sources s
-         WHERE NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f WHERE f.source_id = s.source_id)
+         WHERE (gone > 0
+                AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f
+                                 WHERE f.source_id = s.source_id))
             OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid)
     LOOP
         -- Existence is checked first (no IF EXISTS): these DROPs fire this
@@ -944,19 +964,60 @@ REVOKE ALL ON FUNCTION pgtrickle._drop_partition_captures(bigint, pg_catalog.oid
 
 -- Backup and restore ------------------------------------------------------
 -- pg_dump keeps the catalog (pg_extension_config_dump), the storage tables
--- with their rows and triggers, the capture triggers and the buffers; the
--- restored rows name relations by regclass, so they point at the restored
--- ones. What cannot be carried over is reset here: frontiers and buffered
--- changes refer to the old database's transaction ids, analysed queries and
--- captured column numbers to its OIDs and attribute numbers, and pg_depend
--- rows are not dumped. Every restored capture (its triggers, which capture
--- nothing meanwhile, and its buffer) is dropped, every restored kept copy
--- too, and every restored stream table is marked for reinitialisation
--- ('restored from a dump'): its next refresh rebuilds it (FULL, in history).
--- Unless `force`, only once the restore looks complete (every restored
--- capture and storage has its triggers back): the scheduler calls it every
--- tick and must not act in the middle of a pg_restore; the API calls it
--- with force. Returns how many stream tables it adopted.
+-- with their rows and triggers, the capture and IMMEDIATE triggers and the
+-- buffers; the restored rows name relations by regclass, so they point at
+-- the restored ones. What cannot be carried over is reset by adoption:
+-- frontiers and buffered changes refer to the old database's transaction
+-- ids, analysed queries, captured column numbers and IMMEDIATE programs to
+-- its OIDs and attribute numbers, and pg_depend rows are not dumped.
+
+-- Whether the restore that brought rows of another database is over, as
+-- far as can be seen from here: no session is restoring this database (the
+-- one that made the catalog, pg_restore's or psql's, has left, and no
+-- pg_restore is connected), and every trigger the dump brings for the
+-- restored rows is back and ENABLE ALWAYS (a plain-format dump creates a
+-- trigger and enables it in two statements): each capture's two, each
+-- stream table's guard, each IMMEDIATE stream table's on every table it
+-- reads. The scheduler adopts only then: adopting in the middle of a
+-- restore would make triggers the restore is still to create.
+CREATE FUNCTION pgtrickle._restore_complete()
+RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+                        WHERE a.datname = pg_catalog.current_database()
+                          AND a.pid <> pg_catalog.pg_backend_pid()
+                          AND (a.pid = (SELECT i.made_by FROM pgtrickle.pgt_instance i)
+                               OR a.application_name = 'pg_restore'))
+       AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_sources s
+                        WHERE s.instance <> pgtrickle._instance()
+                          AND (SELECT count(*) FROM pg_catalog.pg_trigger t
+                                WHERE t.tgrelid = s.source_relid AND t.tgenabled = 'A'
+                                  AND t.tgname IN ('pgt_capture_' || s.source_id,
+                                                   'pgt_capture_' || s.source_id || '_truncate')) < 2)
+       AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables st
+                        WHERE st.instance <> pgtrickle._instance()
+                          AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                                           WHERE t.tgrelid = st.pgt_relid AND t.tgname = 'pgt_guard'
+                                             AND t.tgenabled = 'A'))
+       AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables st,
+                                     pgtrickle._immediate_triggers(st.pgt_id) tr
+                        WHERE st.instance <> pgtrickle._instance()
+                          AND st.refresh_mode = 'IMMEDIATE' AND tr.present < tr.expected)
+$$;
+REVOKE ALL ON FUNCTION pgtrickle._restore_complete() FROM PUBLIC;
+
+-- Adopts the rows a restore brought: every restored capture (its triggers,
+-- which capture nothing meanwhile, and its buffer) is dropped, every
+-- restored kept copy too, every restored IMMEDIATE stream table's programs
+-- and triggers (which maintain nothing meanwhile), and every restored
+-- stream table is marked for reinitialisation ('restored from a dump').
+-- The caller (src/pg/api: the first API call, forced, or the scheduler)
+-- then rebuilds the IMMEDIATE ones at once, in the same transaction; the
+-- next refresh of each other one rebuilds it (FULL, in history). Unless
+-- `force`, only once the restore is complete (_restore_complete). Returns
+-- how many stream tables it adopted.
 CREATE FUNCTION pgtrickle._adopt_restored(force boolean)
 RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER
@@ -966,6 +1027,7 @@ DECLARE
     me text := pgtrickle._instance();
     src record;
     copy record;
+    trig record;
     tname text;
     n bigint;
 BEGIN
@@ -973,18 +1035,7 @@ BEGIN
        AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_sources WHERE instance <> me) THEN
         RETURN 0;
     END IF;
-    IF NOT force AND (
-        EXISTS (SELECT 1 FROM pgtrickle.pgt_sources s
-                 WHERE s.instance <> me
-                   AND (SELECT count(*) FROM pg_trigger t
-                         WHERE t.tgrelid = s.source_relid
-                           AND t.tgname IN ('pgt_capture_' || s.source_id,
-                                            'pgt_capture_' || s.source_id || '_truncate')) < 2)
-        OR EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables st
-                    WHERE st.instance <> me
-                      AND NOT EXISTS (SELECT 1 FROM pg_trigger t
-                                       WHERE t.tgrelid = st.pgt_relid AND t.tgname = 'pgt_guard')))
-    THEN
+    IF NOT force AND NOT pgtrickle._restore_complete() THEN
         RETURN 0;
     END IF;
     FOR src IN SELECT s.source_id, s.source_relid, s.buffer_name
@@ -1014,12 +1065,33 @@ BEGIN
             EXECUTE 'DROP TABLE IF EXISTS ' || copy.copy_relid::text;
         END IF;
     END LOOP;
+    -- IMMEDIATE maintenance: the programs name the old database's OIDs.
+    -- Programs first (the sql_drop trigger refuses to drop a trigger of a
+    -- stream table that has them, and drops the other triggers of one that
+    -- has none: each is looked for first).
+    DELETE FROM pgtrickle.pgt_immediate i
+     USING pgtrickle.pgt_stream_tables st
+     WHERE i.pgt_id = st.pgt_id AND st.instance <> me;
+    FOR trig IN SELECT t.tgname, t.tgrelid
+                  FROM pg_trigger t
+                  JOIN pgtrickle.pgt_stream_tables st
+                    ON t.tgname LIKE 'pgt\_immediate\_' || st.pgt_id || '\_%'
+                 WHERE st.instance <> me
+                   AND t.tgfoid IN ('pgtrickle._immediate_before()'::regprocedure,
+                                    'pgtrickle._immediate_after()'::regprocedure) LOOP
+        IF EXISTS (SELECT 1 FROM pg_trigger t
+                    WHERE t.tgrelid = trig.tgrelid AND t.tgname = trig.tgname) THEN
+            EXECUTE format('DROP TRIGGER %I ON %s', trig.tgname, trig.tgrelid::regclass);
+        END IF;
+    END LOOP;
     DELETE FROM pgtrickle.pgt_frontiers f
      USING pgtrickle.pgt_stream_tables st
      WHERE f.pgt_id = st.pgt_id AND st.instance <> me;
+    -- Whatever the old database had marked them for, or DDL of the
+    -- restore itself: the rebuild covers it.
     UPDATE pgtrickle.pgt_stream_tables
        SET instance = me, query_tree = NULL, delta_program = NULL,
-           reinit_reason = COALESCE(reinit_reason, 'restored from a dump')
+           reinit_reason = 'restored from a dump'
      WHERE instance <> me;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
@@ -1136,8 +1208,10 @@ RETURNS TABLE (property text, value text)
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    id bigint := pgtrickle._stream_table_id(name);
+    id bigint;
 BEGIN
+    PERFORM pgtrickle._open_catalog();
+    id := pgtrickle._stream_table_id(name);
     RETURN QUERY
     SELECT x.property, x.value
       FROM pgtrickle.pgt_stream_tables s,

@@ -18,6 +18,7 @@
 #include "core/refresh_mode.hpp"
 #include "pg/api/advice.hpp"
 #include "pg/api/args.hpp"
+#include "pg/api/lifecycle.hpp"
 #include "pg/api/names.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/spi.hpp"
@@ -51,7 +52,7 @@ using Rows = std::vector<std::pair<std::string, std::optional<std::string>>>;
 // and why, then each statement's plan.
 Rows explain_next_refresh(const std::string& name) {
     Spi spi = Spi::connect();
-    catalog::open_catalog(spi);
+    open_stream_tables(spi);
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
     if (row.reinit_reason) {
         throw pgt::Error("55000",
@@ -86,7 +87,7 @@ Rows validate(const std::string& query, const std::string& mode_text) {
     AnalyzedQuery q = analyze_defining_query(query);
     check_maintainable(q, GetUserId());
     Spi spi = Spi::connect();
-    catalog::open_catalog(spi);
+    open_stream_tables(spi);
     ResolvedMode mode = resolve_mode_quietly(spi, mode_text, q, GetUserId());
     std::vector<IndexAdvice> advice = index_advice(spi, q, mode.effective);
     spi.close();

@@ -15,4 +15,17 @@ namespace pgt::pg {
 RefreshResult refresh_or_reinitialize(Spi& spi, catalog::StreamTableRow& row,
                                       const std::string& initiated_by);
 
+// Adopts the catalog rows a pg_dump/pg_restore brought
+// (catalog::adopt_restored) and rebuilds the IMMEDIATE stream tables among
+// them now, in this transaction, so that every write after it is
+// maintained; the others are rebuilt by their next refresh. A rebuild that
+// fails is undone alone and recorded (FAILED in history, status ERROR; it
+// stays marked, so its next refresh or repair_stream_table tries again):
+// adoption itself never fails half-way. Returns how many were adopted.
+int64_t adopt_restored(Spi& spi, bool force, const std::string& initiated_by);
+
+// What every API call does first: refuses a catalog of another version
+// (catalog::open_catalog), then adopts restored rows at once (forced).
+void open_stream_tables(Spi& spi);
+
 }  // namespace pgt::pg

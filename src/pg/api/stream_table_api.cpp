@@ -43,6 +43,7 @@
 extern "C" {
 #include "postgres.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "funcapi.h"
@@ -57,6 +58,7 @@ PG_FUNCTION_INFO_V1(pgt_refresh_stream_table);
 PG_FUNCTION_INFO_V1(pgt_repair_stream_table);
 PG_FUNCTION_INFO_V1(pgt_version);
 PG_FUNCTION_INFO_V1(pgt_reinit_immediate);
+PG_FUNCTION_INFO_V1(pgt_open_catalog);
 }
 
 namespace pgt::pg {
@@ -351,7 +353,7 @@ void create_stream_table(const Args& a) {
     warn_about_star(q);
 
     Spi spi = Spi::connect();
-    catalog::open_catalog(spi);
+    open_stream_tables(spi);
     ResolvedMode mode = resolve_mode(spi, mode_text, q, GetUserId());
     if (mode.effective == RefreshMode::kImmediate && !initialize) {
         throw pgt::Error("22023", "an IMMEDIATE stream table is populated when it is created",
@@ -668,7 +670,7 @@ void alter_stream_table(const Args& a) {
     bool cascade = a.bool_or(6, false);
 
     Spi spi = Spi::connect();
-    catalog::open_catalog(spi);
+    open_stream_tables(spi);
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
     if (schedule) {
         row.schedule = sched::parse_schedule(*schedule).canonical;
@@ -874,7 +876,7 @@ void drop_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
     bool cascade = a.bool_or(1, false);
     Spi spi = Spi::connect();
-    catalog::open_catalog(spi);
+    open_stream_tables(spi);
     drop_one(spi, resolve_stream_table(spi, name, /*must_own=*/true), cascade);
     spi.close();
 }
@@ -882,7 +884,7 @@ void drop_stream_table(const Args& a) {
 void refresh_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
     Spi spi = Spi::connect();
-    catalog::open_catalog(spi);
+    open_stream_tables(spi);
     catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
     refresh_or_reinitialize(spi, row, "MANUAL");
     spi.close();
@@ -907,6 +909,39 @@ RefreshResult refresh_or_reinitialize(Spi& spi, catalog::StreamTableRow& row,
     return refresh(spi, row, initiated_by, "");
 }
 
+namespace {
+
+// The IMMEDIATE stream tables of this database marked for reinitialisation;
+// with `running`, only those whose programs their sources' statements still
+// run (one without programs, e.g. one whose rebuild failed at adoption,
+// maintains nothing stale: its next refresh or repair rebuilds it, and
+// unrelated DDL does not fail on it meanwhile).
+std::vector<int64_t> marked_immediate(Spi& spi, bool running) {
+    SpiRows ids = spi.query(
+        std::string("SELECT s.pgt_id FROM pgtrickle.pgt_stream_tables s WHERE s.refresh_mode "
+                    "OPERATOR(pg_catalog.=) 'IMMEDIATE' AND s.reinit_reason IS NOT NULL AND "
+                    "s.instance OPERATOR(pg_catalog.=) pgtrickle._instance()") +
+        (running ? " AND EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i WHERE i.pgt_id "
+                   "OPERATOR(pg_catalog.=) s.pgt_id)"
+                 : "") +
+        " ORDER BY s.pgt_id");
+    std::vector<int64_t> out;
+    for (const auto& id : ids.rows) {
+        out.push_back(std::stoll(*id.at(0)));
+    }
+    return out;
+}
+
+// Reinitialises stream table id if it is still marked.
+void reinitialize_if_marked(Spi& spi, int64_t id, const std::string& initiated_by) {
+    std::optional<catalog::StreamTableRow> row = catalog::find_by_id(spi, id);
+    if (row && row->reinit_reason) {
+        (void)reinitialize(spi, *row, initiated_by);
+    }
+}
+
+}  // namespace
+
 // IMMEDIATE stream tables DDL just marked for reinitialisation, rebuilt
 // now, in the DDL's transaction: no statement on their sources may run a
 // program made for the old definition, and none is left to a later refresh
@@ -919,19 +954,45 @@ void reinit_immediate() {
     }
     ImmediateInstallScope installing;
     Spi spi = Spi::connect();
-    SpiRows ids = spi.query(
-        "SELECT pgt_id FROM pgtrickle.pgt_stream_tables WHERE refresh_mode "
-        "OPERATOR(pg_catalog.=) 'IMMEDIATE' AND reinit_reason IS NOT NULL AND instance "
-        "OPERATOR(pg_catalog.=) pgtrickle._instance() ORDER BY pgt_id");
-    for (const auto& id : ids.rows) {
-        std::optional<catalog::StreamTableRow> row =
-            catalog::find_by_id(spi, std::stoll(*id.at(0)));
-        if (row && row->reinit_reason) {
-            (void)reinitialize(spi, *row, "IMMEDIATE");
-        }
+    for (int64_t id : marked_immediate(spi, true)) {
+        reinitialize_if_marked(spi, id, "IMMEDIATE");
     }
     cover_new_partitions(spi);
     spi.close();
+}
+
+int64_t adopt_restored(Spi& spi, bool force, const std::string& initiated_by) {
+    // A read-only transaction (a hot standby's, explain_st in one) reads
+    // the restored rows as they are; the next read-write call adopts them.
+    if (pg_call([] { return XactReadOnly || RecoveryInProgress(); })) {
+        return 0;
+    }
+    const int64_t adopted = catalog::adopt_restored(spi, force);
+    if (adopted == 0) {
+        return 0;
+    }
+    // Adoption dropped their restored triggers (which maintained nothing):
+    // rebuilt, and recomputed, before anything else writes their sources.
+    ImmediateInstallScope installing;
+    for (int64_t id : marked_immediate(spi, false)) {
+        const std::string start = catalog::clock_now(spi);
+        try {
+            in_subtransaction([&] {
+                reinitialize_if_marked(spi, id, initiated_by);
+                return 0;
+            });
+        } catch (const pgt::Error& e) {
+            catalog::record_failed_refresh(spi, id, "FULL", initiated_by, start,
+                                           e.sqlstate() + std::string(": ") + e.message());
+            catalog::set_health(spi, id, sched::Status::Error, 1);
+        }
+    }
+    return adopted;
+}
+
+void open_stream_tables(Spi& spi) {
+    catalog::open_catalog(spi);
+    (void)adopt_restored(spi, true, "MANUAL");
 }
 
 }  // namespace pgt::pg
@@ -939,6 +1000,16 @@ void reinit_immediate() {
 Datum pgt_reinit_immediate(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] {
         pgt::pg::reinit_immediate();
+        (void)fcinfo;
+        PG_RETURN_VOID();
+    });
+}
+
+Datum pgt_open_catalog(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] {
+        pgt::pg::Spi spi = pgt::pg::Spi::connect();
+        pgt::pg::open_stream_tables(spi);
+        spi.close();
         (void)fcinfo;
         PG_RETURN_VOID();
     });
@@ -976,7 +1047,7 @@ Datum pgt_repair_stream_table(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&]() -> Datum {
         std::string name = pgt::pg::Args(fcinfo).required_text(0, "name");
         pgt::pg::Spi spi = pgt::pg::Spi::connect();
-        pgt::pg::catalog::open_catalog(spi);
+        pgt::pg::open_stream_tables(spi);
         pgt::pg::catalog::StreamTableRow row =
             pgt::pg::resolve_stream_table(spi, name, /*must_own=*/true);
         std::vector<pgt::pg::Finding> found = pgt::pg::repair(spi, row);

@@ -178,7 +178,6 @@ void open_catalog(Spi& spi) {
                          "The library was updated (or downgraded) without the catalog.",
                          "Run ALTER EXTENSION pg_trickle UPDATE in this database.");
     }
-    adopt_restored(spi, true);
 }
 
 std::string instance(Spi& spi) {

@@ -83,9 +83,9 @@ SpiRows query_as_owner(Spi& spi, const std::string& sql, const std::vector<SpiPa
 // The catalog owner's role OID.
 Oid catalog_owner();
 
-// What every API call does first: refuses (55000, HINT ALTER EXTENSION
-// ... UPDATE) a catalog of another version than this library's, then
-// adopts restored rows (adopt_restored, forced).
+// Refuses (55000, HINT ALTER EXTENSION ... UPDATE) a catalog of another
+// version than this library's. (Every API call does it first, then adopts
+// restored rows: open_stream_tables in pg/api/lifecycle.hpp.)
 void open_catalog(Spi& spi);
 // The catalog version of this database ("" without the extension) and the
 // library's.
@@ -96,9 +96,12 @@ const char* library_version();
 std::string instance(Spi& spi);
 
 // Adopts catalog rows a pg_dump/pg_restore brought from another database
-// (pgtrickle._adopt_restored): their captures dropped, their stream tables
-// marked for reinitialisation. `force`: also before the restore looks
-// complete (an API call on them). Returns how many stream tables.
+// (pgtrickle._adopt_restored): their captures, kept copies and IMMEDIATE
+// programs and triggers dropped, their stream tables marked for
+// reinitialisation. `force`: also while the restore does not look complete
+// (pgtrickle._restore_complete; an API call). Returns how many stream
+// tables. The catalog step only: pg::adopt_restored (lifecycle.hpp) also
+// rebuilds the IMMEDIATE ones.
 int64_t adopt_restored(Spi& spi, bool force);
 
 std::optional<StreamTableRow> find_by_relid(Spi& spi, Oid relid);

@@ -298,12 +298,15 @@ void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q
 }
 
 void cover_new_partitions(Spi& spi) {
-    SpiRows sources =
-        spi.query("SELECT DISTINCT i.pgt_id, x.relid FROM " + kPrograms +
-                  " i, LATERAL pg_catalog.unnest(CASE WHEN i.source_relid OPERATOR(pg_catalog.<>) "
-                  "0::pg_catalog.oid THEN ARRAY[i.source_relid] ELSE i.sources END) x(relid) JOIN "
-                  "pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) x.relid WHERE c.relkind "
-                  "OPERATOR(pg_catalog.=) 'p'");
+    // Programs of this database's stream tables only: restored ones, not
+    // adopted yet, name the old database's OIDs.
+    SpiRows sources = spi.query(
+        "SELECT DISTINCT i.pgt_id, x.relid FROM " + kPrograms +
+        " i JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id OPERATOR(pg_catalog.=) i.pgt_id AND "
+        "st.instance OPERATOR(pg_catalog.=) pgtrickle._instance(), LATERAL "
+        "pg_catalog.unnest(CASE WHEN i.source_relid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid "
+        "THEN ARRAY[i.source_relid] ELSE i.sources END) x(relid) JOIN pg_catalog.pg_class c ON "
+        "c.oid OPERATOR(pg_catalog.=) x.relid WHERE c.relkind OPERATOR(pg_catalog.=) 'p'");
     for (const auto& row : sources.rows) {
         const int64_t pgt_id = std::stoll(*row.at(0));
         const Oid relid = static_cast<Oid>(std::stoul(*row.at(1)));

@@ -233,7 +233,9 @@ bool read_state(TickState& ts, SchedulerMemory& mem) {
     if (present) {
         Spi spi = Spi::connect();
         // A catalog of another version waits for ALTER EXTENSION ... UPDATE
-        // (said once per worker); a completed pg_restore's rows are adopted.
+        // (said once per worker); a restore's rows are adopted once it is
+        // complete (pgtrickle._restore_complete), its IMMEDIATE stream
+        // tables rebuilt at once.
         const std::string v = catalog::catalog_version(spi);
         static bool said = false;
         if (v != catalog::library_version()) {
@@ -248,7 +250,7 @@ bool read_state(TickState& ts, SchedulerMemory& mem) {
             }
         } else {
             said = false;
-            catalog::adopt_restored(spi, false);
+            (void)adopt_restored(spi, false, "SCHEDULER");
             load_tables(spi, ts);
             load_pending(spi, ts, mem, ts.counts);
             load_notes(spi, ts, mem);
