@@ -120,8 +120,18 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'pgt_immediate_after'
 LANGUAGE C;
 
+-- The row trigger (ENABLE REPLICA) on each table an IMMEDIATE stream
+-- table's statement triggers are on: a logical replication worker, which
+-- fires row triggers only, fails to write there (0A000) rather than leave
+-- the stream table stale.
+CREATE FUNCTION pgtrickle._immediate_replicated()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pgt_immediate_replicated'
+LANGUAGE C;
+
 -- As for capture triggers: only the extension installs them.
-REVOKE EXECUTE ON FUNCTION pgtrickle._immediate_before(), pgtrickle._immediate_after() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION pgtrickle._immediate_before(), pgtrickle._immediate_after(),
+                           pgtrickle._immediate_replicated() FROM PUBLIC;
 
 -- Change notes of FULL stream tables (pgt_note_<pgt_id>): a statement
 -- trigger that tells the scheduler a source was written. Only the
@@ -361,19 +371,25 @@ AS $$
      WHERE s.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
 $$;
 
--- An IMMEDIATE stream table's triggers that fire always, and how many it
--- has when whole: five on each table it reads (a join's tables, a view's
--- base tables, an upstream stream table), once per table.
+-- An IMMEDIATE stream table's triggers enabled as installed (its statement
+-- triggers ENABLE ALWAYS, its replication row trigger ENABLE REPLICA), and
+-- how many it has when whole: six on each table it reads (a join's tables,
+-- a view's base tables, an upstream stream table), once per table.
 CREATE FUNCTION pgtrickle._immediate_triggers(id bigint, OUT present bigint, OUT expected bigint)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT (SELECT count(*) FROM pg_catalog.pg_trigger t
-             WHERE t.tgname LIKE 'pgt\_immediate\_' || id || '\_%' AND t.tgenabled = 'A'),
-           -- five per table a statement on which reaches a source: the
-           -- source, and every table of a partitioned one's tree
-           (SELECT 5 * coalesce(sum((SELECT GREATEST(count(*), 1)
-                                       FROM pg_catalog.pg_partition_tree(d.source_relid))), 0)
+             WHERE t.tgname LIKE 'pgt\_immediate\_' || id || '\_%'
+               AND t.tgenabled = CASE WHEN t.tgfoid = 'pgtrickle._immediate_replicated()'::regprocedure
+                                      THEN 'R' ELSE 'A' END),
+           -- five statement triggers per table a statement on which
+           -- reaches a source: the source, and every table of a
+           -- partitioned one's tree (empty for a table outside any); the
+           -- row trigger on each that holds rows (not a partitioned table)
+           (SELECT coalesce(sum((SELECT CASE WHEN count(*) = 0 THEN 6
+                                             ELSE 5 * count(*) + count(*) FILTER (WHERE p.isleaf) END
+                                   FROM pg_catalog.pg_partition_tree(d.source_relid) p)), 0)
               FROM pgtrickle.pgt_dependencies d
              WHERE d.pgt_id = id
                AND d.source_type IN ('TABLE', 'PARTITIONED_TABLE', 'STREAM_TABLE'))::bigint
@@ -497,11 +513,12 @@ AS $$
              WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class k WHERE k.oid = s.source_relid)
                AND (t.oid IS NULL OR t.tgenabled <> 'A')) c
     UNION ALL
-    -- An IMMEDIATE stream table's triggers missing or not ENABLE ALWAYS:
-    -- statements on its source pass without maintaining it.
+    -- An IMMEDIATE stream table's triggers missing or not enabled as
+    -- installed: statements on its source pass without maintaining it (or,
+    -- its replication row trigger, a logical replication worker's writes).
     SELECT 'immediate_maintenance', count(*) = 0,
-           CASE WHEN count(*) = 0 THEN 'every IMMEDIATE stream table''s triggers fire always'
-                ELSE string_agg(format('%I.%I (%s of its %s triggers fire always)', x.pgt_schema,
+           CASE WHEN count(*) = 0 THEN 'every IMMEDIATE stream table''s triggers fire as installed'
+                ELSE string_agg(format('%I.%I (%s of its %s triggers fire as installed)', x.pgt_schema,
                                        x.pgt_name, x.present, x.expected), ', ' ORDER BY x.pgt_id)
                      || ': statements on their sources do not maintain them; run '
                         'pgtrickle.repair_stream_table on them'
@@ -693,7 +710,8 @@ BEGIN
         SELECT t.tgname, t.tgrelid FROM pg_catalog.pg_trigger t
          WHERE (t.tgname LIKE 'pgt\_immediate\_%'
                 AND t.tgfoid IN ('pgtrickle._immediate_before()'::pg_catalog.regprocedure,
-                                 'pgtrickle._immediate_after()'::pg_catalog.regprocedure)
+                                 'pgtrickle._immediate_after()'::pg_catalog.regprocedure,
+                                 'pgtrickle._immediate_replicated()'::pg_catalog.regprocedure)
                 AND NOT EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i
                                  WHERE i.pgt_id::pg_catalog.text = pg_catalog.split_part(t.tgname, '_', 3)))
             OR (t.tgname LIKE 'pgt\_note\_%'

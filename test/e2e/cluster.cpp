@@ -138,6 +138,17 @@ std::string Cluster::crash_lines() const {
     return out;
 }
 
+std::string Cluster::log_lines(const std::string& text) const {
+    std::ifstream in(logfile_);
+    std::string line, out;
+    while (std::getline(in, line)) {
+        if (line.find(text) != std::string::npos) {
+            out += line + "\n";
+        }
+    }
+    return out;
+}
+
 std::string Cluster::conninfo(const std::string& dbname) const {
     std::ostringstream s;
     s << "host=" << sockdir_ << " port=" << port_ << " user=postgres dbname=" << dbname;

@@ -25,6 +25,8 @@ public:
     void stop();
     // Lines of the server log that show a backend crash ("" if none).
     std::string crash_lines() const;
+    // Lines of the server log that contain `text` ("" if none).
+    std::string log_lines(const std::string& text) const;
     std::string conninfo(const std::string& dbname = "postgres") const;
     const std::string& socket_dir() const { return sockdir_; }
     int port() const { return port_; }

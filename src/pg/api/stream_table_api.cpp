@@ -161,8 +161,9 @@ std::string star_warning(const AnalyzedQuery& q) {
 }
 
 // The mode q will be maintained in for `owner` (0A000 when DIFFERENTIAL
-// was asked for and cannot maintain q; 42501 when its capture needs a
-// right the caller lacks); says why when AUTO chose FULL.
+// or IMMEDIATE was asked for and cannot maintain q, IMMEDIATE also over a
+// subscription's table; 42501 when its capture needs a right the caller
+// lacks); says why when AUTO chose FULL.
 ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const AnalyzedQuery& q,
                                   Oid owner) {
     std::string blocker = q.differential_blocker;
@@ -198,6 +199,8 @@ ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const Analy
                 check_capture_right(relid);  // 42501 naming the table
             }
         }
+        // (AUTO never picks IMMEDIATE: only asking for it is refused.)
+        refuse_subscribed(spi, q);
     }
     return resolve_refresh_mode(text, blocker, q.auto_full_reason, q.blocker_is_limit, immediate);
 }

@@ -52,7 +52,11 @@ std::string describe(Oid classid, Oid objid) {
 
 // Whether an ENABLE/DISABLE TRIGGER of `name` (nullptr: ALL or USER) on
 // relid reaches a trigger of ours: one calling a function of the
-// extension's schema (recognised by what it runs, not by its name).
+// extension's schema (recognised by what it runs, not by its name). Not
+// IMMEDIATE's replication row trigger (_immediate_replicated): it
+// maintains nothing, so no write is lost while it does not fire, and
+// IMMEDIATE installs it with ENABLE REPLICA (health_check reports it
+// enabled otherwise).
 bool toggles_our_trigger(Oid relid, const char* name) {
     return pg_call([&] {
         const Oid ours = get_namespace_oid("pgtrickle", true);
@@ -65,7 +69,8 @@ bool toggles_our_trigger(Oid relid, const char* name) {
         for (HeapTuple tup; !found && HeapTupleIsValid(tup = systable_getnext(scan));) {
             const auto* t = reinterpret_cast<Form_pg_trigger>(GETSTRUCT(tup));
             found = (name == nullptr || strcmp(NameStr(t->tgname), name) == 0) &&
-                    OidIsValid(ours) && get_func_namespace(t->tgfoid) == ours;
+                    OidIsValid(ours) && get_func_namespace(t->tgfoid) == ours &&
+                    strcmp(get_func_name(t->tgfoid), "_immediate_replicated") != 0;
         }
         systable_endscan(scan);
         table_close(rel, AccessShareLock);

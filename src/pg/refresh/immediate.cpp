@@ -54,12 +54,15 @@ extern "C" {
 #include "utils/datum.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "replication/logicalworker.h"
 
 PG_FUNCTION_INFO_V1(pgt_immediate_before);
 PG_FUNCTION_INFO_V1(pgt_immediate_after);
+PG_FUNCTION_INFO_V1(pgt_immediate_replicated);
 PG_FUNCTION_INFO_V1(pgt_immediate_counters);
 Datum pgt_immediate_before(PG_FUNCTION_ARGS);
 Datum pgt_immediate_after(PG_FUNCTION_ARGS);
+Datum pgt_immediate_replicated(PG_FUNCTION_ARGS);
 Datum pgt_immediate_counters(PG_FUNCTION_ARGS);
 }
 
@@ -799,6 +802,48 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
     return PointerGetDatum(nullptr);
 }
 
+// A row a logical replication worker writes to a table whose statement
+// triggers maintain an IMMEDIATE stream table (a subscription made after
+// it). The worker fires no statement trigger: the write fails, and the
+// worker retries it until the stream table is altered or dropped, rather
+// than the stream table going stale. ENABLE REPLICA: it fires only under
+// session_replication_role = replica, where a session's own statements
+// fire the statement triggers (ENABLE ALWAYS) and pass.
+Datum immediate_replicated(FunctionCallInfo fcinfo) {
+    if (!CALLED_AS_TRIGGER(fcinfo)) {
+        throw pgt::Error("39P01", "IMMEDIATE maintenance function called outside a trigger");
+    }
+    auto* td = reinterpret_cast<TriggerData*>(fcinfo->context);
+    if (!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 2) {
+        throw pgt::Error("39P01", "IMMEDIATE trigger defined with the wrong level or arguments", "",
+                         "pg_trickle installs its IMMEDIATE triggers itself.");
+    }
+    if (!IsLogicalWorker()) {
+        return PointerGetDatum(nullptr);
+    }
+    const int64_t pgt_id = std::stoll(td->tg_trigger->tgargs[0]);
+    Spi spi = Spi::connect();
+    std::optional<std::string> here = spi.scalar("SELECT id FROM pgtrickle.pgt_instance");
+    std::optional<catalog::StreamTableRow> st;
+    if (here && *here == td->tg_trigger->tgargs[1]) {
+        st = catalog::find_by_id(spi, pgt_id);
+    }
+    spi.close();
+    if (!st || st->refresh_mode != RefreshMode::kImmediate) {
+        return PointerGetDatum(nullptr);  // another database's trigger (restored from a dump)
+    }
+    throw pgt::Error(
+        "0A000",
+        "IMMEDIATE stream table " + relation_display_name(st->relid) +
+            " cannot follow rows logical replication writes to table " +
+            relation_display_name(RelationGetRelid(td->tg_relation)),
+        "The logical replication apply worker fires row triggers only, never the statement "
+        "triggers that maintain an IMMEDIATE stream table: applying the row would leave the "
+        "stream table differing from its query.",
+        "Alter the stream table to refresh_mode => 'DIFFERENTIAL' (its change capture sees "
+        "replicated rows), or drop it; the worker applies the row at its next attempt.");
+}
+
 Datum immediate_counters(FunctionCallInfo fcinfo) {
     const std::string name = text_to_cstring(PG_GETARG_TEXT_PP(0));
     Spi spi = Spi::connect();
@@ -830,6 +875,10 @@ Datum pgt_immediate_before(PG_FUNCTION_ARGS) {
 
 Datum pgt_immediate_after(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] { return pgt::pg::immediate_after(fcinfo); });
+}
+
+Datum pgt_immediate_replicated(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] { return pgt::pg::immediate_replicated(fcinfo); });
 }
 
 Datum pgt_immediate_counters(PG_FUNCTION_ARGS) {

@@ -12,6 +12,9 @@
 //   (a foreign key action updating rows the statement updated: a row's
 //   middle image would be in OLD and NEW TABLE; see Pending)
 //       the stream table recomputed when the outermost statement ends
+//   AFTER INSERT|UPDATE|DELETE FOR EACH ROW, ENABLE REPLICA
+//       a logical replication worker's write fails (0A000): it fires no
+//       statement trigger; a session's own replica-role writes pass
 //
 // Invariant: after every statement on a source the stream table equals
 // its query as that statement's transaction sees it; its maintenance runs
@@ -32,18 +35,29 @@ namespace pgt::pg {
 // 0A000 of resolve_refresh_mode.
 std::string immediate_blocker(const AnalyzedQuery& q);
 
+// IMMEDIATE over a table a subscription of this database replicates into
+// (pg_subscription_rel), or one with such a partition: 0A000 naming both.
+// The apply worker fires row triggers only; a subscription made later is
+// met by the row trigger of prepare_immediate (ENABLE REPLICA), which
+// fails the worker's writes.
+void refuse_subscribed(Spi& spi, const AnalyzedQuery& q);
+
 // The tables IMMEDIATE maintenance of q puts its statement triggers on:
 // the one scanned table, or every table of a join or subquery region.
 std::vector<Oid> immediate_trigger_tables(const AnalyzedQuery& q);
 
 // Installs st's IMMEDIATE maintenance of q: the programs (one per event,
-// pgtrickle.pgt_immediate), the source's triggers; st.delta_program gets the
+// pgtrickle.pgt_immediate), the source's triggers (five statement triggers
+// on every table a statement on the source names, ENABLE ALWAYS, and on
+// each one that holds rows a row trigger, ENABLE REPLICA, that fails a
+// logical replication worker's writes); st.delta_program gets the
 // UPDATE program (what explain_st shows; a recompute reads its FULL
 // query). Replaces what was there.
 void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
 
 // What is wrong with stream table pgt_id's IMMEDIATE maintenance: its
-// triggers missing or not ENABLE ALWAYS, its programs missing ("" none).
+// triggers missing or not enabled as installed (ENABLE ALWAYS, the
+// replication row trigger ENABLE REPLICA), its programs missing ("" none).
 std::string immediate_problems(Spi& spi, int64_t pgt_id);
 
 // While one exists, IMMEDIATE maintenance is being installed: the DDL it

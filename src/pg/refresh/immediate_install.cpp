@@ -131,25 +131,37 @@ void create_triggers_on(Spi& spi, int64_t pgt_id, Oid target) {
     const std::string old_t = std::string("OLD TABLE AS ") + diff::kTransitionOld;
     const std::string new_t = std::string("NEW TABLE AS ") + diff::kTransitionNew;
     struct T {
-        std::string suffix, timing;
+        std::string suffix, timing, level, function, enable;
     };
-    const std::vector<T> triggers{
-        {"before", "BEFORE INSERT OR UPDATE OR DELETE"},
-        {"ins", "AFTER INSERT ON " + src + " REFERENCING " + new_t},
-        {"upd", "AFTER UPDATE ON " + src + " REFERENCING " + old_t + " " + new_t},
-        {"del", "AFTER DELETE ON " + src + " REFERENCING " + old_t},
-        {"trunc", "AFTER TRUNCATE"},
+    // The statement triggers fire ALWAYS: also under a session's
+    // session_replication_role = replica. A logical replication apply
+    // worker fires row triggers only: the row trigger (ENABLE REPLICA, so
+    // that no ordinary write pays for it) fails its writes instead of the
+    // stream table going stale; a partitioned table's rows are written to
+    // its leaves, where it goes.
+    std::vector<T> triggers{
+        {"before", "BEFORE INSERT OR UPDATE OR DELETE", "STATEMENT", "_immediate_before", "ALWAYS"},
+        {"ins", "AFTER INSERT ON " + src + " REFERENCING " + new_t, "STATEMENT", "_immediate_after",
+         "ALWAYS"},
+        {"upd", "AFTER UPDATE ON " + src + " REFERENCING " + old_t + " " + new_t, "STATEMENT",
+         "_immediate_after", "ALWAYS"},
+        {"del", "AFTER DELETE ON " + src + " REFERENCING " + old_t, "STATEMENT", "_immediate_after",
+         "ALWAYS"},
+        {"trunc", "AFTER TRUNCATE", "STATEMENT", "_immediate_after", "ALWAYS"},
     };
+    if (get_rel_relkind(target) != RELKIND_PARTITIONED_TABLE) {
+        triggers.push_back({std::string(immediate::kReplicatedSuffix),
+                            "AFTER INSERT OR UPDATE OR DELETE", "ROW", "_immediate_replicated",
+                            "REPLICA"});
+    }
     for (const T& t : triggers) {
         const bool has_on = t.timing.find(" ON ") != std::string::npos;
-        const char* fn = t.suffix == "before" ? "_immediate_before" : "_immediate_after";
         catalog::exec_as_owner(spi, "CREATE TRIGGER " + quote_ident(prefix + t.suffix) + " " +
-                                        t.timing + (has_on ? "" : " ON " + src) +
-                                        " FOR EACH STATEMENT EXECUTE FUNCTION pgtrickle." + fn +
+                                        t.timing + (has_on ? "" : " ON " + src) + " FOR EACH " +
+                                        t.level + " EXECUTE FUNCTION pgtrickle." + t.function +
                                         args);
-        // Also for changes a logical replication apply worker writes.
-        catalog::exec_as_owner(
-            spi, "ALTER TABLE " + src + " ENABLE ALWAYS TRIGGER " + quote_ident(prefix + t.suffix));
+        catalog::exec_as_owner(spi, "ALTER TABLE " + src + " ENABLE " + t.enable + " TRIGGER " +
+                                        quote_ident(prefix + t.suffix));
     }
 }
 
@@ -186,6 +198,34 @@ std::string immediate_blocker(const AnalyzedQuery& q) {
         }
     }
     return "";
+}
+
+void refuse_subscribed(Spi& spi, const AnalyzedQuery& q) {
+    for (Oid relid : immediate_trigger_tables(q)) {
+        for (Oid target : statement_targets(relid)) {
+            const std::optional<std::string> sub = spi.scalar(
+                "SELECT s.subname::pg_catalog.text FROM pg_catalog.pg_subscription_rel r JOIN "
+                "pg_catalog.pg_subscription s ON s.oid OPERATOR(pg_catalog.=) r.srsubid WHERE "
+                "r.srrelid OPERATOR(pg_catalog.=) $1 ORDER BY 1 LIMIT 1",
+                {oid_param(target)});
+            if (!sub) {
+                continue;
+            }
+            const std::string what =
+                target == relid ? "table " + relation_display_name(relid) + ", a"
+                                : "table " + relation_display_name(relid) + ", whose partition " +
+                                      relation_display_name(target) + " is a";
+            throw pgt::Error(
+                "0A000",
+                "IMMEDIATE refresh cannot maintain a query over " + what +
+                    " target of subscription \"" + *sub + "\"",
+                "The logical replication apply worker writes the rows it replicates firing row "
+                "triggers only, never the statement triggers IMMEDIATE maintenance runs on: the "
+                "stream table would not follow them.",
+                "Use refresh_mode => 'DIFFERENTIAL' (its change capture sees replicated rows), or "
+                "'AUTO'.");
+        }
+    }
 }
 
 void drop_immediate(Spi& spi, int64_t pgt_id) {
@@ -243,7 +283,7 @@ std::string immediate_problems(Spi& spi, int64_t pgt_id) {
     std::string problems;
     if (*r.rows.at(0).at(0) != *r.rows.at(0).at(1)) {
         problems = *r.rows.at(0).at(0) + " of its " + *r.rows.at(0).at(1) +
-                   " triggers there and ENABLE ALWAYS";
+                   " triggers there and enabled as installed";
     }
     const std::string expected = r.rows.at(0).at(3).value_or(std::to_string(std::strlen(kEvents)));
     if (*r.rows.at(0).at(2) != expected) {

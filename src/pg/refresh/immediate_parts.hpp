@@ -36,4 +36,9 @@ inline std::string trigger_prefix(int64_t pgt_id) {
     return "pgt_immediate_" + std::to_string(pgt_id) + "_";
 }
 
+// The row trigger (ENABLE REPLICA) that refuses a logical replication
+// worker's writes ends so; the statement triggers end in before, ins, upd,
+// del, trunc.
+inline constexpr const char* kReplicatedSuffix = "repl";
+
 }  // namespace pgt::pg::immediate
