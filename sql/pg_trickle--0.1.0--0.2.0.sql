@@ -1096,7 +1096,8 @@ BEGIN
                     ON t.tgname LIKE 'pgt\_immediate\_' || st.pgt_id || '\_%'
                  WHERE st.instance <> me
                    AND t.tgfoid IN ('pgtrickle._immediate_before()'::regprocedure,
-                                    'pgtrickle._immediate_after()'::regprocedure) LOOP
+                                    'pgtrickle._immediate_after()'::regprocedure,
+                                    'pgtrickle._immediate_replicated()'::regprocedure) LOOP
         IF EXISTS (SELECT 1 FROM pg_trigger t
                     WHERE t.tgrelid = trig.tgrelid AND t.tgname = trig.tgname) THEN
             EXECUTE format('DROP TRIGGER %I ON %s', trig.tgname, trig.tgrelid::regclass);

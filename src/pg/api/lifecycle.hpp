@@ -24,6 +24,13 @@ RefreshResult refresh_or_reinitialize(Spi& spi, catalog::StreamTableRow& row,
 // adoption itself never fails half-way. Returns how many were adopted.
 int64_t adopt_restored(Spi& spi, bool force, const std::string& initiated_by);
 
+// Reinitialises row (marked by pgtrickle._on_ddl_end, or by a repair): its
+// query analysed again, its mode resolved again (a function that became
+// VOLATILE, a new inheritance child), its maintenance rebuilt and its rows
+// recomputed, as the owner, under the refresh lock; history gives the
+// reason. Unmarked (another session did it meanwhile): a refresh.
+RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row, const std::string& initiated_by);
+
 // What every API call does first: refuses a catalog of another version
 // (catalog::open_catalog), then adopts restored rows at once (forced).
 void open_stream_tables(Spi& spi);
