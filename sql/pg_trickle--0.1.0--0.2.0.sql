@@ -647,7 +647,9 @@ BEGIN
     -- The guard of a stream table that lives on (DROP TRIGGER, or DROP
     -- COLUMN ... CASCADE of a source column its query reads, on which the
     -- guard depends): refused, the stream table would become writable and
-    -- could no longer be maintained. Recognised by the function it runs.
+    -- could no longer be maintained. Recognised by its name on the stream
+    -- table's storage (a dropped trigger's row, and so its function, is
+    -- gone by now; the name is taken there, so no other trigger has it).
     SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
       INTO guarded
       FROM pg_catalog.pg_event_trigger_dropped_objects() d

@@ -785,9 +785,11 @@ END $f$)sql");
 
 // Issue 45 finding 1: a superuser's routine alter_stream_table (a new
 // mode, a new query) or create_or_replace_stream_table on bob's stream
-// table analysed, planned (index advice EXPLAINs the filter) and set it up
-// as the superuser: bob's IMMUTABLE function then ran as superuser and made
-// him one. Every step runs as the owner now.
+// table must run bob's code as bob only. Every step of the redefinition
+// runs as the owner; bob's IMMUTABLE function, whose VOLATILE callee tries
+// ALTER ROLE bob SUPERUSER, is called in analysis, planning (a folded
+// constant call) and refreshes. (The reported escalation did not
+// reproduce through these calls on the build before: this guards the rule.)
 TEST_F(Security, superuser_alter_runs_owner_code_as_owner) {
     db->exec("CREATE SCHEMA bob AUTHORIZATION bob");
     auto bob = session("bob");

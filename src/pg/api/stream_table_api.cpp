@@ -389,25 +389,20 @@ void create_stream_table(const Args& a) {
     set_identity(row, q);
     row.notify_channel = notify;
     row.query_settings = current_query_settings();
+    if (old_snapshot) {
+        // Rows committed after the transaction's snapshot and before the
+        // capture existed are neither populated nor captured: the first
+        // refresh recomputes, under a snapshot that sees them.
+        row.reinit_reason =
+            "created in a REPEATABLE READ or SERIALIZABLE transaction, whose snapshot may miss "
+            "rows committed before its change capture existed";
+    }
     row.pgt_id = catalog::insert_stream_table(spi, row);
     catalog::replace_dependencies(spi, row.pgt_id, deps);
     catalog::record_dependencies(row.relid, deps, q.functions, q.types);
     prepare_maintenance(spi, row, q);
     if (initialize) {
         full_refresh(spi, row, "CREATE", "initial population");
-    }
-    if (old_snapshot) {
-        // Rows committed after the transaction's snapshot and before the
-        // capture existed are neither populated nor captured: the first
-        // refresh recomputes, under a snapshot that sees them.
-        catalog::exec_as_owner(
-            spi,
-            "UPDATE pgtrickle.pgt_stream_tables SET reinit_reason = $2 WHERE pgt_id "
-            "OPERATOR(pg_catalog.=) $1",
-            {int8_param(row.pgt_id),
-             text_param(std::string("created in a REPEATABLE READ or SERIALIZABLE transaction, "
-                                    "whose snapshot may miss rows committed before its change "
-                                    "capture existed"))});
     }
     sync_notify_trigger(spi, row);  // after the initial population: no INSERT per row
     spi.close();

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <new>
+#include <string_view>
 
 extern "C" {
 #include "postgres.h"
@@ -46,16 +47,9 @@ const char* copy_optional(const std::string& s) {
 // Text of a statement the extension generated: it names our hidden
 // columns or schemas, which no user query does.
 bool names_ours(const char* s, size_t len) {
-    static const char* const kMarks[] = {"__pgt_", "pgtrickle"};
-    for (const char* mark : kMarks) {
-        const size_t m = std::strlen(mark);
-        for (size_t i = 0; i + m <= len; i++) {
-            if (std::memcmp(s + i, mark, m) == 0) {
-                return true;
-            }
-        }
-    }
-    return false;
+    const std::string_view text(s, len);
+    return text.find("__pgt_") != std::string_view::npos ||
+           text.find("pgtrickle") != std::string_view::npos;
 }
 
 // Whether a context entry starts at s (one PostgreSQL's own callbacks or a

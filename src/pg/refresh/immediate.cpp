@@ -275,12 +275,14 @@ namespace {
 
 // ---- firing ----------------------------------------------------------------
 
-TriggerData* immediate_trigger(FunctionCallInfo fcinfo) {
+// The firing trigger, checked to be one of ours as installed: a statement
+// trigger, or (row) the replication row trigger.
+TriggerData* immediate_trigger(FunctionCallInfo fcinfo, bool row = false) {
     if (!CALLED_AS_TRIGGER(fcinfo)) {
         throw pgt::Error("39P01", "IMMEDIATE maintenance function called outside a trigger");
     }
     TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
-    if (TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 2) {
+    if ((TRIGGER_FIRED_FOR_ROW(td->tg_event) != 0) != row || td->tg_trigger->tgnargs != 2) {
         throw pgt::Error("39P01", "IMMEDIATE trigger defined with the wrong level or arguments", "",
                          "pg_trickle installs its IMMEDIATE triggers itself.");
     }
@@ -340,6 +342,23 @@ int attnum_in(Oid fired, Oid source, int attnum) {
     });
 }
 
+// Whose trigger td is: this database's (its instance argument is this
+// database's pgt_instance, not that of a database it was restored from),
+// and then its stream table's catalog row as this transaction sees it.
+struct TriggerOwner {
+    bool this_database = false;
+    std::optional<catalog::StreamTableRow> row;
+};
+TriggerOwner trigger_owner(Spi& spi, TriggerData* td) {
+    TriggerOwner out;
+    std::optional<std::string> here = spi.scalar("SELECT id FROM pgtrickle.pgt_instance");
+    out.this_database = here && *here == td->tg_trigger->tgargs[1];
+    if (out.this_database) {
+        out.row = catalog::find_by_id(spi, std::stoll(td->tg_trigger->tgargs[0]));
+    }
+    return out;
+}
+
 // The trigger's program: kept, or read now (nullptr: the trigger belongs to
 // no stream table of this database, e.g. restored from another one).
 std::shared_ptr<const Program> program_of(TriggerData* td) {
@@ -350,18 +369,15 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
     }
     const int64_t pgt_id = std::stoll(td->tg_trigger->tgargs[0]);
     Spi spi = Spi::connect();
-    std::optional<std::string> here = spi.scalar("SELECT id FROM pgtrickle.pgt_instance");
-    std::optional<catalog::StreamTableRow> st;
-    if (here && *here == td->tg_trigger->tgargs[1]) {
-        st = catalog::find_by_id(spi, pgt_id);
-    }
+    const TriggerOwner whose = trigger_owner(spi, td);
+    const std::optional<catalog::StreamTableRow>& st = whose.row;
     if (!st || st->refresh_mode != RefreshMode::kImmediate) {
         // The trigger is this database's, so its stream table committed
         // after the snapshot this transaction keeps (REPEATABLE READ,
         // SERIALIZABLE): the statement cannot see the stream table's rows
         // it would have to maintain, and skipping it would lose the write.
-        const bool unseen = here && *here == td->tg_trigger->tgargs[1] &&
-                            pg_call([] { return IsolationUsesXactSnapshot(); });
+        const bool unseen =
+            whose.this_database && pg_call([] { return IsolationUsesXactSnapshot(); });
         spi.close();
         if (unseen) {
             const std::string table = relation_display_name(RelationGetRelid(td->tg_relation));
@@ -810,24 +826,12 @@ Datum immediate_after(FunctionCallInfo fcinfo) {
 // session_replication_role = replica, where a session's own statements
 // fire the statement triggers (ENABLE ALWAYS) and pass.
 Datum immediate_replicated(FunctionCallInfo fcinfo) {
-    if (!CALLED_AS_TRIGGER(fcinfo)) {
-        throw pgt::Error("39P01", "IMMEDIATE maintenance function called outside a trigger");
-    }
-    auto* td = reinterpret_cast<TriggerData*>(fcinfo->context);
-    if (!TRIGGER_FIRED_FOR_ROW(td->tg_event) || td->tg_trigger->tgnargs != 2) {
-        throw pgt::Error("39P01", "IMMEDIATE trigger defined with the wrong level or arguments", "",
-                         "pg_trickle installs its IMMEDIATE triggers itself.");
-    }
+    TriggerData* td = immediate_trigger(fcinfo, /*row=*/true);
     if (!IsLogicalWorker()) {
         return PointerGetDatum(nullptr);
     }
-    const int64_t pgt_id = std::stoll(td->tg_trigger->tgargs[0]);
     Spi spi = Spi::connect();
-    std::optional<std::string> here = spi.scalar("SELECT id FROM pgtrickle.pgt_instance");
-    std::optional<catalog::StreamTableRow> st;
-    if (here && *here == td->tg_trigger->tgargs[1]) {
-        st = catalog::find_by_id(spi, pgt_id);
-    }
+    const std::optional<catalog::StreamTableRow> st = trigger_owner(spi, td).row;
     spi.close();
     if (!st || st->refresh_mode != RefreshMode::kImmediate) {
         return PointerGetDatum(nullptr);  // another database's trigger (restored from a dump)
