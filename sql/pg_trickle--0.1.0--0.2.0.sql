@@ -201,8 +201,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- create_stream_table unless a stream table of that name exists (then a
 -- NOTICE, and nothing changes: not even a different query replaces it). A
 -- relation of that name that is not a stream table: 42P07, as from
--- create_stream_table. No SET search_path: the name resolves in the
--- caller's path, as create_stream_table's does; every call is qualified.
+-- create_stream_table. The name resolves in the caller's search_path.
 CREATE FUNCTION pgtrickle.create_stream_table_if_not_exists(
     name text, query text,
     schedule text DEFAULT 'calculated',
@@ -210,20 +209,8 @@ CREATE FUNCTION pgtrickle.create_stream_table_if_not_exists(
     initialize boolean DEFAULT true,
     notify text DEFAULT NULL)
 RETURNS void
-LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-    rel pg_catalog.regclass := pg_catalog.to_regclass(name);
-BEGIN
-    IF rel IS NOT NULL AND EXISTS (SELECT 1 FROM pgtrickle.pgt_stream_tables s
-                                    WHERE s.pgt_relid OPERATOR(pg_catalog.=) rel) THEN
-        RAISE NOTICE 'stream table "%" already exists, skipping', name;
-        RETURN;
-    END IF;
-    PERFORM pgtrickle.create_stream_table(name, query, schedule, refresh_mode, initialize,
-                                          notify);
-END
-$$;
+AS 'MODULE_PATHNAME', 'pgt_create_stream_table_if_not_exists'
+LANGUAGE C VOLATILE;
 
 -- create_stream_table when no stream table of that name exists; otherwise
 -- the stream table is made to match: nothing happens when its query (as
@@ -231,7 +218,9 @@ $$;
 -- notification channel are already these, and what differs is given to
 -- alter_stream_table, with its rules (same output columns: the table is
 -- kept; other columns: it is rebuilt, refused while views or other stream
--- tables read it). initialize applies to a creation only.
+-- tables read it). initialize applies to a creation only. The query is
+-- compared as the stream table's owner would store it, analysed with the
+-- owner's rights.
 CREATE FUNCTION pgtrickle.create_or_replace_stream_table(
     name text, query text,
     schedule text DEFAULT 'calculated',
@@ -239,51 +228,22 @@ CREATE FUNCTION pgtrickle.create_or_replace_stream_table(
     initialize boolean DEFAULT true,
     notify text DEFAULT NULL)
 RETURNS void
-LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-    rel pg_catalog.regclass := pg_catalog.to_regclass(name);
-    st record;
-    stored_query text;
-    new_query boolean;
-    new_schedule boolean;
-    new_mode boolean;
-    new_notify boolean;
-BEGIN
-    SELECT s.effective_query, s.schedule, s.requested_mode, s.notify_channel INTO st
-      FROM pgtrickle.pgt_stream_tables s
-     WHERE rel IS NOT NULL AND s.pgt_relid OPERATOR(pg_catalog.=) rel;
-    IF NOT FOUND THEN
-        PERFORM pgtrickle.create_stream_table(name, query, schedule, refresh_mode, initialize,
-                                              notify);
-        RETURN;
-    END IF;
-    -- The query as creating it would store it (and its errors, if any).
-    SELECT v.value INTO stored_query FROM pgtrickle.validate_query(query, refresh_mode) v
-     WHERE v.property OPERATOR(pg_catalog.=) 'recompute_query';
-    new_query := stored_query IS DISTINCT FROM st.effective_query;
-    new_schedule := schedule IS DISTINCT FROM st.schedule;
-    new_mode := pg_catalog.upper(pg_catalog.btrim(refresh_mode)) IS DISTINCT FROM st.requested_mode;
-    new_notify := notify IS DISTINCT FROM st.notify_channel;
-    IF NOT (new_query OR new_schedule OR new_mode OR new_notify) THEN
-        RAISE NOTICE 'stream table "%" is unchanged', name;
-        RETURN;
-    END IF;
-    PERFORM pgtrickle.alter_stream_table(
-        name,
-        query => CASE WHEN new_query THEN query END,
-        schedule => CASE WHEN new_schedule THEN schedule END,
-        refresh_mode => CASE WHEN new_mode THEN refresh_mode END,
-        notify => CASE WHEN new_notify THEN notify ELSE '' END);
-END
-$$;
+AS 'MODULE_PATHNAME', 'pgt_create_or_replace_stream_table'
+LANGUAGE C VOLATILE;
 
 -- alter_stream_table(name, status => 'ACTIVE'): a suspended or failing
 -- stream table is refreshed again, its error count reset. Owner only.
+-- Functions taking a stream table's name resolve it in the caller's
+-- search_path (pgtrickle._stream_table_id), so they cannot pin their own:
+-- their bodies are SQL-standard (BEGIN ATOMIC), bound to operators and
+-- functions when the extension is created, and look up nothing else when
+-- called. Every other SQL function pins search_path.
 CREATE FUNCTION pgtrickle.resume_stream_table(name text)
 RETURNS void
 LANGUAGE sql VOLATILE
-AS $$ SELECT pgtrickle.alter_stream_table(name, status => 'ACTIVE') $$;
+BEGIN ATOMIC
+    SELECT pgtrickle.alter_stream_table(name, status => 'ACTIVE');
+END;
 
 -- The library's version (the catalog's is pg_extension.extversion).
 CREATE FUNCTION pgtrickle.version()
@@ -308,7 +268,7 @@ RETURNS TABLE (refresh_id bigint, start_time timestamptz, end_time timestamptz,
                rows_deleted bigint, duration_ms double precision, reason text,
                error_message text)
 LANGUAGE sql STABLE
-AS $$
+BEGIN ATOMIC
     SELECT h.refresh_id, h.start_time, h.end_time, h.action, h.status, h.initiated_by,
            h.rows_inserted, h.rows_deleted,
            1000 OPERATOR(pg_catalog.*) pg_catalog.date_part('epoch',
@@ -317,8 +277,8 @@ AS $$
       FROM pgtrickle.pgt_refresh_history h
      WHERE h.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
      ORDER BY h.refresh_id DESC
-     LIMIT GREATEST(max_rows, 0)
-$$;
+     LIMIT GREATEST(max_rows, 0);
+END;
 
 -- The relations a stream table reads: each source, its kind, whether its
 -- changes are captured for it (a DIFFERENTIAL stream table's tables), and
@@ -327,7 +287,7 @@ CREATE FUNCTION pgtrickle.list_sources(name text)
 RETURNS TABLE (source_table text, source_oid bigint, source_type text, cdc_mode text,
                columns_used text)
 LANGUAGE sql STABLE
-AS $$
+BEGIN ATOMIC
     SELECT d.source_relid::pg_catalog.regclass::pg_catalog.text,
            d.source_relid::pg_catalog.oid::bigint,
            d.source_type,
@@ -352,15 +312,15 @@ AS $$
                AND a.attnum OPERATOR(pg_catalog.=) c.a)
       FROM pgtrickle.pgt_dependencies d
      WHERE d.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
-     ORDER BY 1
-$$;
+     ORDER BY 1;
+END;
 
 -- The statement that creates the stream table again as it is defined now
 -- (name, query as written, schedule, requested mode, notify channel).
 CREATE FUNCTION pgtrickle.export_definition(name text)
 RETURNS text
 LANGUAGE sql STABLE
-AS $$
+BEGIN ATOMIC
     SELECT pg_catalog.format(
                'SELECT pgtrickle.create_stream_table(%L, %L, schedule => %L, refresh_mode => %L%s);',
                pg_catalog.format('%I.%I', s.pgt_schema, s.pgt_name), s.defining_query, s.schedule,
@@ -368,8 +328,8 @@ AS $$
                CASE WHEN s.notify_channel IS NULL THEN ''
                     ELSE pg_catalog.format(', notify => %L', s.notify_channel) END)
       FROM pgtrickle.pgt_stream_tables s
-     WHERE s.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
-$$;
+     WHERE s.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name);
+END;
 
 -- An IMMEDIATE stream table's triggers enabled as installed (its statement
 -- triggers ENABLE ALWAYS, its replication row trigger ENABLE REPLICA), and
@@ -1224,15 +1184,12 @@ LANGUAGE C STRICT;
 -- with its row identity and rule) and the delta program formatted; with
 -- analyze, the plans of the next refresh's statements as they ran.
 DROP FUNCTION pgtrickle.explain_st(text);
-CREATE FUNCTION pgtrickle.explain_st(name text, with_analyze boolean DEFAULT false)
+CREATE FUNCTION pgtrickle._explain_st(id bigint, with_analyze boolean)
 RETURNS TABLE (property text, value text)
 LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    id bigint;
 BEGIN
-    PERFORM pgtrickle._open_catalog();
-    id := pgtrickle._stream_table_id(name);
     RETURN QUERY
     SELECT x.property, x.value
       FROM pgtrickle.pgt_stream_tables s,
@@ -1266,10 +1223,21 @@ BEGIN
             AS x(property, value)
      WHERE s.pgt_id OPERATOR(pg_catalog.=) id;
     IF with_analyze THEN
-        RETURN QUERY SELECT e.property, e.value FROM pgtrickle._explain_refresh(name) e;
+        RETURN QUERY SELECT e.property, e.value FROM pgtrickle.pgt_stream_tables s,
+             pgtrickle._explain_refresh(pg_catalog.format('%I.%I', s.pgt_schema, s.pgt_name)) e
+         WHERE s.pgt_id OPERATOR(pg_catalog.=) id;
     END IF;
 END
 $$;
+
+CREATE FUNCTION pgtrickle.explain_st(name text, with_analyze boolean DEFAULT false)
+RETURNS TABLE (property text, value text)
+LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT pgtrickle._open_catalog();
+    SELECT e.property, e.value
+      FROM pgtrickle._explain_st(pgtrickle._stream_table_id(name), with_analyze) e;
+END;
 
 
 -- Freshness, change buffers and the dependency graph --------------------------
@@ -1278,19 +1246,19 @@ $$;
 CREATE FUNCTION pgtrickle.get_staleness(name text)
 RETURNS double precision
 LANGUAGE sql VOLATILE
-AS $$
-    SELECT pg_catalog.date_part('epoch', pgtrickle._staleness(pgtrickle._stream_table_id(name)))
-$$;
+BEGIN ATOMIC
+    SELECT pg_catalog.date_part('epoch', pgtrickle._staleness(pgtrickle._stream_table_id(name)));
+END;
 
 -- Refreshes the stream table when it is staler than max_age (or was never
 -- populated); true when it refreshed.
-CREATE FUNCTION pgtrickle.refresh_if_stale(name text, max_age interval)
+CREATE FUNCTION pgtrickle._refresh_if_stale(id bigint, max_age interval)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    id bigint := pgtrickle._stream_table_id(name);
-    age interval;
+    age pg_catalog.interval;
 BEGIN
     IF max_age IS NULL THEN
         RAISE EXCEPTION 'max_age must not be NULL' USING ERRCODE = '22004',
@@ -1303,10 +1271,19 @@ BEGIN
     IF age IS NOT NULL AND age OPERATOR(pg_catalog.<=) max_age THEN
         RETURN false;
     END IF;
-    PERFORM pgtrickle.refresh_stream_table(name);
+    PERFORM pgtrickle.refresh_stream_table(pg_catalog.format('%I.%I', s.pgt_schema, s.pgt_name))
+       FROM pgtrickle.pgt_stream_tables s
+      WHERE s.pgt_id OPERATOR(pg_catalog.=) id;
     RETURN true;
 END
 $$;
+
+CREATE FUNCTION pgtrickle.refresh_if_stale(name text, max_age interval)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT pgtrickle._refresh_if_stale(pgtrickle._stream_table_id(name), max_age);
+END;
 
 -- Refreshes of every stream table, the latest first (at most max_rows).
 CREATE FUNCTION pgtrickle.refresh_timeline(max_rows integer DEFAULT 50)
@@ -1328,26 +1305,32 @@ $$;
 
 -- The mode asked for, the mode maintained, and why; then what the last
 -- refresh did and why.
+-- Why a stream table is maintained in another mode than asked for, its
+-- stored query resolved again as its owner (restricted); NULL when no
+-- reason is given.
+CREATE FUNCTION pgtrickle._mode_reason(id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgt_mode_reason'
+LANGUAGE C STRICT VOLATILE;
+
 CREATE FUNCTION pgtrickle.explain_refresh_mode(name text)
 RETURNS TABLE (configured_mode text, effective_mode text, reason text,
                last_refresh_action text, last_refresh_reason text)
 LANGUAGE sql VOLATILE
-AS $$
+BEGIN ATOMIC
     SELECT s.requested_mode, s.refresh_mode,
            CASE
-               WHEN s.requested_mode = s.refresh_mode THEN 'requested'
-               ELSE coalesce(
-                   (SELECT v.value FROM pgtrickle.validate_query(s.defining_query, s.requested_mode) v
-                     WHERE v.property = 'reason'),
-                   'AUTO chose ' || s.refresh_mode)
+               WHEN s.requested_mode OPERATOR(pg_catalog.=) s.refresh_mode THEN 'requested'
+               ELSE COALESCE(pgtrickle._mode_reason(s.pgt_id),
+                             'AUTO chose ' OPERATOR(pg_catalog.||) s.refresh_mode)
            END,
            h.action, h.reason
       FROM pgtrickle.pgt_stream_tables s
       LEFT JOIN LATERAL (SELECT x.action, x.reason FROM pgtrickle.pgt_refresh_history x
                           WHERE x.pgt_id OPERATOR(pg_catalog.=) s.pgt_id
                           ORDER BY x.refresh_id DESC LIMIT 1) h ON true
-     WHERE s.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
-$$;
+     WHERE s.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name);
+END;
 
 -- Pending change rows and buffer size per (stream table, captured source),
 -- for sources the caller may read (SELECT, or pg_read_all_stats); the

@@ -20,6 +20,7 @@
 #include "pg/api/args.hpp"
 #include "pg/api/lifecycle.hpp"
 #include "pg/api/names.hpp"
+#include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
@@ -41,6 +42,8 @@ PG_FUNCTION_INFO_V1(pgt_explain_refresh);
 Datum pgt_explain_refresh(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(pgt_validate_query);
 Datum pgt_validate_query(PG_FUNCTION_ARGS);
+PG_FUNCTION_INFO_V1(pgt_mode_reason);
+Datum pgt_mode_reason(PG_FUNCTION_ARGS);
 }
 
 namespace pgt::pg {
@@ -124,6 +127,27 @@ Rows validate(const std::string& query, const std::string& mode_text) {
     return out;
 }
 
+// Why stream table id is maintained in a mode other than the one asked
+// for: its stored query resolved again as its owner, restricted (never
+// with the caller's rights: the query calls the owner's functions).
+std::optional<std::string> mode_reason(int64_t id) {
+    Spi spi = Spi::connect();
+    std::optional<catalog::StreamTableRow> row = catalog::find_by_id(spi, id);
+    std::optional<std::string> reason;
+    if (row) {
+        const Oid owner = relation_owner(row->relid);
+        reason = as_role_restricted(owner, [&]() -> std::optional<std::string> {
+            const std::string text =
+                row->query_tree ? deparse_stored_query(*row->query_tree) : row->effective_query;
+            AnalyzedQuery q = analyze_defining_query(text, true);
+            ResolvedMode m = resolve_mode_quietly(spi, mode_name(row->requested_mode), q, owner);
+            return m.notice.empty() ? std::nullopt : std::optional(m.notice);
+        });
+    }
+    spi.close();
+    return reason;
+}
+
 void return_rows(FunctionCallInfo fcinfo, const Rows& rows) {
     pg_call([&] {
         InitMaterializedSRF(fcinfo, 0);
@@ -164,5 +188,16 @@ Datum pgt_explain_program(PG_FUNCTION_ARGS) {
             pgt::pg::pg_call([&] { return TextDatumGetCString(PG_GETARG_DATUM(0)); });
         std::string formatted = pgt::sql::format_program(program);
         return pgt::pg::pg_call([&] { return CStringGetTextDatum(formatted.c_str()); });
+    });
+}
+
+Datum pgt_mode_reason(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        const int64_t id = PG_GETARG_INT64(0);
+        std::optional<std::string> reason = pgt::pg::mode_reason(id);
+        if (!reason) {
+            PG_RETURN_NULL();
+        }
+        return pgt::pg::pg_call([&] { return CStringGetTextDatum(reason->c_str()); });
     });
 }

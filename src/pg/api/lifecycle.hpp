@@ -1,8 +1,10 @@
 // What the scheduler shares with the SQL-callable lifecycle API.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "pg/api/args.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
 #include "pg/refresh/full_refresh.hpp"
@@ -30,6 +32,30 @@ int64_t adopt_restored(Spi& spi, bool force, const std::string& initiated_by);
 // recomputed, as the owner, under the refresh lock; history gives the
 // reason. Unmarked (another session did it meanwhile): a refresh.
 RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row, const std::string& initiated_by);
+
+// pgtrickle.create_stream_table(name, query, schedule, refresh_mode,
+// initialize, notify), arguments in that order.
+void create_stream_table(const Args& a);
+
+// What alter_stream_table was asked to change (absent: unchanged).
+struct AlterRequest {
+    std::string name;
+    std::optional<std::string> query;
+    std::optional<std::string> schedule;
+    std::optional<std::string> mode;
+    std::optional<std::string> status;
+    bool notify_given = false;  // notify (NULL: removed) is to be set
+    std::optional<std::string> notify;
+    bool cascade = false;
+};
+
+// Applies r to the stream table it names (owner only); a new query or
+// mode is analysed, set up and refreshed as the owner, restricted, the
+// query's names resolved in the caller's search_path.
+void alter_stream_table(const AlterRequest& r);
+
+// The calling session's search_path, as it is set.
+std::string caller_search_path();
 
 // What every API call does first: refuses a catalog of another version
 // (catalog::open_catalog), then adopts restored rows at once (forced).

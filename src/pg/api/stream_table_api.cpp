@@ -48,6 +48,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
@@ -134,6 +135,11 @@ Oid capture_blocked_on(Spi& spi, const AnalyzedQuery& q) {
 }
 
 }  // namespace
+
+std::string caller_search_path() {
+    const char* path = pg_call([] { return GetConfigOptionByName("search_path", nullptr, false); });
+    return path;
+}
 
 std::vector<OutputColumn> identity_columns_of(const AnalyzedQuery& q) {
     std::vector<OutputColumn> cols;
@@ -336,6 +342,8 @@ void set_identity(catalog::StreamTableRow& row, const AnalyzedQuery& q) {
     row.row_probe_version = rowid::kProbeVersion;
 }
 
+}  // namespace
+
 void create_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
     std::string query = a.required_text(1, "query");
@@ -407,6 +415,8 @@ void create_stream_table(const Args& a) {
     sync_notify_trigger(spi, row);  // after the initial population: no INSERT per row
     spi.close();
 }
+
+namespace {
 
 // Refuses a new query of `row` that would make stream tables read each other
 // in a cycle (3F000 naming the path). Edges: stream table -> stream tables
@@ -652,36 +662,25 @@ void redefine(Spi& spi, catalog::StreamTableRow& row, const std::optional<std::s
     }
 }
 
-void alter_stream_table(const Args& a) {
-    std::string name = a.required_text(0, "name");
-    std::optional<std::string> query = a.optional_text(1);
-    std::optional<std::string> schedule = a.optional_text(2);
-    std::optional<std::string> mode_text = a.optional_text(3);
-    std::optional<std::string> status = a.optional_text(4);
-    // notify: omitted ('') leaves it unchanged, NULL removes it.
-    std::optional<std::string> notify = a.optional_text(5);
-    bool notify_given = !notify || !notify->empty();
-    if (notify_given && notify) {
-        check_notify_channel(*notify);
-    }
-    bool cascade = a.bool_or(6, false);
+}  // namespace
 
+void alter_stream_table(const AlterRequest& r) {
     Spi spi = Spi::connect();
     open_stream_tables(spi);
-    catalog::StreamTableRow row = resolve_stream_table(spi, name, /*must_own=*/true);
-    if (schedule) {
-        row.schedule = sched::parse_schedule(*schedule).canonical;
+    catalog::StreamTableRow row = resolve_stream_table(spi, r.name, /*must_own=*/true);
+    if (r.schedule) {
+        row.schedule = sched::parse_schedule(*r.schedule).canonical;
     }
-    if (status) {
-        row.status = parse_status(*status);
+    if (r.status) {
+        row.status = parse_status(*r.status);
     }
-    if (notify_given) {
-        row.notify_channel = notify;
+    if (r.notify_given) {
+        row.notify_channel = r.notify;
     }
-    if (status) {  // resuming (or suspending) by hand starts the error count again
+    if (r.status) {  // resuming (or suspending) by hand starts the error count again
         catalog::set_health(spi, row.pgt_id, row.status, 0);
     }
-    if (!query && !mode_text) {
+    if (!r.query && !r.mode) {
         catalog::update_definition(spi, row);
         sync_notify_trigger(spi, row);
         spi.close();
@@ -691,17 +690,33 @@ void alter_stream_table(const Args& a) {
     // run as the owner, restricted: a superuser altering another role's
     // stream table must not run that role's functions with its own rights.
     struct CallerPath {
-        CallerPath() {
-            g_caller_search_path =
-                pg_call([] { return GetConfigOptionByName("search_path", nullptr, false); });
-        }
+        CallerPath() { g_caller_search_path = caller_search_path(); }
         ~CallerPath() { g_caller_search_path.reset(); }
     } caller_path;
     as_role_restricted(relation_owner(row.relid), [&] {
-        redefine(spi, row, query, false, mode_text, cascade,
-                 query ? "defining query replaced" : "refresh mode changed");
+        redefine(spi, row, r.query, false, r.mode, r.cascade,
+                 r.query ? "defining query replaced" : "refresh mode changed");
     });
     spi.close();
+}
+
+namespace {
+
+void alter_from_args(const Args& a) {
+    AlterRequest r;
+    r.name = a.required_text(0, "name");
+    r.query = a.optional_text(1);
+    r.schedule = a.optional_text(2);
+    r.mode = a.optional_text(3);
+    r.status = a.optional_text(4);
+    // notify: omitted ('') leaves it unchanged, NULL removes it.
+    r.notify = a.optional_text(5);
+    r.notify_given = !r.notify || !r.notify->empty();
+    if (r.notify_given && r.notify) {
+        check_notify_channel(*r.notify);
+    }
+    r.cascade = a.bool_or(6, false);
+    alter_stream_table(r);
 }
 
 // A reinitialisation whose query now proves another row identity (a newer
@@ -933,7 +948,7 @@ Datum pgt_create_stream_table(PG_FUNCTION_ARGS) {
 
 Datum pgt_alter_stream_table(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] {
-        pgt::pg::alter_stream_table(pgt::pg::Args(fcinfo));
+        pgt::pg::alter_from_args(pgt::pg::Args(fcinfo));
         PG_RETURN_VOID();
     });
 }

@@ -6,6 +6,7 @@
 #include "core/sql/names.hpp"
 
 #include "pg/boundary/boundary.hpp"
+#include "pg/boundary/guc.hpp"
 #include "pg/cdc/buffer_access.hpp"
 
 #include <cmath>
@@ -173,8 +174,21 @@ void Spi::close() {
     }
 }
 
+// Every statement the extension runs is parsed under the pinned
+// search_path, whoever called: a name it leaves unqualified (the operator
+// behind JOIN ... USING, IN or IS DISTINCT FROM) never finds a caller's
+// object. Nested in a pinned scope (refreshes, IMMEDIATE), nothing to do.
 int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
              Snapshot snapshot, bool sized_plan) {
+    if (search_path_is_pinned()) {
+        return run_unpinned(sql, params, read_only, snapshot, sized_plan);
+    }
+    return with_pinned_search_path(
+        [&] { return run_unpinned(sql, params, read_only, snapshot, sized_plan); });
+}
+
+int Spi::run_unpinned(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
+                      Snapshot snapshot, bool sized_plan) {
     // Parsed from this text (now, or again after an invalidation), the
     // statement reads change buffers with their owner's rights.
     InternalStatement internal(sql.c_str());

@@ -96,6 +96,8 @@ private:
     Spi() = default;
     int run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
             Snapshot snapshot = nullptr, bool sized_plan = false);
+    int run_unpinned(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
+                     Snapshot snapshot = nullptr, bool sized_plan = false);
     SpiRows collect();
     bool open_ = false;
     std::vector<std::pair<std::string, double>> registered_;  // name, rows

@@ -18,6 +18,7 @@
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
 #include "core/ir/tree.hpp"
+#include "pg/api/names.hpp"
 #include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
@@ -851,10 +852,9 @@ Datum immediate_replicated(FunctionCallInfo fcinfo) {
 Datum immediate_counters(FunctionCallInfo fcinfo) {
     const std::string name = text_to_cstring(PG_GETARG_TEXT_PP(0));
     Spi spi = Spi::connect();
-    std::optional<std::string> id =
-        spi.scalar("SELECT pgtrickle._stream_table_id($1)", {text_param(name)});
+    const int64_t id = resolve_stream_table(spi, name, false).pgt_id;  // in the caller's path
     spi.close();
-    const Counters c = g_counters[std::stoll(id.value())];
+    const Counters c = g_counters[id];
     TupleDesc desc = nullptr;
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE) {
         throw pgt::Error("XX000", "_immediate_counters must return a row");

@@ -383,8 +383,8 @@ void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
         return;
     }
     const Oid relid = q.scan.source_relid;
-    ir::ScanFilterProject scan =
-        scan_ir(spi, q, relid, {ir::DeltaInput::Kind::kTransitionTables, ""});
+    ir::ScanFilterProject scan = scan_ir(spi, relation_owner(st.relid), q, relid,
+                                         {ir::DeltaInput::Kind::kTransitionTables, ""});
     const std::vector<std::string> types = buffer_column_types(relid, q.scan.referenced_attnums);
     const Locking locking = locking_of(q, scan);
     for (const char* e = kEvents; *e != 0; e++) {

@@ -27,6 +27,7 @@
 #include "pg/common/relation_names.hpp"
 #include "pg/cdc/change_notes.hpp"
 #include "pg/cdc/frontier.hpp"
+#include "pg/boundary/as_role.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/immediate.hpp"
 #include "pg/refresh/programs.hpp"
@@ -53,7 +54,7 @@ struct FilterEstimate {
     double kept = -1;
 };
 
-FilterEstimate filter_estimate(Spi& spi, Oid relid, const std::string& from,
+FilterEstimate filter_estimate(Spi& spi, Oid owner, Oid relid, const std::string& from,
                                const std::string& filter) {
     FilterEstimate e;
     std::optional<std::string> tuples = spi.scalar(
@@ -61,8 +62,12 @@ FilterEstimate filter_estimate(Spi& spi, Oid relid, const std::string& from,
         "OPERATOR(pg_catalog.=) $1",
         {oid_param(relid)});
     e.all = tuples ? std::stod(*tuples) : -1;
-    SpiRows plan = spi.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + from + " " + ir::kImageAlias +
-                             " WHERE " + filter);
+    // Planning folds the owner's IMMUTABLE functions in filter: it runs
+    // them, so as the owner, restricted, whoever set this up.
+    SpiRows plan = as_role_restricted(owner, [&] {
+        return spi.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + from + " " + ir::kImageAlias +
+                         " WHERE " + filter);
+    });
     const std::string& text = plan.rows.at(0).at(0).value();
     const std::string rows_key = "\"Plan Rows\":";
     std::size_t at = text.find(rows_key);
@@ -74,7 +79,7 @@ FilterEstimate filter_estimate(Spi& spi, Oid relid, const std::string& from,
 
 }  // namespace
 
-ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
+ir::ScanFilterProject scan_ir(Spi& spi, Oid owner, const AnalyzedQuery& q, Oid relid,
                               const ir::DeltaInput& delta) {
     std::optional<diff::OneTableLevel> level = diff::one_table_level(q.operators);
     std::optional<ir::ScanFilterProject> scan;
@@ -87,7 +92,7 @@ ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
     }
     if (!scan->prefilter.empty()) {
         FilterEstimate e =
-            filter_estimate(spi, relid, quoted_relation_name(relid), scan->prefilter);
+            filter_estimate(spi, owner, relid, quoted_relation_name(relid), scan->prefilter);
         scan->one_pass = policy::one_pass_images(e.all, e.kept);
     }
     return *scan;
@@ -201,8 +206,9 @@ diff::DeltaProgram join_delta(Spi& spi, catalog::StreamTableRow& st, const Analy
 
 // Whether a kept copy of candidate source `relid` pays: the planner's
 // estimate of the rows its filter keeps against the table's size.
-bool kept_copy_pays(Spi& spi, Oid relid, const ir::KeptCopy& k, const std::string& prefilter) {
-    FilterEstimate e = filter_estimate(spi, relid, k.from, prefilter);
+bool kept_copy_pays(Spi& spi, Oid owner, Oid relid, const ir::KeptCopy& k,
+                    const std::string& prefilter) {
+    FilterEstimate e = filter_estimate(spi, owner, relid, k.from, prefilter);
     return policy::kept_copy_pays(e.all, e.kept, g_kept_copy_fraction);
 }
 
@@ -262,7 +268,8 @@ void keep_copies(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuer
         if (k.from.empty()) {
             continue;
         }
-        if (allow_copies && kept_copy_pays(spi, q.region.relids[i], k, r.sources[i].prefilter)) {
+        if (allow_copies && kept_copy_pays(spi, relation_owner(st.relid), q.region.relids[i], k,
+                                           r.sources[i].prefilter)) {
             r.sources[i].kept = k;
             r.sources[i].kept.table =
                 create_kept_copy(spi, st, i, q.region.relids[i], r.sources[i]);
@@ -539,9 +546,10 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     } else if (st.refresh_mode == RefreshMode::kDifferential) {
         CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
         attach_frontier(spi, st.pgt_id, src);
-        st.delta_program = diff::encode_program(one_table_program(
-            spi, st, q,
-            scan_ir(spi, q, src.relid, {ir::DeltaInput::Kind::kBufferWindow, src.buffer})));
+        st.delta_program = diff::encode_program(
+            one_table_program(spi, st, q,
+                              scan_ir(spi, relation_owner(st.relid), q, src.relid,
+                                      {ir::DeltaInput::Kind::kBufferWindow, src.buffer})));
     }
     // The format of the program just made (a program is never run by a
     // library of another format: refresh_or_reinitialize).

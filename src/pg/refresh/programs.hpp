@@ -18,7 +18,7 @@ namespace pgt::pg {
 // IMMEDIATE the transition tables, whose FROM item the caller sets per
 // event, as it depends on the columns read), with the server's facts set:
 // whether the prefilter is selective enough to read images in one pass.
-ir::ScanFilterProject scan_ir(Spi& spi, const AnalyzedQuery& q, Oid relid,
+ir::ScanFilterProject scan_ir(Spi& spi, Oid owner, const AnalyzedQuery& q, Oid relid,
                               const ir::DeltaInput& delta);
 
 // IMMEDIATE over several tables (a join region or a two-table join): the
