@@ -261,6 +261,22 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'pgt_stream_table_id'
 LANGUAGE C STABLE;
 
+-- A refresh's error text may quote a value only the stream table's owner
+-- may read (invalid input syntax for type integer: "..."): PUBLIC reads
+-- every column of the history but error_message, which
+-- pgtrickle._refresh_error gives to the owner (and roles with its rights)
+-- and to pg_read_all_stats, as pg_stat_activity shows a query.
+REVOKE SELECT ON pgtrickle.pgt_refresh_history FROM PUBLIC;
+GRANT SELECT (refresh_id, pgt_id, action, status, initiated_by, rows_inserted, rows_deleted,
+              start_time, end_time, reason, source_changes, kept_refill_ms)
+    ON pgtrickle.pgt_refresh_history TO PUBLIC;
+
+-- The error text of one refresh for whom may read it, else NULL.
+CREATE FUNCTION pgtrickle._refresh_error(refresh_id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgt_refresh_error'
+LANGUAGE C STRICT STABLE;
+
 -- A stream table's refreshes, the latest first (at most max_rows).
 CREATE FUNCTION pgtrickle.get_refresh_history(name text, max_rows integer DEFAULT 20)
 RETURNS TABLE (refresh_id bigint, start_time timestamptz, end_time timestamptz,
@@ -273,7 +289,7 @@ BEGIN ATOMIC
            h.rows_inserted, h.rows_deleted,
            1000 OPERATOR(pg_catalog.*) pg_catalog.date_part('epoch',
                h.end_time OPERATOR(pg_catalog.-) h.start_time),
-           h.reason, h.error_message
+           h.reason, pgtrickle._refresh_error(h.refresh_id)
       FROM pgtrickle.pgt_refresh_history h
      WHERE h.pgt_id OPERATOR(pg_catalog.=) pgtrickle._stream_table_id(name)
      ORDER BY h.refresh_id DESC
@@ -1296,7 +1312,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT h.refresh_id, format('%I.%I', s.pgt_schema, s.pgt_name), h.start_time, h.end_time,
            h.action, h.status, h.initiated_by, h.rows_inserted, h.rows_deleted,
-           1000 * date_part('epoch', h.end_time - h.start_time), h.reason, h.error_message
+           1000 * date_part('epoch', h.end_time - h.start_time), h.reason,
+           pgtrickle._refresh_error(h.refresh_id)
       FROM pgtrickle.pgt_refresh_history h
       JOIN pgtrickle.pgt_stream_tables s ON s.pgt_id = h.pgt_id
      ORDER BY h.refresh_id DESC

@@ -85,6 +85,8 @@ const std::vector<std::pair<std::string, std::string>> kCalls = {
     {"resume_stream_table", "SELECT pgtrickle.resume_stream_table('bob.d')"},
     {"repair_stream_table", "SELECT * FROM pgtrickle.repair_stream_table('bob.i')"},
     {"get_refresh_history", "SELECT * FROM pgtrickle.get_refresh_history('bob.d')"},
+    {"_refresh_error",
+     "SELECT pgtrickle._refresh_error(refresh_id) FROM pgtrickle.pgt_refresh_history"},
     {"list_sources", "SELECT * FROM pgtrickle.list_sources('bob.i')"},
     {"export_definition", "SELECT pgtrickle.export_definition('bob.a')"},
     {"get_staleness", "SELECT pgtrickle.get_staleness('bob.d')"},
@@ -210,6 +212,68 @@ TEST_F(SecurityApi, planted_operators_before_pg_catalog_reach_no_api_function) {
     }
     EXPECT_EQ(modes("bob.i"), "IMMEDIATE/IMMEDIATE");
     EXPECT_EQ(last_action("bob.d"), "DIFFERENTIAL");
+}
+
+}  // namespace
+}  // namespace pgt::e2e
+
+namespace pgt::e2e {
+namespace {
+
+// Finding 6: the error text of alice's failed refresh quotes a value of
+// her secret column. mallory (no right on anything of alice's) cannot read
+// it, from the history table or through the API functions; alice and a
+// member of pg_read_all_stats (pg_monitor's) can, as with
+// pg_stat_activity.query.
+TEST_F(SecurityApi, refresh_errors_are_read_by_the_owner_and_pg_read_all_stats_only) {
+    db->exec(
+        "DO $$ BEGIN CREATE ROLE watcher; EXCEPTION WHEN duplicate_object THEN NULL; END $$;"
+        "GRANT pg_monitor TO watcher;"
+        "CREATE SCHEMA alice AUTHORIZATION alice; GRANT USAGE ON SCHEMA alice TO PUBLIC");
+    auto alice = session("alice", "pg_catalog, pg_temp");
+    alice->exec(
+        "CREATE TABLE alice.t (id int PRIMARY KEY, secret text);"
+        "INSERT INTO alice.t VALUES (1, '42');"
+        "SELECT pgtrickle.create_stream_table('alice.st', 'SELECT id, secret::int AS n FROM "
+        "alice.t', refresh_mode => 'FULL')");
+    alice->exec("UPDATE alice.t SET secret = 'rotated-pw-Zq9'");
+    const std::optional<SqlError> failed =
+        error_in(*alice, "SELECT pgtrickle.refresh_stream_table('alice.st')");
+    ASSERT_TRUE(failed);
+    ASSERT_NE(failed->message.find("rotated-pw-Zq9"), std::string::npos) << failed->message;
+    // What the scheduler records of such a refresh (catalog::record_failed_refresh).
+    db->exec(
+        "INSERT INTO pgtrickle.pgt_refresh_history (pgt_id, action, status, initiated_by, "
+        "start_time, end_time, error_message) SELECT pgt_id, 'FULL', 'FAILED', 'SCHEDULER', "
+        "now(), now(), $1 FROM pgtrickle.pgt_stream_tables WHERE pgt_name = 'st'",
+        {failed->sqlstate + ": " + failed->message});
+
+    const std::vector<std::string> reads = {
+        "SELECT coalesce(string_agg(error_message, ''), '') FROM "
+        "pgtrickle.get_refresh_history('alice.st')",
+        "SELECT coalesce(string_agg(error_message, ''), '') FROM pgtrickle.refresh_timeline()",
+    };
+    auto mallory = session("mallory", "pg_catalog, pg_temp");
+    EXPECT_EQ(sqlstate_of(*mallory, "SELECT error_message FROM pgtrickle.pgt_refresh_history"),
+              "42501");
+    EXPECT_EQ(mallory->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history WHERE status "
+                              "= 'FAILED'"),
+              "1")
+        << "the rest of the history stays readable";
+    for (const std::string& read : reads) {
+        EXPECT_EQ(mallory->scalar(read), "") << read;
+        EXPECT_NE(alice->scalar(read).find("rotated-pw-Zq9"), std::string::npos) << read;
+    }
+    auto watcher = session("watcher", "pg_catalog, pg_temp");
+    for (const std::string& read : reads) {
+        EXPECT_NE(watcher->scalar(read).find("rotated-pw-Zq9"), std::string::npos) << read;
+    }
+    watcher.reset();
+    db->exec("DROP OWNED BY watcher; DROP ROLE watcher");
+    alice->exec(
+        "UPDATE alice.t SET secret = '7'; SELECT pgtrickle.refresh_stream_table('alice.st')");
+    EXPECT_EQ(last_action("alice.st"), "FULL");
+    EXPECT_TRUE(matches_query(*db, "alice.st"));
 }
 
 }  // namespace

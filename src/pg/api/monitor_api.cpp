@@ -21,12 +21,18 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(pgt_pending_changes);
 Datum pgt_pending_changes(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(pgt_stream_table_id);
 Datum pgt_stream_table_id(PG_FUNCTION_ARGS);
+PG_FUNCTION_INFO_V1(pgt_refresh_error);
+Datum pgt_refresh_error(PG_FUNCTION_ARGS);
 }
 
 namespace pgt::pg {
@@ -37,6 +43,38 @@ bool caller_may_read(Oid caller, Oid relid) {
         return pg_class_aclcheck(relid, caller, ACL_SELECT) == ACLCHECK_OK ||
                has_privs_of_role(caller, ROLE_PG_READ_ALL_STATS);
     });
+}
+
+// The error text of refresh refresh_id, for its stream table's owner (and
+// roles with its rights) and pg_read_all_stats only, as pg_stat_activity
+// shows a query: an error may quote a value of a column only the owner may
+// read. NULL for anyone else, and when the refresh did not fail.
+std::optional<std::string> refresh_error(int64_t refresh_id) {
+    const Oid caller = pg_call([] { return GetUserId(); });
+    Spi spi = Spi::connect();
+    SpiRows r = catalog::query_as_owner(
+        spi,
+        "SELECT s.pgt_relid::pg_catalog.oid::pg_catalog.int8, h.error_message "
+        "FROM pgtrickle.pgt_refresh_history h JOIN pgtrickle.pgt_stream_tables s "
+        "ON s.pgt_id OPERATOR(pg_catalog.=) h.pgt_id "
+        "WHERE h.refresh_id OPERATOR(pg_catalog.=) $1 AND h.error_message IS NOT NULL",
+        {int8_param(refresh_id)});
+    spi.close();
+    if (r.rows.empty()) {
+        return std::nullopt;
+    }
+    const Oid relid = static_cast<Oid>(std::stoul(*r.rows[0][0]));
+    const bool may = pg_call([&] {
+        HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+        if (!HeapTupleIsValid(tup)) {
+            return false;
+        }
+        const Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tup))->relowner;
+        ReleaseSysCache(tup);
+        return has_privs_of_role(caller, owner) ||
+               has_privs_of_role(caller, ROLE_PG_READ_ALL_STATS);
+    });
+    return may ? r.rows[0][1] : std::nullopt;
 }
 
 // The window of diff::window_predicate as of now: rows committed after the
@@ -106,5 +144,15 @@ Datum pgt_stream_table_id(PG_FUNCTION_ARGS) {
         const int64_t id = pgt::pg::resolve_stream_table(spi, name, false).pgt_id;
         spi.close();
         PG_RETURN_INT64(id);
+    });
+}
+
+Datum pgt_refresh_error(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        std::optional<std::string> message = pgt::pg::refresh_error(PG_GETARG_INT64(0));
+        if (!message) {
+            PG_RETURN_NULL();
+        }
+        return pgt::pg::pg_call([&] { return CStringGetTextDatum(message->c_str()); });
     });
 }
