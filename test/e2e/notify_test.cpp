@@ -132,6 +132,29 @@ TEST_F(Notify, update_lists_changed_columns_in_table_order) {
             R"({"table":"public.t","op":"UPDATE","seq":#,"key":{"id":1},"columns":["qty"]})"}));
 }
 
+// Any role may LISTEN on any channel (PostgreSQL has no privilege for
+// it): with pg_trickle.notify_payload = 'minimal' a listener learns the
+// table and the operation, never a key value or a changed column's name.
+// Only a superuser chooses (per database or role), not the writer.
+TEST_F(Notify, minimal_payload_carries_no_key_value_or_column_name) {
+    notify_on("t");
+    db->exec("SET pg_trickle.notify_payload = 'minimal'");
+    db->exec(
+        "INSERT INTO t VALUES (1, 'ada', 5); UPDATE t SET name = 'bo' WHERE id = 1;"
+        "UPDATE t SET id = 2 WHERE id = 1; DELETE FROM t WHERE id = 2");
+    EXPECT_EQ(payloads(), (Payloads{R"({"table":"public.t","op":"INSERT","seq":#})",
+                                    R"({"table":"public.t","op":"UPDATE","seq":#})",
+                                    R"({"table":"public.t","op":"UPDATE","seq":#})",
+                                    R"({"table":"public.t","op":"DELETE","seq":#})"}));
+    db->exec("RESET pg_trickle.notify_payload; INSERT INTO t VALUES (3, 'cy', 1)");
+    EXPECT_EQ(payloads(), Payloads{R"({"table":"public.t","op":"INSERT","seq":#,"key":{"id":3}})"});
+    db->exec(
+        "DO $$ BEGIN CREATE ROLE notify_writer; EXCEPTION WHEN duplicate_object THEN NULL; END "
+        "$$; SET ROLE notify_writer");
+    EXPECT_EQ(sqlstate_of(*db, "SET pg_trickle.notify_payload = 'keys'"), "42501");
+    db->exec("RESET ROLE; DROP ROLE notify_writer");
+}
+
 TEST_F(Notify, update_that_changes_nothing_sends_nothing) {
     db->exec("INSERT INTO t VALUES (1, 'ada', 5), (2, NULL, 6)");
     notify_on("t");

@@ -47,6 +47,15 @@ TEST(NotifyPayload, insert_has_table_op_seq_key_and_no_columns) {
               R"({"table":"public.docs","op":"INSERT","seq":1,"key":{"id":1}})");
 }
 
+TEST(NotifyPayload, minimal_has_table_op_and_seq_only) {
+    ChangeEvent ev = docs_event(Op::kUpdate, 9);
+    ev.key_changed = true;
+    ev.old_key_json = {"2"};
+    ev.changed_columns = {"id", "secret"};
+    ev.minimal = true;
+    EXPECT_EQ(checked_build(ev), R"({"table":"public.docs","op":"UPDATE","seq":9})");
+}
+
 TEST(NotifyPayload, delete_has_key_and_no_columns) {
     EXPECT_EQ(checked_build(docs_event(Op::kDelete, 42)),
               R"({"table":"public.docs","op":"DELETE","seq":42,"key":{"id":1}})");

@@ -102,14 +102,16 @@ void append_payload(std::string& out, const ChangeEvent& ev, std::size_t limit) 
     out.append(",\"op\":\"").append(op_name(ev.op)).append("\",\"seq\":");
     append_uint(out, ev.seq);
     const std::size_t after_seq = out.size();
-    out += ",\"key\":";
-    append_key_object(out, ev.key_names, ev.key_json);
-    if (ev.op == Op::kUpdate && ev.key_changed) {
+    if (!ev.minimal) {
+        out += ",\"key\":";
+        append_key_object(out, ev.key_names, ev.key_json);
+    }
+    if (!ev.minimal && ev.op == Op::kUpdate && ev.key_changed) {
         out += ",\"old_key\":";
         append_key_object(out, ev.key_names, ev.old_key_json);
     }
     const std::size_t after_keys = out.size();
-    if (ev.op == Op::kUpdate) {
+    if (!ev.minimal && ev.op == Op::kUpdate) {
         out += ",\"columns\":[";
         for (std::size_t i = 0; i < ev.changed_columns.size(); ++i) {
             out.append(i > 0 ? "," : "");

@@ -40,6 +40,9 @@ struct ChangeEvent {
     bool key_changed = false;
     // UPDATE only: names of the changed columns (raw, unquoted; JSON-escaped).
     std::vector<std::string_view> changed_columns;
+    // table, op and seq only (pg_trickle.notify_payload = 'minimal'): any
+    // role may LISTEN on any channel, so no key value and no column name.
+    bool minimal = false;
 };
 
 // Full payload, truncated (columns, then key/old_key dropped, with

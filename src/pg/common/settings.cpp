@@ -27,6 +27,7 @@ double g_kept_copy_fraction = 0.2;
 int g_lock_timeout_ms = 5000;
 int g_immediate_max_rows = 0;
 int g_log_min_duration_refresh_ms = -1;
+bool g_notify_minimal = false;
 
 namespace {
 
@@ -37,6 +38,15 @@ const struct config_enum_entry kDiamondOptions[] = {
 
 void diamond_assign(int value, void*) {
     g_diamond_atomic = value == 0;
+}
+
+int g_notify_payload = 0;  // index into kNotifyPayloadOptions
+
+const struct config_enum_entry kNotifyPayloadOptions[] = {
+    {"keys", 0, false}, {"minimal", 1, false}, {nullptr, 0, false}};
+
+void notify_payload_assign(int value, void*) {
+    g_notify_minimal = value == 1;
 }
 
 }  // namespace
@@ -127,6 +137,16 @@ void define_settings() {
         "A LOG line names the stream table, what ran (FULL, DIFFERENTIAL), who started it, the "
         "rows written and why it recomputed. 0 logs every refresh; -1 none.",
         &g_log_min_duration_refresh_ms, -1, -1, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr,
+        nullptr);
+    // SUSET: any role may LISTEN on any channel, so what a payload shows is
+    // for a superuser to choose (per database or role with ALTER ... SET),
+    // never for the writing session.
+    DefineCustomEnumVariable(
+        "pg_trickle.notify_payload", "What change notifications carry.",
+        "keys: table, operation, sequence number, the row's key values and changed column "
+        "names; minimal: table, operation and sequence number only (a listener re-reads what "
+        "it caches).",
+        &g_notify_payload, 0, kNotifyPayloadOptions, PGC_SUSET, 0, nullptr, notify_payload_assign,
         nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }

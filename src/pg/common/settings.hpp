@@ -20,6 +20,7 @@ extern double g_delta_random_page_cost;    // pg_trickle.delta_random_page_cost 
 extern int g_lock_timeout_ms;              // pg_trickle.lock_timeout (0: no bound)
 extern int g_immediate_max_rows;           // pg_trickle.immediate_max_rows (0: no bound)
 extern int g_log_min_duration_refresh_ms;  // pg_trickle.log_min_duration_refresh (-1: off)
+extern bool g_notify_minimal;              // pg_trickle.notify_payload = 'minimal'
 
 void define_settings();
 

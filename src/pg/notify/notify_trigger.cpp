@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/notify/payload.hpp"
 #include "pg/boundary/boundary.hpp"
+#include "pg/common/settings.hpp"
 #include "pg/boundary/datum_equal.hpp"
 
 extern "C" {
@@ -264,20 +265,25 @@ Datum notify_changes(FunctionCallInfo fcinfo) {
     TupleTableSlot* keyed = ev.op == notify::Op::kUpdate ? td->tg_newslot : td->tg_trigslot;
     std::vector<std::string> texts;
     texts.reserve(2 * plan.keys.size());
-    pg_call([&] {
-        render_key(plan, keyed, texts, ev.key_json);
-        if (ev.key_changed) {
-            render_key(plan, td->tg_trigslot, texts, ev.old_key_json);
-        }
-    });
+    ev.minimal = g_notify_minimal;
+    if (!ev.minimal) {
+        pg_call([&] {
+            render_key(plan, keyed, texts, ev.key_json);
+            if (ev.key_changed) {
+                render_key(plan, td->tg_trigslot, texts, ev.old_key_json);
+            }
+        });
+    }
     ev.schema = plan.schema_q;
     ev.table = plan.table_q;
     ev.names_quoted = true;
     ev.seq = ++g_seq;
-    for (const KeyColumn& k : plan.keys) {
-        ev.key_names.emplace_back(k.name);
+    if (!ev.minimal) {
+        for (const KeyColumn& k : plan.keys) {
+            ev.key_names.emplace_back(k.name);
+        }
+        ev.changed_columns = std::move(changed);
     }
-    ev.changed_columns = std::move(changed);
     std::string payload = notify::build_payload(ev);
     pg_call([&] { Async_Notify(plan.channel.c_str(), payload.c_str()); });
     return PointerGetDatum(nullptr);
