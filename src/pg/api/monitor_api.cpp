@@ -26,7 +26,9 @@ extern "C" {
 PG_FUNCTION_INFO_V1(pgt_pending_changes);
 Datum pgt_pending_changes(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(pgt_stream_table_id);
+PG_FUNCTION_INFO_V1(pgt_relation_named);
 Datum pgt_stream_table_id(PG_FUNCTION_ARGS);
+Datum pgt_relation_named(PG_FUNCTION_ARGS);
 }
 
 namespace pgt::pg {
@@ -106,5 +108,18 @@ Datum pgt_stream_table_id(PG_FUNCTION_ARGS) {
         const int64_t id = pgt::pg::resolve_stream_table(spi, name, false).pgt_id;
         spi.close();
         PG_RETURN_INT64(id);
+    });
+}
+
+// The relation `name` resolves to, NULL when none (the create_* functions
+// written in SQL): names are read as every API function reads them.
+Datum pgt_relation_named(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        const std::string name = pgt::pg::Args(fcinfo).required_text(0, "name");
+        const Oid relid = pgt::pg::relation_named(name);
+        if (!OidIsValid(relid)) {
+            PG_RETURN_NULL();
+        }
+        PG_RETURN_OID(relid);
     });
 }
