@@ -216,6 +216,11 @@ TEST_F(SecurityNames, squatted_key_index_names_neither_block_nor_get_dropped) {
         "INSERT INTO alice.a SELECT g, g % 5, g FROM generate_series(1, 30) g;"
         "INSERT INTO alice.b SELECT g, g % 5, -g FROM generate_series(1, 10) g;"
         "ALTER TABLE alice.a OWNER TO alice; ALTER TABLE alice.b OWNER TO alice");
+    // The extension's own schemas cannot be squatted at all.
+    for (const char* schema : {"pgtrickle", "pgtrickle_changes"}) {
+        EXPECT_EQ(db->scalar("SELECT has_schema_privilege('mallory', $1, 'CREATE')", {schema}), "f")
+            << schema;
+    }
     const std::string id = next_pgt_id();
     auto mallory = session("mallory");
     mallory->exec("CREATE TABLE public.pgt_" + id + "_key0 (x int)");
