@@ -171,6 +171,31 @@ TEST_F(SecurityNames, spoofed_immediate_trigger_drop_neither_rebuilds_nor_blocks
     EXPECT_TRUE(matches_as("alice", "alice.st"));
 }
 
+// The other side of finding 4: our own triggers, recognised by function,
+// still act when a partition of a source is dropped (the clone of the
+// capture row trigger, the IMMEDIATE triggers on the partition).
+TEST_F(SecurityNames, dropping_a_partition_still_reaches_its_stream_tables) {
+    db->exec(
+        "CREATE TABLE p (id int, v int) PARTITION BY RANGE (id);"
+        "CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (100);"
+        "CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (100) TO (200);"
+        "INSERT INTO p SELECT g, g FROM generate_series(1, 150) g");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('d', 'SELECT id, v FROM p', refresh_mode => "
+        "'DIFFERENTIAL')");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('i', 'SELECT v, count(*) AS n FROM p GROUP BY v', "
+        "refresh_mode => 'IMMEDIATE')");
+    db->exec("DROP TABLE p2");
+    EXPECT_NE(reinit_reason("d").find("partition public.p2 of public.p dropped"), std::string::npos)
+        << reinit_reason("d");
+    EXPECT_EQ(modes("i"), "IMMEDIATE/IMMEDIATE");
+    EXPECT_TRUE(matches_query(*db, "i"));  // rebuilt by the drop itself
+    db->exec("SELECT pgtrickle.refresh_stream_table('d')");
+    EXPECT_EQ(last_action("d"), "FULL");
+    EXPECT_TRUE(matches_query(*db, "d"));
+}
+
 // Finding 4/5: bob's triggers named like alice's IMMEDIATE and change-note
 // triggers, on bob's own table, survive everything alice's stream table
 // goes through (pg_trickle drops only triggers it made).
