@@ -58,7 +58,11 @@ ALTER TABLE pgtrickle.pgt_stream_tables
     -- the settings a query's values depend on (TimeZone, DateStyle, ...),
     -- as name=value, recorded when it was defined: every refresh and
     -- IMMEDIATE statement computes under them, whoever runs it
-    ADD COLUMN query_settings text[];
+    ADD COLUMN query_settings text[],
+    -- the indexes pg_trickle made on the storage for a join's keys (names
+    -- in the storage's schema, chosen free when made): the only indexes it
+    -- ever drops there
+    ADD COLUMN key_indexes name[];
 -- The delta program is a JSON document (src/core/diff/program.hpp): its
 -- statements and what each reads, queryable with jsonb operators. A 0.1.0
 -- program is not one: its stream table is reinitialised by its next refresh.
@@ -575,6 +579,31 @@ $$;
 
 -- Housekeeping ----------------------------------------------------------------
 
+-- The extension's triggers dropped in this transaction, recognised by the
+-- function they call (of this schema, which no other role can create in),
+-- as an object-access hook saw them just before their deletion
+-- (src/pg/catalog/dropped_triggers.cpp): the trigger, its table, its
+-- function, the table of the topmost trigger it was cloned from (a
+-- partition's clone; else its own table) and its first argument (the
+-- stream table's id for IMMEDIATE triggers). _on_sql_drop joins it with
+-- pg_event_trigger_dropped_objects() by OID.
+CREATE FUNCTION pgtrickle._dropped_triggers(
+    OUT trigger_oid pg_catalog.oid, OUT relid pg_catalog.oid, OUT func pg_catalog.regproc,
+    OUT root_relid pg_catalog.oid, OUT first_arg text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pgt_dropped_triggers'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION pgtrickle._dropped_triggers() FROM PUBLIC;
+
+-- Does nothing; calling it loads the library, whose hook must be in place
+-- before a DDL command drops anything.
+CREATE FUNCTION pgtrickle._on_ddl_start()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'pgt_on_ddl_start'
+LANGUAGE C;
+CREATE EVENT TRIGGER pgt_ddl_start ON ddl_command_start
+    EXECUTE FUNCTION pgtrickle._on_ddl_start();
+
 -- A stream table's storage dropped with plain DROP TABLE (or DROP SCHEMA
 -- ... CASCADE) takes its catalog rows with it.
 CREATE OR REPLACE FUNCTION pgtrickle._on_sql_drop()
@@ -591,23 +620,32 @@ DECLARE
     imm record;
     gone bigint;
 BEGIN
-    -- A capture trigger dropped while its source lives on and its capture
-    -- is still in use (DROP TRIGGER, DROP COLUMN ... CASCADE of a captured
-    -- column): refused, the stream tables reading it would silently stop
-    -- following the table. pg_trickle removes a capture's catalog row
-    -- before its triggers, and renames a trigger it replaces first.
+    -- Our triggers are recognised by what they are (_dropped_triggers: the
+    -- function they call, their table, their first argument), never by
+    -- name: anyone may name a trigger on their own table like ours.
+    --
+    -- A capture trigger dropped while its source lives on without another
+    -- of its kind and the capture is still in use (DROP TRIGGER, DROP
+    -- COLUMN ... CASCADE of a captured column): refused, the stream tables
+    -- reading it would silently stop following the table. pg_trickle
+    -- removes a capture's catalog row before its triggers, and creates a
+    -- trigger it replaces before dropping the old one.
     SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
       INTO readers
       FROM pg_catalog.pg_event_trigger_dropped_objects() d
-      JOIN pgtrickle.pgt_sources s
-        ON pg_catalog.split_part(d.object_identity, ' on ', 1)
-           IN ('pgt_capture_' || s.source_id, 'pgt_capture_' || s.source_id || '_truncate')
-       AND pg_catalog.split_part(d.object_identity, ' on ', 2)
-           = s.source_relid::pg_catalog.regclass::pg_catalog.text
+      JOIN pgtrickle._dropped_triggers() x ON x.trigger_oid = d.objid
+      JOIN pgtrickle.pgt_sources s ON s.source_relid = x.relid
       JOIN pgtrickle.pgt_frontiers f ON f.source_id = s.source_id
       JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = f.pgt_id
-     WHERE d.object_type = 'trigger'
-       AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
+     WHERE d.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass
+       AND x.func IN ('pgtrickle._capture_row'::pg_catalog.regproc,
+                      'pgtrickle._capture_truncate'::pg_catalog.regproc)
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid)
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                        WHERE t.tgrelid = x.relid
+                          AND (t.tgfoid = x.func
+                               OR (x.func = 'pgtrickle._capture_row'::pg_catalog.regproc
+                                   AND t.tgfoid = 'pgtrickle._capture_statement'::pg_catalog.regproc)));
     -- An IMMEDIATE trigger dropped by hand (from a source, a join's table
     -- or a partition that is still there): its stream table would stop
     -- following that table. pg_trickle deletes the programs first; a
@@ -615,23 +653,25 @@ BEGIN
     SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
       INTO imm_readers
       FROM pg_catalog.pg_event_trigger_dropped_objects() d
-      JOIN pgtrickle.pgt_stream_tables st
-        ON pg_catalog.split_part(d.object_identity, ' on ', 1) LIKE 'pgt\_immediate\_' || st.pgt_id || '\_%'
-     WHERE d.object_type = 'trigger'
+      JOIN pgtrickle._dropped_triggers() x ON x.trigger_oid = d.objid
+      JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id::pg_catalog.text = x.first_arg
+     WHERE d.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass
+       AND x.func IN ('pgtrickle._immediate_before'::pg_catalog.regproc,
+                      'pgtrickle._immediate_after'::pg_catalog.regproc,
+                      'pgtrickle._immediate_replicated'::pg_catalog.regproc)
        AND EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i WHERE i.pgt_id = st.pgt_id)
-       AND pg_catalog.to_regclass(pg_catalog.split_part(d.object_identity, ' on ', 2)) IS NOT NULL;
+       AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = x.relid);
     -- The guard of a stream table that lives on (DROP TRIGGER, or DROP
     -- COLUMN ... CASCADE of a source column its query reads, on which the
     -- guard depends): refused, the stream table would become writable and
-    -- could no longer be maintained. Recognised by its name on the stream
-    -- table's storage (a dropped trigger's row, and so its function, is
-    -- gone by now; the name is taken there, so no other trigger has it).
+    -- could no longer be maintained.
     SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name), ', ')
       INTO guarded
       FROM pg_catalog.pg_event_trigger_dropped_objects() d
-      JOIN pgtrickle.pgt_stream_tables st
-        ON d.object_identity = 'pgt_guard on ' || st.pgt_relid::pg_catalog.regclass::pg_catalog.text
-     WHERE d.object_type = 'trigger'
+      JOIN pgtrickle._dropped_triggers() x ON x.trigger_oid = d.objid
+      JOIN pgtrickle.pgt_stream_tables st ON st.pgt_relid = x.relid
+     WHERE d.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass
+       AND x.func = 'pgtrickle._guard_storage'::pg_catalog.regproc
        AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = st.pgt_relid);
     IF guarded IS NOT NULL THEN
         RAISE EXCEPTION 'cannot drop the trigger that guards a stream table'
@@ -653,17 +693,19 @@ BEGIN
     END IF;
     -- A partition of a captured table dropped (its copy of the capture
     -- trigger goes with it): its rows left without a captured change.
+    -- (Recognised as a clone of the source's capture row trigger.)
     PERFORM pgtrickle._mark_for_reinit('pg_catalog.pg_class'::pg_catalog.regclass,
                                        ARRAY[s.source_relid],
-                                       'partition ' || pg_catalog.split_part(d.object_identity, ' on ', 2)
+                                       'partition ' || pg_catalog.format('%I.%I', d.address_names[1],
+                                                                         d.address_names[2])
                                        || ' of ' || s.source_relid::pg_catalog.regclass::pg_catalog.text
                                        || ' dropped')
        FROM pg_catalog.pg_event_trigger_dropped_objects() d
-       JOIN pgtrickle.pgt_sources s
-         ON pg_catalog.split_part(d.object_identity, ' on ', 1) = 'pgt_capture_' || s.source_id
-      WHERE d.object_type = 'trigger'
-        AND pg_catalog.split_part(d.object_identity, ' on ', 2)
-            <> s.source_relid::pg_catalog.regclass::pg_catalog.text
+       JOIN pgtrickle._dropped_triggers() x ON x.trigger_oid = d.objid
+       JOIN pgtrickle.pgt_sources s ON s.source_relid = x.root_relid
+      WHERE d.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass
+        AND x.func = 'pgtrickle._capture_row'::pg_catalog.regproc
+        AND x.relid <> x.root_relid
         AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
     DELETE FROM pgtrickle.pgt_stream_tables st
      USING pg_catalog.pg_event_trigger_dropped_objects() d
@@ -724,7 +766,9 @@ BEGIN
                                          'pgt_capture_' || src.source_id || '_truncate']
             LOOP
                 IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
-                            WHERE t.tgrelid = src.source_relid AND t.tgname = tname) THEN
+                            WHERE t.tgrelid = src.source_relid AND t.tgname = tname
+                              AND t.tgfoid IN ('pgtrickle._capture_row'::pg_catalog.regproc,
+                                               'pgtrickle._capture_truncate'::pg_catalog.regproc)) THEN
                     EXECUTE pg_catalog.format('DROP TRIGGER %I ON %s', tname,
                                               src.source_relid::pg_catalog.regclass);
                 END IF;
@@ -745,11 +789,13 @@ BEGIN
     -- triggers go with it, the stream table keeps its programs): its rows
     -- left without a statement. The stream table is rebuilt now.
     UPDATE pgtrickle.pgt_stream_tables st
-       SET reinit_reason = 'partition ' || pg_catalog.split_part(d.object_identity, ' on ', 2)
-                           || ' dropped'
+       SET reinit_reason = 'partition ' || pg_catalog.format('%I.%I', d.address_names[1],
+                                                            d.address_names[2]) || ' dropped'
       FROM pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.object_type = 'trigger'
-       AND pg_catalog.split_part(d.object_identity, ' on ', 1) = 'pgt_immediate_' || st.pgt_id || '_ins'
+      JOIN pgtrickle._dropped_triggers() x ON x.trigger_oid = d.objid
+     WHERE d.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass
+       AND x.func = 'pgtrickle._immediate_before'::pg_catalog.regproc
+       AND x.first_arg = st.pgt_id::pg_catalog.text
        AND st.refresh_mode = 'IMMEDIATE'
        AND EXISTS (SELECT 1 FROM pgtrickle.pgt_immediate i WHERE i.pgt_id = st.pgt_id);
     IF FOUND THEN
@@ -928,6 +974,7 @@ BEGIN
     FOR part IN
         SELECT g.tgrelid FROM pg_trigger g
          WHERE g.tgname = tname AND g.tgrelid <> s.source_relid
+           AND g.tgfoid = 'pgtrickle._capture_truncate'::regproc
            AND g.tgrelid NOT IN (SELECT t.relid FROM pg_partition_tree(s.source_relid) t)
     LOOP
         CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_trigger g
@@ -950,7 +997,9 @@ DECLARE
     tname name := 'pgt_capture_' || src_id || '_truncate';
 BEGIN
     FOR part IN
-        SELECT g.tgrelid FROM pg_trigger g WHERE g.tgname = tname AND g.tgrelid <> src
+        SELECT g.tgrelid FROM pg_trigger g
+         WHERE g.tgname = tname AND g.tgrelid <> src
+           AND g.tgfoid = 'pgtrickle._capture_truncate'::regproc
     LOOP
         EXECUTE format('DROP TRIGGER %I ON %s', tname, part.tgrelid::regclass);
     END LOOP;
@@ -1042,7 +1091,9 @@ BEGIN
         FOREACH tname IN ARRAY ARRAY['pgt_capture_' || src.source_id,
                                      'pgt_capture_' || src.source_id || '_truncate'] LOOP
             IF EXISTS (SELECT 1 FROM pg_trigger t
-                        WHERE t.tgrelid = src.source_relid AND t.tgname = tname) THEN
+                        WHERE t.tgrelid = src.source_relid AND t.tgname = tname
+                          AND t.tgfoid IN ('pgtrickle._capture_row'::regproc,
+                                           'pgtrickle._capture_truncate'::regproc)) THEN
                 EXECUTE format('DROP TRIGGER %I ON %s', tname, src.source_relid);
             END IF;
         END LOOP;
@@ -1178,6 +1229,18 @@ CREATE FUNCTION pgtrickle._explain_program(program text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'pgt_explain_program'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+REVOKE ALL ON FUNCTION pgtrickle._explain_program(text) FROM PUBLIC;
+
+-- The delta plan of stream table `id` (explain_st): reads only the
+-- catalog, which PUBLIC can read, so it exposes nothing new.
+CREATE FUNCTION pgtrickle._delta_plan(id bigint)
+RETURNS text
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT pgtrickle._explain_program(s.delta_program::pg_catalog.text)
+      FROM pgtrickle.pgt_stream_tables s WHERE s.pgt_id OPERATOR(pg_catalog.=) id
+$$;
 
 -- What creating a stream table of the query would decide, as a dry run:
 -- its refresh mode (and why), row identity, delta strategy, operator tree
@@ -1235,7 +1298,7 @@ BEGIN
                                 ('pgt_note_' OPERATOR(pg_catalog.||) s.pgt_id)),
                         'none: recomputed at every due time') END),
                ('delta_statement', s.delta_program OPERATOR(pg_catalog.->>) 'main'),
-               ('delta_plan', pgtrickle._explain_program(s.delta_program::pg_catalog.text)))
+               ('delta_plan', pgtrickle._delta_plan(s.pgt_id)))
             AS x(property, value)
      WHERE s.pgt_id OPERATOR(pg_catalog.=) id;
     IF with_analyze THEN

@@ -4,13 +4,15 @@
 // exist only when pg_trickle is in shared_preload_libraries; the parse
 // hook that lets internal statements read change buffers, the executor
 // hooks that write staged capture rows (staged_rows.hpp) and the one that
-// notes UPDATEs nested in IMMEDIATE statements (immediate.hpp) are always
-// there.
+// notes UPDATEs nested in IMMEDIATE statements (immediate.hpp) and the
+// object-access hook that sees our triggers dropped (dropped_triggers.hpp)
+// are always there.
 #include "pg/boundary/boundary.hpp"
 #include "pg/refresh/progress.hpp"
 #include "pg/cdc/buffer_access.hpp"
 #include "pg/cdc/commit_marks.hpp"
 #include "pg/cdc/staged_rows.hpp"
+#include "pg/catalog/dropped_triggers.hpp"
 #include "pg/scheduler/hooks.hpp"
 #include "pg/common/settings.hpp"
 #include "pg/refresh/immediate.hpp"
@@ -71,6 +73,7 @@ void _PG_init(void) {
     pgt::pg::install_buffer_access_hook();
     pgt::pg::install_staged_rows_hooks();
     pgt::pg::install_immediate_hooks();
+    pgt::pg::install_dropped_triggers_hook();
     if (!process_shared_preload_libraries_in_progress) {
         return;  // EC-36: everything but automatic scheduling works
     }

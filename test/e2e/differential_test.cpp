@@ -1594,10 +1594,9 @@ TEST_F(Differential, statement_level_capture_writes_what_row_level_writes) {
     const std::string trig = db->scalar(
         "SELECT tgname FROM pg_trigger WHERE tgrelid = 'st_src'::regclass "
         "AND tgname NOT LIKE '%truncate' AND NOT tgisinternal");
-    // (Renamed first: a capture trigger's own name cannot be dropped while
-    // stream tables read its table.)
-    db->exec("ALTER TRIGGER " + trig + " ON st_src RENAME TO " + trig + "_replaced; DROP TRIGGER " +
-             trig + "_replaced ON st_src");
+    // (Renamed first, dropped once the statement triggers are there: the
+    // last capture trigger of a table stream tables read cannot be dropped.)
+    db->exec("ALTER TRIGGER " + trig + " ON st_src RENAME TO " + trig + "_replaced");
     for (const auto& [event, tables] : std::vector<std::pair<std::string, std::string>>{
              {"INSERT", "NEW TABLE AS n"},
              {"UPDATE", "OLD TABLE AS o NEW TABLE AS n"},
@@ -1609,6 +1608,7 @@ TEST_F(Differential, statement_level_capture_writes_what_row_level_writes) {
                  " FOR EACH STATEMENT EXECUTE FUNCTION pgtrickle._capture_statement(" + args +
                  "); ALTER TABLE st_src ENABLE ALWAYS TRIGGER " + name);
     }
+    db->exec("DROP TRIGGER " + trig + "_replaced ON st_src");
     for (const char* src : {"r", "st_src"}) {
         const std::string t = src;
         db->exec("INSERT INTO " + t +

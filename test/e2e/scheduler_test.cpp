@@ -345,7 +345,7 @@ TEST_F(Scheduler, an_unwritten_full_stream_table_is_not_recomputed) {
             "'change_notes'",
             {st});
     };
-    EXPECT_EQ(notes("full_st"), "other, src");
+    EXPECT_EQ(notes("full_st"), "public.other, public.src");  // schema-qualified, always
     EXPECT_EQ(notes("clock_st"), "none: recomputed at every due time");
     // The worker refreshes each once after it first sees them.
     ASSERT_TRUE(eventually([&] { return scheduler_refreshes("full_st") >= 1; },

@@ -97,6 +97,7 @@ const std::vector<std::pair<std::string, std::string>> kCalls = {
      "false)"},
     {"_explain_refresh", "SELECT * FROM pgtrickle._explain_refresh('bob.d')"},
     {"_explain_program", "SELECT pgtrickle._explain_program('{\"main\": \"SELECT 1\"}')"},
+    {"_delta_plan", "SELECT pgtrickle._delta_plan(pgtrickle._stream_table_id('bob.d'))"},
     {"explain_refresh_mode", "SELECT * FROM pgtrickle.explain_refresh_mode('bob.a')"},
     {"explain_refresh_mode", "SELECT * FROM pgtrickle.explain_refresh_mode('bob.w')"},
     {"_mode_reason", "SELECT pgtrickle._mode_reason(pgtrickle._stream_table_id('bob.w'))"},

@@ -42,6 +42,20 @@ TEST(ScaleState, packs_scale_and_count) {
     EXPECT_EQ(combine_scale(0, pack_scale({1, 2})), pack_scale({1, 2}));
 }
 
+TEST(ScaleState, checked_forms_refuse_what_would_wrap) {
+    const int64_t max = INT64_MAX;
+    const int64_t full = pgt::diff::kScaleUnit - 1;
+    EXPECT_FALSE(pgt::diff::combine_scale_checked(max, max));
+    EXPECT_FALSE(pgt::diff::combine_scale_checked(pack_scale({2, full}), pack_scale({2, 1})));
+    EXPECT_EQ(pgt::diff::combine_scale_checked(pack_scale({2, full}), pack_scale({1, 1})),
+              pack_scale({2, full}));
+    EXPECT_EQ(pgt::diff::combine_scale_checked(pack_scale({2, 3}), pack_scale({2, 4})),
+              pack_scale({2, 7}));
+    EXPECT_FALSE(pgt::diff::accumulate_scale_checked(0, 1, max));
+    EXPECT_FALSE(pgt::diff::accumulate_scale_checked(0, max, 1));
+    EXPECT_EQ(pgt::diff::accumulate_scale_checked(0, 2, 5), pack_scale({2, 5}));
+}
+
 TEST(ScaleState, deleting_the_last_input_of_the_largest_scale_is_unknown) {
     int64_t stored = pack_scale({3, 1});
     std::optional<int64_t> m = merge_scale(stored, 0, pack_scale({3, 1}));

@@ -29,6 +29,33 @@ int64_t combine_scale(int64_t a, int64_t b) {
     return pack_scale({x.scale, x.count + y.count});
 }
 
+namespace {
+
+bool count_fits(int64_t count) {
+    return count > -kScaleUnit && count < kScaleUnit;
+}
+
+}  // namespace
+
+std::optional<int64_t> combine_scale_checked(int64_t a, int64_t b) {
+    ScaleCount x = unpack_scale(a), y = unpack_scale(b);
+    // unpack_scale leaves |count| < kScaleUnit, so the sum cannot overflow;
+    // a sum that fits packs within the range of a and b.
+    if (x.count != 0 && y.count != 0 && x.scale == y.scale && !count_fits(x.count + y.count)) {
+        return std::nullopt;
+    }
+    return combine_scale(a, b);
+}
+
+std::optional<int64_t> accumulate_scale_checked(int64_t state, int64_t scale, int64_t weight) {
+    int64_t packed = 0;
+    if (!count_fits(weight) || __builtin_mul_overflow(scale, kScaleUnit, &packed) ||
+        __builtin_add_overflow(packed, weight, &packed)) {
+        return std::nullopt;
+    }
+    return combine_scale_checked(state, packed);
+}
+
 std::optional<int64_t> merge_scale(std::optional<int64_t> stored, int64_t inserted,
                                    int64_t deleted) {
     if (!stored) {

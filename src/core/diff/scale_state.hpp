@@ -38,6 +38,12 @@ int64_t accumulate_scale(int64_t state, int64_t scale, int64_t weight);
 // Two partial states of disjoint inputs as one.
 int64_t combine_scale(int64_t a, int64_t b);
 
+// combine_scale and accumulate_scale for arguments from anywhere (the SQL
+// functions): nothing when a count would leave the 40 bits it is kept in,
+// or the state the range of int8, instead of wrapping into another state.
+std::optional<int64_t> combine_scale_checked(int64_t a, int64_t b);
+std::optional<int64_t> accumulate_scale_checked(int64_t state, int64_t scale, int64_t weight);
+
 // stored: the group's state before; inserted / deleted: states of the
 // inputs added and removed (counts as positive numbers). Nothing when the
 // result is unknown: stored is missing, a deletion does not fit it, or every

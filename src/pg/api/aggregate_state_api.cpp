@@ -4,8 +4,9 @@
 // DIFFERENTIAL refresh applies, pgtrickle.numeric_scale_merge(stored,
 // inserted, deleted).
 // Invariant: this file only reads arguments; the state arithmetic is the
-// core's. Nothing here can raise (no allocation, no lookup), so the
-// per-row transition runs without the error boundary.
+// core's. The only error is a state out of range (22003), raised with
+// nothing but trivially destructible values in scope, so the per-row
+// transition runs without the error boundary.
 #include <optional>
 
 #include "core/diff/scale_state.hpp"
@@ -21,6 +22,17 @@ PG_FUNCTION_INFO_V1(pgt_numeric_scale_combine);
 PG_FUNCTION_INFO_V1(pgt_numeric_scale_merge);
 }
 
+namespace {
+
+[[noreturn]] void state_out_of_range() {
+    ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                    errmsg("numeric display-scale state out of range"),
+                    errdetail("A state counts at most 2^40 - 1 inputs of its largest scale.")));
+    pg_unreachable();
+}
+
+}  // namespace
+
 // numeric_scale_acc(state int8, x numeric, weight int8), STRICT: NULL
 // inputs never reach it; NaN and ±Infinity have no display scale.
 Datum pgt_numeric_scale_acc(PG_FUNCTION_ARGS) {
@@ -31,11 +43,20 @@ Datum pgt_numeric_scale_acc(PG_FUNCTION_ARGS) {
         PG_RETURN_INT64(state);
     }
     int64 scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(x)));
-    PG_RETURN_INT64(pgt::diff::accumulate_scale(state, scale, weight));
+    std::optional<int64_t> r = pgt::diff::accumulate_scale_checked(state, scale, weight);
+    if (!r) {
+        state_out_of_range();
+    }
+    PG_RETURN_INT64(*r);
 }
 
 Datum pgt_numeric_scale_combine(PG_FUNCTION_ARGS) {
-    PG_RETURN_INT64(pgt::diff::combine_scale(PG_GETARG_INT64(0), PG_GETARG_INT64(1)));
+    std::optional<int64_t> r =
+        pgt::diff::combine_scale_checked(PG_GETARG_INT64(0), PG_GETARG_INT64(1));
+    if (!r) {
+        state_out_of_range();
+    }
+    PG_RETURN_INT64(*r);
 }
 
 // numeric_scale_merge(stored, inserted, deleted): NULL stored is unknown,

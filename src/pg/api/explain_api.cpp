@@ -186,7 +186,14 @@ Datum pgt_explain_program(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&]() -> Datum {
         const char* program =
             pgt::pg::pg_call([&] { return TextDatumGetCString(PG_GETARG_DATUM(0)); });
-        std::string formatted = pgt::sql::format_program(program);
+        std::string formatted;
+        try {
+            formatted = pgt::sql::format_program(program);
+        } catch (const std::exception& e) {
+            throw pgt::Error(
+                "22P02", "invalid input syntax for a delta program",
+                std::string("The text is not a delta program pg_trickle wrote: ") + e.what() + ".");
+        }
         return pgt::pg::pg_call([&] { return CStringGetTextDatum(formatted.c_str()); });
     });
 }

@@ -14,8 +14,12 @@ extern "C" {
 #include "access/relation.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_type.h"
+#include "nodes/value.h"
 #include "miscadmin.h"
+#include "parser/scansup.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
@@ -40,12 +44,46 @@ Oid NewRelationName::lookup_oid() const {
 
 namespace {
 
+// The parts of a qualified name as parse_ident reads them (strict): an
+// unquoted part is an identifier (a keyword is one: 'select' names the
+// relation "select"), a quoted one is taken as written; each truncated to
+// NAMEDATALEN - 1 bytes, as the parser does.
+List* name_parts(const std::string& name) {
+    return pg_call([&] {
+        Datum parsed =
+            DirectFunctionCall2(parse_ident, CStringGetTextDatum(name.c_str()), BoolGetDatum(true));
+        Datum* items = nullptr;
+        bool* nulls = nullptr;
+        int n = 0;
+        deconstruct_array(DatumGetArrayTypeP(parsed), TEXTOID, -1, false, TYPALIGN_INT, &items,
+                          &nulls, &n);
+        List* parts = NIL;
+        for (int i = 0; i < n; i++) {
+            char* part = TextDatumGetCString(items[i]);
+            truncate_identifier(part, static_cast<int>(strlen(part)), false);
+            parts = lappend(parts, makeString(part));
+        }
+        return parts;
+    });
+}
+
 RangeVar* parse_name(const std::string& name) {
-    if (name.empty()) {
-        throw pgt::Error("42602", "stream table name must not be empty");
+    List* parts = nullptr;
+    try {
+        parts = name.empty() ? NIL : name_parts(name);
+    } catch (const PgError& e) {
+        if (e.sqlstate() != "22023") {
+            throw;
+        }
     }
-    return pg_call(
-        [&] { return makeRangeVarFromNameList(stringToQualifiedNameList(name.c_str())); });
+    if (parts == NIL) {
+        throw pgt::Error("42602", "invalid stream table name " + sql_literal(name),
+                         "Unquoted, each part of a name must be an identifier: a letter or "
+                         "underscore, then letters, digits, underscores or dollar signs.",
+                         "Double-quote a part that is not an identifier, as in SQL (for "
+                         "example '\"123\"' or 'myschema.\"my table\"').");
+    }
+    return pg_call([&] { return makeRangeVarFromNameList(parts); });
 }
 
 }  // namespace
@@ -77,6 +115,11 @@ NewRelationName existing_relation_name(Oid relid) {
     n.schema = pg_call([&] { return get_namespace_name(n.nsp); });
     n.relname = pg_call([&] { return get_rel_name(relid); });
     return n;
+}
+
+Oid relation_named(const std::string& name) {
+    RangeVar* rv = parse_name(name);
+    return pg_call([&] { return RangeVarGetRelid(rv, NoLock, true); });
 }
 
 catalog::StreamTableRow resolve_stream_table(Spi& spi, const std::string& name, bool must_own) {

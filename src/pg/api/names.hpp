@@ -1,6 +1,6 @@
 // Stream-table names as users pass them ('s.t', '"Mixed Case"."my table"')
 // resolved against the catalogs, with the checks every API call shares.
-// Invariant: names are parsed by PostgreSQL's own qualified-name parser and
+// Invariant: names are parsed by PostgreSQL's parse_ident (strict) and
 // quoted with quote_identifier when put back into SQL.
 #pragma once
 
@@ -32,6 +32,11 @@ NewRelationName resolve_new_relation_name(const std::string& name);
 
 // Schema and name of an existing relation.
 NewRelationName existing_relation_name(Oid relid);
+
+// The relation a stream-table name (read as parse_ident reads it; 42602
+// when it is not a name) resolves to in the search path, InvalidOid when
+// none.
+Oid relation_named(const std::string& name);
 
 // The stream table called name: 42P01 if no relation, 42809 if the relation
 // is not a stream table, 42501 if must_own and the caller does not own it.

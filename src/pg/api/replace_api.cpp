@@ -25,9 +25,7 @@
 
 extern "C" {
 #include "postgres.h"
-#include "catalog/namespace.h"
 #include "fmgr.h"
-#include "utils/regproc.h"
 
 PG_FUNCTION_INFO_V1(pgt_create_stream_table_if_not_exists);
 PG_FUNCTION_INFO_V1(pgt_create_or_replace_stream_table);
@@ -40,10 +38,7 @@ namespace {
 // relation has the name or it is not a stream table (create_stream_table
 // then creates, or refuses the name with 42P07).
 std::optional<catalog::StreamTableRow> existing_stream_table(Spi& spi, const std::string& name) {
-    const Oid relid = pg_call([&] {
-        RangeVar* rv = makeRangeVarFromNameList(stringToQualifiedNameList(name.c_str()));
-        return RangeVarGetRelid(rv, NoLock, true);
-    });
+    const Oid relid = relation_named(name);
     if (!OidIsValid(relid)) {
         return std::nullopt;
     }

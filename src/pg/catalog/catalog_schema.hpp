@@ -47,6 +47,7 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {26, "delta_strategy", "text"},
     {27, "operator_tree", "text"},
     {28, "query_settings", "text[]"},
+    {29, "key_indexes", "name[]"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";

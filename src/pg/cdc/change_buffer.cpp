@@ -156,11 +156,10 @@ void create_row_trigger(Spi& spi, int64_t id, Oid source_relid, const std::strin
     std::string src = quoted_relation_name(source_relid);
     std::string trig = "pgt_capture_" + std::to_string(id);
     if (replace) {
-        // Renamed first: the sql_drop trigger refuses a capture trigger's
-        // drop under its own name while the capture is in use.
+        // The old one goes once the new one is there: the sql_drop trigger
+        // refuses to drop the last capture trigger of a table in use.
         catalog::exec_as_owner(
             spi, "ALTER TRIGGER " + trig + " ON " + src + " RENAME TO " + trig + "_replaced");
-        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + "_replaced ON " + src);
     }
     catalog::exec_as_owner(spi, "CREATE TRIGGER " + trig + " AFTER INSERT OR UPDATE OR DELETE ON " +
                                     src + " FOR EACH ROW EXECUTE FUNCTION pgtrickle._capture_row(" +
@@ -168,6 +167,9 @@ void create_row_trigger(Spi& spi, int64_t id, Oid source_relid, const std::strin
                                     ", " + sql_literal(catalog::instance(spi)) + ")");
     enable_always(spi, src, trig);
     depend_on_columns(source_relid, trig, attnums);
+    if (replace) {
+        catalog::exec_as_owner(spi, "DROP TRIGGER " + trig + "_replaced ON " + src);
+    }
 }
 
 void create_capture(Spi& spi, int64_t id, Oid source_relid, const std::string& buffer,
@@ -408,11 +410,19 @@ void release_capture_if_unused(Spi& spi, int64_t source_id) {
     catalog::exec_as_owner(spi,
                            "DELETE FROM " + kSources + " WHERE source_id OPERATOR(pg_catalog.=) $1",
                            {int8_param(source_id)});
-    std::string trig = "pgt_capture_" + std::to_string(source_id);
-    if (pg_call([&] { return get_rel_name(relid) != nullptr; })) {
-        std::string src = quoted_relation_name(relid);
-        catalog::exec_as_owner(spi, "DROP TRIGGER IF EXISTS " + trig + " ON " + src);
-        catalog::exec_as_owner(spi, "DROP TRIGGER IF EXISTS " + trig + "_truncate ON " + src);
+    // Only the triggers we made: a trigger of the same name calling
+    // anything else is the table owner's.
+    SpiRows ours = spi.query(
+        "SELECT pg_catalog.quote_ident(t.tgname) FROM pg_catalog.pg_trigger t WHERE t.tgrelid "
+        "OPERATOR(pg_catalog.=) $1 AND t.tgname OPERATOR(pg_catalog.=) ANY ($2::pg_catalog.name[]) "
+        "AND t.tgfoid OPERATOR(pg_catalog.=) ANY "
+        "(ARRAY['pgtrickle._capture_row'::pg_catalog.regproc, "
+        "'pgtrickle._capture_truncate'::pg_catalog.regproc]::pg_catalog.oid[])",
+        {oid_param(relid), text_param("{pgt_capture_" + std::to_string(source_id) +
+                                      ",pgt_capture_" + std::to_string(source_id) + "_truncate}")});
+    for (const auto& row : ours.rows) {
+        catalog::exec_as_owner(spi,
+                               "DROP TRIGGER " + *row.at(0) + " ON " + quoted_relation_name(relid));
     }
     catalog::exec_as_owner(spi, "SELECT pgtrickle._drop_partition_captures($1, $2)",
                            {int8_param(source_id), oid_param(relid)});

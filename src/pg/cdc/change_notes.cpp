@@ -108,7 +108,8 @@ void install_change_notes(Spi& spi, const catalog::StreamTableRow& st, const Ana
 
 void drop_change_notes(Spi& spi, int64_t pgt_id) {
     SpiRows on = spi.query(
-        "SELECT t.tgrelid FROM pg_catalog.pg_trigger t WHERE t.tgname OPERATOR(pg_catalog.=) $1",
+        "SELECT t.tgrelid FROM pg_catalog.pg_trigger t WHERE t.tgname OPERATOR(pg_catalog.=) $1 "
+        "AND t.tgfoid OPERATOR(pg_catalog.=) 'pgtrickle._note_write'::pg_catalog.regproc",
         {text_param(note_trigger_name(pgt_id))});
     for (const auto& row : on.rows) {
         catalog::exec_as_owner(spi,

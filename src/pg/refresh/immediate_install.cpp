@@ -232,7 +232,10 @@ void drop_immediate(Spi& spi, int64_t pgt_id) {
     SpiRows triggers = spi.query(
         "SELECT pg_catalog.quote_ident(t.tgname), t.tgrelid, t.tgname::pg_catalog.text "
         "FROM pg_catalog.pg_trigger t WHERE pg_catalog.starts_with(t.tgname::pg_catalog.text, "
-        "$1)",
+        "$1) AND t.tgfoid OPERATOR(pg_catalog.=) ANY (ARRAY["
+        "'pgtrickle._immediate_before'::pg_catalog.regproc, "
+        "'pgtrickle._immediate_after'::pg_catalog.regproc, "
+        "'pgtrickle._immediate_replicated'::pg_catalog.regproc]::pg_catalog.oid[])",
         {text_param(trigger_prefix(pgt_id))});
     // Programs first: the sql_drop trigger refuses to drop the trigger of
     // a stream table that still has them, and drops the others of one

@@ -39,7 +39,9 @@ extern "C" {
 #include "postgres.h"
 #include "access/relation.h"
 #include "utils/rel.h"
+#include "commands/defrem.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 }
 
 namespace pgt::pg {
@@ -129,24 +131,52 @@ std::vector<int> all_attnums(Oid relid) {
     return out;
 }
 
+// The key indexes index_join_keys made before (named in key_indexes, on
+// the storage itself), dropped; no other index is.
+void drop_key_indexes(Spi& spi, const catalog::StreamTableRow& st) {
+    SpiRows r = spi.query(
+        "SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' "
+        "OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname) FROM "
+        "pgtrickle.pgt_stream_tables s JOIN pg_catalog.pg_index i ON i.indrelid "
+        "OPERATOR(pg_catalog.=) s.pgt_relid JOIN pg_catalog.pg_class c ON c.oid "
+        "OPERATOR(pg_catalog.=) i.indexrelid JOIN pg_catalog.pg_namespace n ON n.oid "
+        "OPERATOR(pg_catalog.=) c.relnamespace WHERE s.pgt_id OPERATOR(pg_catalog.=) $1 AND "
+        "c.relname OPERATOR(pg_catalog.=) ANY (s.key_indexes)",
+        {int8_param(st.pgt_id)});
+    for (const auto& row : r.rows) {
+        spi.exec("DROP INDEX " + *row.at(0));
+    }
+}
+
 // The stream table's rows are read by each side's key columns: an index
-// on each key's output columns (our own table, so created here; named by
-// pgt_id in the stream table's schema, rebuilt when maintenance is set up).
+// on each key's output columns (our own table, so created here, rebuilt
+// when maintenance is set up). Named pgt_<id>_key<i> in the stream table's
+// schema when that name is free, else as PostgreSQL picks a free one
+// (ChooseRelationName); the names are kept in the catalog.
 void index_join_keys(Spi& spi, const catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+    drop_key_indexes(spi, st);
+    const Oid nsp = pg_call([&] { return get_rel_namespace(st.relid); });
+    std::vector<std::string> names;
     for (int i = 0; i < 2; i++) {
-        std::string name = "pgt_" + std::to_string(st.pgt_id) + "_key" + std::to_string(i);
-        std::string qualified = quote_ident(st.schema) + "." + quote_ident(name);
-        if (spi.scalar("SELECT pg_catalog.to_regclass($1) IS NOT NULL", {text_param(qualified)}) ==
-            "t") {
-            spi.exec("DROP INDEX " + qualified);
-        }
+        const std::string base = "pgt_" + std::to_string(st.pgt_id);
+        const std::string label = "key" + std::to_string(i);
+        const std::string name = pg_call([&] {
+            return static_cast<const char*>(
+                ChooseRelationName(base.c_str(), nullptr, label.c_str(), nsp, false));
+        });
         std::string cols;
         for (int pos : q.join.key_outputs[i]) {
             cols += (cols.empty() ? "" : ", ") + quote_ident(q.columns[pos].name);
         }
         spi.exec("CREATE INDEX " + quote_ident(name) + " ON " + quoted_relation_name(st.relid) +
                  " (" + cols + ")");
+        names.push_back(name);
     }
+    catalog::exec_as_owner(
+        spi,
+        "UPDATE pgtrickle.pgt_stream_tables SET key_indexes = "
+        "ARRAY[$2, $3]::pg_catalog.name[] WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+        {int8_param(st.pgt_id), text_param(names[0]), text_param(names[1])});
 }
 
 // The Δ input of source position i for IMMEDIATE: its four transition
