@@ -20,6 +20,8 @@ extern double g_delta_random_page_cost;    // pg_trickle.delta_random_page_cost 
 extern int g_lock_timeout_ms;              // pg_trickle.lock_timeout (0: no bound)
 extern int g_immediate_max_rows;           // pg_trickle.immediate_max_rows (0: no bound)
 extern int g_log_min_duration_refresh_ms;  // pg_trickle.log_min_duration_refresh (-1: off)
+extern int g_refresh_timeout_ms;           // pg_trickle.refresh_timeout (0: no bound)
+extern int g_max_buffer_retention;         // pg_trickle.max_buffer_retention (0: no bound)
 
 void define_settings();
 

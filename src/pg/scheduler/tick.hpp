@@ -24,7 +24,8 @@ struct TableMemory {
 struct SchedulerMemory {
     std::map<int64_t, TableMemory> tables;  // by pgt_id
     uint64_t random_state = 0x9e3779b97f4a7c15ULL;
-    int64_t last_prune_us = 0;  // last pruning of the refresh history
+    int64_t last_prune_us = 0;      // last pruning of the refresh history
+    int64_t last_retention_us = 0;  // last look for consumers past max_buffer_retention
     // Per capture source: its consumers' frontiers when its buffer was
     // last trimmed (a buffer is trimmed again once one of them moved).
     std::map<int64_t, std::string> trimmed_at;
