@@ -322,6 +322,9 @@ void refresh_one(Spi& spi, const TableInfo& t) {
                          "scheduled refresh of " + t.display + " canceled: statement timeout of " +
                              std::to_string(l.ms) + " ms (" + l.source + ")",
                          "", "Make the refresh faster, or raise " + l.source + ".");
+    } catch (...) {
+        timer.disarm();
+        throw;
     }
     timer.disarm();
     pg_call([] { pgstat_report_activity(STATE_IDLE, nullptr); });
