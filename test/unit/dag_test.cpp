@@ -424,7 +424,7 @@ TEST(DagCalculated, invalid_parameters_are_rejected_with_22023) {
 
 namespace {
 
-using pgt::dag::order_by_due;
+using pgt::dag::order_units;
 
 Ids members_in_order(const std::vector<RefreshUnit>& units) {
     Ids out;
@@ -434,14 +434,13 @@ Ids members_in_order(const std::vector<RefreshUnit>& units) {
     return out;
 }
 
-// A table that waited while a slow one refreshed goes first next time.
-TEST(DagFairOrder, earliest_due_first_among_independent_units) {
+// Smallest rank first (owner served least recently, then earliest due).
+TEST(DagFairOrder, smallest_rank_first_among_independent_units) {
     const Graph g = graph_of({}, {1, 2, 3});
     const std::vector<RefreshUnit> plan{{{1}, false}, {{2}, false}, {{3}, false}};
-    EXPECT_EQ(members_in_order(order_by_due(g, plan, {{1, 500}, {2, 100}, {3, 300}})),
-              (Ids{2, 3, 1}));
-    // Same instant: plan order.
-    EXPECT_EQ(members_in_order(order_by_due(g, plan, {{1, 5}, {2, 5}, {3, 5}})), (Ids{1, 2, 3}));
+    EXPECT_EQ(members_in_order(order_units(g, plan, {{9, 1}, {0, 500}, {9, 0}})), (Ids{2, 3, 1}));
+    // Equal ranks: plan order.
+    EXPECT_EQ(members_in_order(order_units(g, plan, {{5, 5}, {5, 5}, {5, 5}})), (Ids{1, 2, 3}));
 }
 
 // Never before a unit refreshing an upstream, even through a table that
@@ -449,7 +448,7 @@ TEST(DagFairOrder, earliest_due_first_among_independent_units) {
 TEST(DagFairOrder, upstream_units_go_first_however_far_up) {
     const Graph g = graph_of({{1, 2}, {2, 3}}, {4});
     const std::vector<RefreshUnit> plan{{{1}, false}, {{3}, false}, {{4}, false}};
-    EXPECT_EQ(members_in_order(order_by_due(g, plan, {{1, 900}, {3, 100}, {4, 500}})),
+    EXPECT_EQ(members_in_order(order_units(g, plan, {{0, 900}, {0, 100}, {0, 500}})),
               (Ids{4, 1, 3}));
 }
 

@@ -1,8 +1,7 @@
-// Earliest-due-first order of a tick's units (see fair_order.hpp).
+// The order of a tick's units (see fair_order.hpp).
 #include "core/dag/fair_order.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <set>
 
 namespace pgt::dag {
@@ -24,25 +23,14 @@ std::set<NodeId> ancestors_of(const Graph& graph, const RefreshUnit& unit) {
     return seen;
 }
 
-std::int64_t unit_due(const RefreshUnit& unit, const std::map<NodeId, std::int64_t>& due_at) {
-    std::int64_t at = std::numeric_limits<std::int64_t>::max();
-    for (const NodeId id : unit.members) {
-        auto it = due_at.find(id);
-        at = std::min(at, it == due_at.end() ? 0 : it->second);
-    }
-    return at;
-}
-
 }  // namespace
 
-std::vector<RefreshUnit> order_by_due(const Graph& graph, const std::vector<RefreshUnit>& units,
-                                      const std::map<NodeId, std::int64_t>& due_at) {
+std::vector<RefreshUnit> order_units(const Graph& graph, const std::vector<RefreshUnit>& units,
+                                     const std::vector<UnitRank>& rank) {
     const std::size_t n = units.size();
     std::vector<std::set<NodeId>> above(n);
-    std::vector<std::int64_t> due(n);
     for (std::size_t i = 0; i < n; ++i) {
         above[i] = ancestors_of(graph, units[i]);
-        due[i] = unit_due(units[i], due_at);
     }
     std::vector<bool> done(n, false);
     std::vector<RefreshUnit> out;
@@ -63,7 +51,7 @@ std::vector<RefreshUnit> order_by_due(const Graph& graph, const std::vector<Refr
     while (out.size() < n) {
         std::size_t pick = n;
         for (std::size_t i = 0; i < n; ++i) {
-            if (!done[i] && ready(i) && (pick == n || due[i] < due[pick])) {
+            if (!done[i] && ready(i) && (pick == n || rank.at(i) < rank.at(pick))) {
                 pick = i;
             }
         }

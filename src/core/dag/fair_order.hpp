@@ -1,13 +1,14 @@
-// The order in which one tick runs its refresh units: earliest due first,
-// so a table that waited while a slow one refreshed goes before that one
-// runs again; a unit never goes before one that refreshes an upstream of
-// it (of any of its members, however far up).
-// Invariant: a permutation of the units given; among units due at the same
-// instant, their order in the plan.
+// The order in which one tick runs its refresh units: by a rank the
+// scheduler gives each unit (smallest first: the owner served least
+// recently, then the earliest due), so one owner's slow tables cannot keep
+// another owner's waiting behind all of them; a unit never goes before
+// one that refreshes an upstream of it (of any member, however far up).
+// Invariant: a permutation of the units given; among equal ranks, their
+// order in the plan.
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <utility>
 #include <vector>
 
 #include "core/dag/diamond.hpp"
@@ -15,9 +16,10 @@
 
 namespace pgt::dag {
 
-// due_at: when each table became due (a unit: its earliest member; a table
-// not listed counts as due at 0, the earliest instant).
-std::vector<RefreshUnit> order_by_due(const Graph& graph, const std::vector<RefreshUnit>& units,
-                                      const std::map<NodeId, std::int64_t>& due_at);
+using UnitRank = std::pair<std::int64_t, std::int64_t>;
+
+// rank[i] ranks units[i] (same size).
+std::vector<RefreshUnit> order_units(const Graph& graph, const std::vector<RefreshUnit>& units,
+                                     const std::vector<UnitRank>& rank);
 
 }  // namespace pgt::dag

@@ -9,7 +9,9 @@
 // security-restricted operation, never as the worker's superuser.
 #include "pg/scheduler/tick.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -56,6 +58,7 @@ namespace {
 struct TableInfo {
     int64_t pgt_id = 0;
     Oid relid = InvalidOid;
+    Oid owner = InvalidOid;
     std::string display;  // schema-qualified, quoted as needed
     sched::Schedule schedule;
     sched::Status status = sched::Status::Active;
@@ -93,7 +96,8 @@ void load_tables(Spi& spi, TickState& ts) {
         "pg_catalog.quote_ident(pgt_name), schedule, status, refresh_mode, consecutive_errors, "
         "(pg_catalog.date_part('epoch', last_refresh_at) * 1000000)::pg_catalog.int8, "
         "(pg_catalog.date_part('epoch', created_at) * 1000000)::pg_catalog.int8, is_populated, "
-        "reinit_reason IS NOT NULL FROM pgtrickle.pgt_stream_tables WHERE instance "
+        "reinit_reason IS NOT NULL, (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid "
+        "OPERATOR(pg_catalog.=) pgt_relid) FROM pgtrickle.pgt_stream_tables WHERE instance "
         "OPERATOR(pg_catalog.=) pgtrickle._instance()");
     for (const auto& r : rows.rows) {
         TableInfo t;
@@ -111,6 +115,7 @@ void load_tables(Spi& spi, TickState& ts) {
         // reinitialisation DDL asked for. IMMEDIATE tables are
         // kept by their sources' statements: refreshed only to reinitialise.
         t.must_refresh = *r[9] != "t" || *r[10] == "t";
+        t.owner = r[11] ? static_cast<Oid>(std::stoul(*r[11])) : InvalidOid;
         t.pending =
             t.must_refresh || (t.refresh_mode != "DIFFERENTIAL" && t.refresh_mode != "IMMEDIATE");
         ts.graph.add_node(t.pgt_id);
@@ -480,21 +485,30 @@ std::vector<dag::RefreshUnit> units_to_run(const TickState& ts, const SchedulerM
 }
 
 // A tick that has run this long runs no further unit: the next tick
-// (at once) computes the due set again and runs earliest-due first, so a
-// slow refresh delays every other table by at most its own duration, not
-// by those of every slow table due with it.
+// (at once) computes the due set and the order again (fair_units), so a
+// slow refresh delays another owner's tables by at most its own duration,
+// not by those of every slow table due with it.
 constexpr int64_t kTickBudgetUs = sched::kMicrosPerSecond;
 
+// Each unit ranked by when its owner (the least recently served of its
+// members' owners) last had a refresh run here, then by when it became due.
 std::vector<dag::RefreshUnit> fair_units(const TickState& ts, const SchedulerMemory& mem,
                                          const std::set<int64_t>& due,
                                          const std::map<dag::NodeId, sched::EffectiveSchedule>& eff,
                                          const dag::DueInputs& inputs) {
-    std::map<dag::NodeId, int64_t> due_at;
-    for (int64_t id : due) {
-        std::optional<int64_t> at = sched::next_due_us(eff.at(id), inputs.at(id));
-        due_at[id] = at.value_or(inputs.at(id).now_us);
+    std::vector<dag::RefreshUnit> units = units_to_run(ts, mem, due);
+    std::vector<dag::UnitRank> rank;
+    for (const dag::RefreshUnit& u : units) {
+        dag::UnitRank r{INT64_MAX, INT64_MAX};
+        for (int64_t id : u.members) {
+            auto served = mem.owner_served_us.find(ts.tables.at(id).owner);
+            r.first = std::min(r.first, served == mem.owner_served_us.end() ? 0 : served->second);
+            const sched::DueInput& in = inputs.at(id);
+            r.second = std::min(r.second, sched::next_due_us(eff.at(id), in).value_or(in.now_us));
+        }
+        rank.push_back(r);
     }
-    return dag::order_by_due(ts.graph, units_to_run(ts, mem, due), due_at);
+    return dag::order_units(ts.graph, units, rank);
 }
 
 // Deletes refresh history older than pg_trickle.history_retention, at most
@@ -667,6 +681,9 @@ bool run_tick(SchedulerMemory& memory) {
         }
         UnitRun u{unit, ts, memory, eff};
         run_unit(u);
+        for (int64_t id : unit.members) {
+            memory.owner_served_us[ts.tables.at(id).owner] = now_us();
+        }
     }
     release_lagging(memory);
     trim_buffers(memory);
