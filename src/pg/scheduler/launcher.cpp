@@ -258,6 +258,8 @@ void pgt_launcher_main(Datum) {
     // operator outside pg_catalog (a role with CREATE on public could plant
     // one), whatever the database's or the configuration's search_path.
     SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+    // A reload signalled while the launcher started was ignored.
+    ProcessConfigFile(PGC_SIGHUP);
     pgstat_report_appname("pg_trickle launcher");
     pgt::pg::register_launcher();
     pgt::pg::adopt_workers();

@@ -491,7 +491,8 @@ std::vector<dag::RefreshUnit> units_to_run(const TickState& ts, const SchedulerM
 constexpr int64_t kTickBudgetUs = sched::kMicrosPerSecond;
 
 // Each unit ranked by when its owner (the least recently served of its
-// members' owners) last had a refresh run here, then by when it became due.
+// members' owners) last had a refresh run here, then by when it became due
+// or was last tried, whichever is later.
 std::vector<dag::RefreshUnit> fair_units(const TickState& ts, const SchedulerMemory& mem,
                                          const std::set<int64_t>& due,
                                          const std::map<dag::NodeId, sched::EffectiveSchedule>& eff,
@@ -503,8 +504,12 @@ std::vector<dag::RefreshUnit> fair_units(const TickState& ts, const SchedulerMem
         for (int64_t id : u.members) {
             auto served = mem.owner_served_us.find(ts.tables.at(id).owner);
             r.first = std::min(r.first, served == mem.owner_served_us.end() ? 0 : served->second);
+            // Due since, or tried since (a skipped one goes after the others).
             const sched::DueInput& in = inputs.at(id);
-            r.second = std::min(r.second, sched::next_due_us(eff.at(id), in).value_or(in.now_us));
+            auto m = mem.tables.find(id);
+            const int64_t tried = m == mem.tables.end() ? 0 : m->second.last_attempt_us;
+            r.second = std::min(
+                r.second, std::max(tried, sched::next_due_us(eff.at(id), in).value_or(in.now_us)));
         }
         rank.push_back(r);
     }
@@ -683,6 +688,7 @@ bool run_tick(SchedulerMemory& memory) {
         run_unit(u);
         for (int64_t id : unit.members) {
             memory.owner_served_us[ts.tables.at(id).owner] = now_us();
+            memory.tables[id].last_attempt_us = now_us();
         }
     }
     release_lagging(memory);

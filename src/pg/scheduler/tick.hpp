@@ -18,6 +18,8 @@ namespace pgt::pg {
 struct TableMemory {
     int failed_attempts = 0;
     int64_t retry_not_before_us = 0;
+    // When the worker last ran it (any outcome; SKIPPED has no back-off).
+    int64_t last_attempt_us = 0;
     sched::LagTracker lag;
 };
 
