@@ -86,6 +86,10 @@ ALTER TABLE pgtrickle.pgt_kept
 -- that wrote it has committed since, and a refresh's window is empty
 -- without reading the buffer.
 ALTER TABLE pgtrickle.pgt_frontiers ADD COLUMN write_mark text;
+-- Why the scheduler dropped this consumer from its source's buffer
+-- (pg_trickle.max_buffer_retention; NULL: it was not): the buffer no
+-- longer keeps rows for it, and its next refresh recomputes.
+ALTER TABLE pgtrickle.pgt_frontiers ADD COLUMN released text;
 
 -- IMMEDIATE maintenance -------------------------------------------------------
 
@@ -467,6 +471,21 @@ AS $$
                         'pgtrickle.refresh_stream_table now)'
            END
       FROM pgtrickle.pgt_stream_tables WHERE reinit_reason IS NOT NULL
+    UNION ALL
+    -- Consumers that fell more than pg_trickle.max_buffer_retention rows
+    -- behind (suspended or lagging): no longer kept in the buffer.
+    SELECT 'buffer_retention', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'no stream table was dropped from a change buffer'
+                ELSE string_agg(format('%I.%I on %s (%s)', st.pgt_schema, st.pgt_name,
+                                       s.source_relid::regclass, f.released), ', '
+                                ORDER BY st.pgt_id, s.source_id)
+                     || ': their change buffers no longer keep rows for them; their next '
+                        'refresh recomputes them in full'
+           END
+      FROM pgtrickle.pgt_frontiers f
+      JOIN pgtrickle.pgt_sources s ON s.source_id = f.source_id
+      JOIN pgtrickle.pgt_stream_tables st ON st.pgt_id = f.pgt_id
+     WHERE f.released IS NOT NULL
     UNION ALL
     -- A capture trigger missing or not ENABLE ALWAYS (ALTER TABLE ...
     -- DISABLE/ENABLE TRIGGER): changes made meanwhile never reach the

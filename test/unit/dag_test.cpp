@@ -4,6 +4,7 @@
 // so every expected order is the module's own deterministic choice.
 #include "core/dag/calculated.hpp"
 #include "core/dag/diamond.hpp"
+#include "core/dag/fair_order.hpp"
 #include "core/dag/graph.hpp"
 
 #include "core/error.hpp"
@@ -417,6 +418,38 @@ TEST(DagCalculated, invalid_parameters_are_rejected_with_22023) {
             EXPECT_EQ(e.hint().back(), '.');
         }
     }
+}
+
+}  // namespace
+
+namespace {
+
+using pgt::dag::order_units;
+
+Ids members_in_order(const std::vector<RefreshUnit>& units) {
+    Ids out;
+    for (const RefreshUnit& u : units) {
+        out.insert(out.end(), u.members.begin(), u.members.end());
+    }
+    return out;
+}
+
+// Smallest rank first (owner served least recently, then earliest due).
+TEST(DagFairOrder, smallest_rank_first_among_independent_units) {
+    const Graph g = graph_of({}, {1, 2, 3});
+    const std::vector<RefreshUnit> plan{{{1}, false}, {{2}, false}, {{3}, false}};
+    EXPECT_EQ(members_in_order(order_units(g, plan, {{9, 1}, {0, 500}, {9, 0}})), (Ids{2, 3, 1}));
+    // Equal ranks: plan order.
+    EXPECT_EQ(members_in_order(order_units(g, plan, {{5, 5}, {5, 5}, {5, 5}})), (Ids{1, 2, 3}));
+}
+
+// Never before a unit refreshing an upstream, even through a table that
+// is not due (1 -> 2 -> 3, 2 not in this tick).
+TEST(DagFairOrder, upstream_units_go_first_however_far_up) {
+    const Graph g = graph_of({{1, 2}, {2, 3}}, {4});
+    const std::vector<RefreshUnit> plan{{{1}, false}, {{3}, false}, {{4}, false}};
+    EXPECT_EQ(members_in_order(order_units(g, plan, {{0, 900}, {0, 100}, {0, 500}})),
+              (Ids{4, 1, 3}));
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ inline constexpr const char* kFrontiers = "pgt_frontiers";
 inline constexpr ColumnDef kFrontierColumns[] = {
     {1, "pgt_id", "bigint"},   {2, "source_id", "bigint"}, {3, "frontier", "pg_snapshot"},
     {4, "own_xid", "xid8"},    {5, "own_seq", "bigint"},   {6, "seq_seen", "bigint"},
-    {7, "write_mark", "text"},
+    {7, "write_mark", "text"}, {8, "released", "text"},
 };
 
 inline constexpr const char* kKept = "pgt_kept";

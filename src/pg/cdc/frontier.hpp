@@ -24,6 +24,9 @@ struct Frontier {
     // The buffer's commit mark read just before the frontier's snapshot
     // was taken (commit_marks.hpp); nullopt when not known.
     std::optional<std::string> write_mark;
+    // The scheduler dropped this consumer from the buffer
+    // (pg_trickle.max_buffer_retention): rows past the frontier may be gone.
+    bool released = false;
 };
 
 // The buffer's capture sequence now, as SQL taking the buffer's name as $1
@@ -73,6 +76,22 @@ uint64_t trim_consumed(Spi& spi, int64_t source_id, const std::string& buffer);
 // dead rows cost a refresh tens of ms). The lock is held until commit: only
 // for a transaction that commits right after (the scheduler worker's).
 void truncate_if_empty(Spi& spi, const std::string& buffer);
+
+// A consumer whose frontier is more than `limit` captured rows behind
+// (rows captured since it was taken, by the buffer's sequence: no scan).
+struct LaggingConsumer {
+    int64_t pgt_id = 0;
+    int64_t source_id = 0;
+    int64_t behind = 0;
+    std::string stream_table, source;  // names, for a person
+};
+std::vector<LaggingConsumer> lagging_consumers(Spi& spi, int64_t limit);
+
+// Drops the consumer from its buffer: its frontier stops holding rows
+// (trim_consumed passes over it) and its stream table is marked for
+// reinitialisation. False when its frontier is locked by a refresh now
+// (which moves it) or was released already.
+bool release_consumer(Spi& spi, const LaggingConsumer& c, int64_t limit);
 
 // Removes the stream table's frontiers and the captures nobody uses then.
 void detach_frontiers(Spi& spi, int64_t pgt_id);

@@ -28,6 +28,8 @@ int g_lock_timeout_ms = 5000;
 int g_immediate_max_rows = 0;
 int g_log_min_duration_refresh_ms = -1;
 bool g_notify_minimal = false;
+int g_refresh_timeout_ms = 0;
+int g_max_buffer_retention = 1000000;
 
 namespace {
 
@@ -148,6 +150,19 @@ void define_settings() {
         "it caches).",
         &g_notify_payload, 0, kNotifyPayloadOptions, PGC_SUSET, 0, nullptr, notify_payload_assign,
         nullptr);
+    DefineCustomIntVariable(
+        "pg_trickle.refresh_timeout", "Longest time a scheduled refresh may run.",
+        "Past it the refresh is canceled, recorded in pgtrickle.pgt_refresh_history as FAILED "
+        "and retried after a back-off. A statement_timeout set on the stream table's owner or on "
+        "the database applies too, the smaller one winning. 0 sets no bound.",
+        &g_refresh_timeout_ms, 0, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_trickle.max_buffer_retention",
+        "Most change-buffer rows one stream table may keep from being removed.",
+        "A stream table (suspended, or lagging) whose frontier is more than this many captured "
+        "rows behind is dropped from the buffer: it is marked for reinitialisation, its next "
+        "refresh recomputes it, and the scheduler removes the rows it held. 0 sets no bound.",
+        &g_max_buffer_retention, 1000000, 0, INT_MAX, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_trickle");
 }
 

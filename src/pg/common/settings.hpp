@@ -21,6 +21,8 @@ extern int g_lock_timeout_ms;              // pg_trickle.lock_timeout (0: no bou
 extern int g_immediate_max_rows;           // pg_trickle.immediate_max_rows (0: no bound)
 extern int g_log_min_duration_refresh_ms;  // pg_trickle.log_min_duration_refresh (-1: off)
 extern bool g_notify_minimal;              // pg_trickle.notify_payload = 'minimal'
+extern int g_refresh_timeout_ms;           // pg_trickle.refresh_timeout (0: no bound)
+extern int g_max_buffer_retention;         // pg_trickle.max_buffer_retention (0: no bound)
 
 void define_settings();
 

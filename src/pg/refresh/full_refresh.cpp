@@ -653,6 +653,16 @@ RefreshResult differential_refresh(Spi& spi, const catalog::StreamTableRow& st, 
             if (windows.empty()) {
                 throw pgt::Error("XX000", "DIFFERENTIAL stream table without a captured source");
             }
+            // Dropped from a buffer (pg_trickle.max_buffer_retention) after
+            // this refresh read its catalog row: the rows it had not
+            // consumed may be gone.
+            for (const Window& w : windows) {
+                if (w.frontier.released) {
+                    why = "dropped from the change buffer of " +
+                          relation_display_name(w.source.relid) + ": recomputed";
+                    return recompute(spi, st, rs);
+                }
+            }
             if (!rs.own_xid && std::all_of(windows.begin(), windows.end(),
                                            [](const Window& w) { return w.quiet; })) {
                 return RefreshResult{RefreshAction::kNoData};  // proven without reading a buffer

@@ -6,9 +6,13 @@
 //   CREATE EXTENSION / DATABASE ───┼─► queue ─► launcher ─► worker(db)
 //   worker failed (exit ≠ clean) ──┘                            │ leaves: no extension,
 //                                                               ▼ dropping, recovery
+// Terminated (pg_terminate_backend), it exits with an error and the
+// postmaster starts it again after bgw_restart_time; the new launcher
+// adopts the workers its predecessor started (their slots in shared memory).
 // Invariant: the launcher never connects to a database; it reads only the
 // shared catalog pg_database, so it never blocks DROP DATABASE.
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -47,10 +51,15 @@ constexpr long kRestartDelayMs = 2000;  // after a worker failed
 // After a worker left for DROP DATABASE: the drop waits for it up to 10 s
 // (hooks.cpp), then up to 5 s for other backends itself.
 constexpr long kDropGraceMs = 30000;
+// A worker adopted while still starting has this long to attach.
+constexpr long kAdoptGraceMs = 30000;
 
 struct Worker {
     BackgroundWorkerHandle* handle = nullptr;
     TimestampTz retry_at = 0;  // failed: restart not before
+    // Started by an earlier launcher: no handle, watched through its slot.
+    bool adopted = false;
+    TimestampTz adopted_at = 0;
 };
 
 std::map<Oid, Worker> g_workers;
@@ -113,6 +122,37 @@ bool start_worker(Oid dboid) {
     return true;
 }
 
+// Workers an earlier launcher started (it was terminated): watched through
+// their slots from now on.
+void adopt_workers() {
+    const TimestampTz now = GetCurrentTimestamp();
+    for (Oid db : live_slots()) {
+        g_workers[db] = Worker{nullptr, 0, true, now};
+    }
+    if (!g_workers.empty()) {
+        ereport(LOG, (errmsg("pg_trickle launcher restarted: it watches the %zu scheduler "
+                             "workers that are still running",
+                             g_workers.size())));
+    }
+}
+
+// Whether a worker this launcher watches has stopped (or, adopted while
+// starting, never attached).
+bool worker_gone(Oid dboid, const Worker& w, TimestampTz now) {
+    if (w.handle != nullptr) {
+        pid_t pid = 0;
+        return GetBackgroundWorkerPid(w.handle, &pid) == BGWH_STOPPED;
+    }
+    if (!w.adopted) {
+        return true;  // failed before: waiting for its restart
+    }
+    std::optional<SlotView> v = slot_view(dboid);
+    if (!v || v->state == SlotState::kStarting) {
+        return !v || TimestampDifferenceExceeds(w.adopted_at, now, kAdoptGraceMs);
+    }
+    return v->state != SlotState::kRunning || v->pid == 0;
+}
+
 // Looks at each known worker: gone with a clean reason → forget the
 // database; gone otherwise (crash, error) → restart after a delay.
 void reap_workers() {
@@ -120,8 +160,7 @@ void reap_workers() {
     for (auto it = g_workers.begin(); it != g_workers.end();) {
         Oid dboid = it->first;
         Worker& w = it->second;
-        pid_t pid = 0;
-        bool gone = w.handle == nullptr || GetBackgroundWorkerPid(w.handle, &pid) == BGWH_STOPPED;
+        bool gone = worker_gone(dboid, w, now);
         if (!gone) {
             ++it;
             continue;
@@ -139,27 +178,26 @@ void reap_workers() {
                 // backend: no worker is started for it (not even by the
                 // rescan) until the drop has had time to finish; one that
                 // failed gets its worker back then.
-                w.handle = nullptr;
-                w.retry_at = now + kDropGraceMs * 1000;
+                w = Worker{nullptr, now + kDropGraceMs * 1000};
                 ++it;
                 continue;
             }
             it = g_workers.erase(it);
             continue;
         }
-        if (w.handle == nullptr && now >= w.retry_at && !database_exists(dboid)) {
+        const bool watched = w.handle != nullptr || w.adopted;
+        if (!watched && now >= w.retry_at && !database_exists(dboid)) {
             it = g_workers.erase(it);  // dropped while no worker ran
             continue;
         }
-        if (w.handle != nullptr && !database_exists(dboid)) {  // dropped meanwhile
+        if (watched && !database_exists(dboid)) {  // dropped meanwhile
             free_slot(dboid);
             it = g_workers.erase(it);
             continue;
         }
-        if (w.handle != nullptr) {  // failed: wait, then start again
+        if (watched) {  // failed: wait, then start again
             free_slot(dboid);
-            w.handle = nullptr;
-            w.retry_at = now + kRestartDelayMs * 1000;
+            w = Worker{nullptr, now + kRestartDelayMs * 1000};
         }
         if (now >= w.retry_at) {
             start_worker(dboid);
@@ -168,18 +206,12 @@ void reap_workers() {
     }
 }
 
-volatile sig_atomic_t g_got_sigterm = false;
-
-void launcher_sigterm(SIGNAL_ARGS) {
-    int save_errno = errno;
-    g_got_sigterm = true;
-    SetLatch(MyLatch);
-    errno = save_errno;
-}
-
-void launcher_loop() {
+// SIGTERM is PostgreSQL's die(): the FATAL error names the launcher and
+// the administrator command in the log, and its exit status makes the
+// postmaster start the launcher again (at shutdown it is not restarted).
+[[noreturn]] void launcher_loop() {
     TimestampTz last_rescan = 0;  // rescan at once when enabled
-    while (!g_got_sigterm) {
+    for (;;) {
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
@@ -218,7 +250,7 @@ void launcher_loop() {
 }  // namespace pgt::pg
 
 void pgt_launcher_main(Datum) {
-    pqsignal(SIGTERM, pgt::pg::launcher_sigterm);
+    pqsignal(SIGTERM, die);
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     BackgroundWorkerUnblockSignals();
     BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
@@ -226,8 +258,10 @@ void pgt_launcher_main(Datum) {
     // operator outside pg_catalog (a role with CREATE on public could plant
     // one), whatever the database's or the configuration's search_path.
     SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+    // A reload signalled while the launcher started was ignored.
+    ProcessConfigFile(PGC_SIGHUP);
     pgstat_report_appname("pg_trickle launcher");
     pgt::pg::register_launcher();
+    pgt::pg::adopt_workers();
     pgt::pg::launcher_loop();
-    proc_exit(0);
 }

@@ -81,10 +81,23 @@ void init_scheduler_shmem() {
     }
 }
 
+namespace {
+
+void unregister_launcher(int, Datum) {
+    SpinLockAcquire(&g_shared->mutex);
+    if (g_shared->launcher_latch == MyLatch) {
+        g_shared->launcher_latch = nullptr;
+    }
+    SpinLockRelease(&g_shared->mutex);
+}
+
+}  // namespace
+
 void register_launcher() {
     SpinLockAcquire(&g_shared->mutex);
     g_shared->launcher_latch = MyLatch;
     SpinLockRelease(&g_shared->mutex);
+    before_shmem_exit(unregister_launcher, 0);
 }
 
 std::vector<Oid> take_probe_requests() {
@@ -125,6 +138,27 @@ std::optional<SlotState> slot_state(Oid dboid) {
     std::optional<SlotState> st = s ? std::optional(s->state) : std::nullopt;
     SpinLockRelease(&g_shared->mutex);
     return st;
+}
+
+std::optional<SlotView> slot_view(Oid dboid) {
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    std::optional<SlotView> v = s ? std::optional(SlotView{s->state, s->pid}) : std::nullopt;
+    SpinLockRelease(&g_shared->mutex);
+    return v;
+}
+
+std::vector<Oid> live_slots() {
+    Oid found[kSlots];
+    int n = 0;
+    SpinLockAcquire(&g_shared->mutex);
+    for (const DbSlot& s : g_shared->slots) {
+        if (live(&s)) {
+            found[n++] = s.dboid;
+        }
+    }
+    SpinLockRelease(&g_shared->mutex);
+    return std::vector<Oid>(found, found + n);
 }
 
 void free_slot(Oid dboid) {

@@ -34,12 +34,21 @@ void request_scheduler_shmem();  // shmem_request_hook part
 void init_scheduler_shmem();     // shmem_startup_hook part
 
 // Launcher side.
-void register_launcher();  // MyLatch becomes the launcher's latch
+// MyLatch becomes the launcher's latch (cleared when the launcher exits).
+void register_launcher();
 std::vector<Oid> take_probe_requests();
 // Claims a slot for dboid in kStarting state; false when none is free or
 // dboid already has a live slot (kStarting or kRunning).
 bool claim_slot(Oid dboid);
 std::optional<SlotState> slot_state(Oid dboid);
+struct SlotView {
+    SlotState state;
+    int pid;  // 0: not attached yet, or left
+};
+std::optional<SlotView> slot_view(Oid dboid);
+// Databases whose slot is starting or running (a restarted launcher adopts
+// their workers).
+std::vector<Oid> live_slots();
 void free_slot(Oid dboid);
 
 // Worker side.

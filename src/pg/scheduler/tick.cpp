@@ -9,7 +9,9 @@
 // security-restricted operation, never as the worker's superuser.
 #include "pg/scheduler/tick.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,6 +20,7 @@
 #include "core/dag/calculated.hpp"
 #include "core/dag/diamond.hpp"
 #include "core/dag/due.hpp"
+#include "core/dag/fair_order.hpp"
 #include "core/dag/graph.hpp"
 #include "core/error.hpp"
 #include "core/sched/alert.hpp"
@@ -32,6 +35,7 @@
 #include "pg/common/relation_names.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/common/settings.hpp"
+#include "pg/scheduler/refresh_limit.hpp"
 #include "pg/scheduler/shared_state.hpp"
 
 extern "C" {
@@ -54,6 +58,7 @@ namespace {
 struct TableInfo {
     int64_t pgt_id = 0;
     Oid relid = InvalidOid;
+    Oid owner = InvalidOid;
     std::string display;  // schema-qualified, quoted as needed
     sched::Schedule schedule;
     sched::Status status = sched::Status::Active;
@@ -91,7 +96,8 @@ void load_tables(Spi& spi, TickState& ts) {
         "pg_catalog.quote_ident(pgt_name), schedule, status, refresh_mode, consecutive_errors, "
         "(pg_catalog.date_part('epoch', last_refresh_at) * 1000000)::pg_catalog.int8, "
         "(pg_catalog.date_part('epoch', created_at) * 1000000)::pg_catalog.int8, is_populated, "
-        "reinit_reason IS NOT NULL FROM pgtrickle.pgt_stream_tables WHERE instance "
+        "reinit_reason IS NOT NULL, (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid "
+        "OPERATOR(pg_catalog.=) pgt_relid) FROM pgtrickle.pgt_stream_tables WHERE instance "
         "OPERATOR(pg_catalog.=) pgtrickle._instance()");
     for (const auto& r : rows.rows) {
         TableInfo t;
@@ -109,6 +115,7 @@ void load_tables(Spi& spi, TickState& ts) {
         // reinitialisation DDL asked for. IMMEDIATE tables are
         // kept by their sources' statements: refreshed only to reinitialise.
         t.must_refresh = *r[9] != "t" || *r[10] == "t";
+        t.owner = r[11] ? static_cast<Oid>(std::stoul(*r[11])) : InvalidOid;
         t.pending =
             t.must_refresh || (t.refresh_mode != "DIFFERENTIAL" && t.refresh_mode != "IMMEDIATE");
         ts.graph.add_node(t.pgt_id);
@@ -306,7 +313,25 @@ void refresh_one(Spi& spi, const TableInfo& t) {
     // query column; the statements a refresh runs do not report there).
     const std::string activity = "pg_trickle: refresh " + t.display;
     pg_call([&] { pgstat_report_activity(STATE_RUNNING, activity.c_str()); });
-    refresh_or_reinitialize(spi, *row, "SCHEDULER");
+    RefreshTimer timer(refresh_limit(spi, relation_owner(row->relid)));
+    timer.arm();
+    try {
+        refresh_or_reinitialize(spi, *row, "SCHEDULER");
+    } catch (const pgt::Error& e) {
+        timer.disarm();
+        if (e.sqlstate() != std::string("57014") || !timer.expired()) {
+            throw;
+        }
+        const RefreshLimit& l = timer.limit();
+        throw pgt::Error("57014",
+                         "scheduled refresh of " + t.display + " canceled: statement timeout of " +
+                             std::to_string(l.ms) + " ms (" + l.source + ")",
+                         "", "Make the refresh faster, or raise " + l.source + ".");
+    } catch (...) {
+        timer.disarm();
+        throw;
+    }
+    timer.disarm();
     pg_call([] { pgstat_report_activity(STATE_IDLE, nullptr); });
 }
 
@@ -459,6 +484,38 @@ std::vector<dag::RefreshUnit> units_to_run(const TickState& ts, const SchedulerM
     return singles;
 }
 
+// A tick that has run this long runs no further unit: the next tick
+// (at once) computes the due set and the order again (fair_units), so a
+// slow refresh delays another owner's tables by at most its own duration,
+// not by those of every slow table due with it.
+constexpr int64_t kTickBudgetUs = sched::kMicrosPerSecond;
+
+// Each unit ranked by when its owner (the least recently served of its
+// members' owners) last had a refresh run here, then by when it became due
+// or was last tried, whichever is later.
+std::vector<dag::RefreshUnit> fair_units(const TickState& ts, const SchedulerMemory& mem,
+                                         const std::set<int64_t>& due,
+                                         const std::map<dag::NodeId, sched::EffectiveSchedule>& eff,
+                                         const dag::DueInputs& inputs) {
+    std::vector<dag::RefreshUnit> units = units_to_run(ts, mem, due);
+    std::vector<dag::UnitRank> rank;
+    for (const dag::RefreshUnit& u : units) {
+        dag::UnitRank r{INT64_MAX, INT64_MAX};
+        for (int64_t id : u.members) {
+            auto served = mem.owner_served_us.find(ts.tables.at(id).owner);
+            r.first = std::min(r.first, served == mem.owner_served_us.end() ? 0 : served->second);
+            // Due since, or tried since (a skipped one goes after the others).
+            const sched::DueInput& in = inputs.at(id);
+            auto m = mem.tables.find(id);
+            const int64_t tried = m == mem.tables.end() ? 0 : m->second.last_attempt_us;
+            r.second = std::min(
+                r.second, std::max(tried, sched::next_due_us(eff.at(id), in).value_or(in.now_us)));
+        }
+        rank.push_back(r);
+    }
+    return dag::order_units(ts.graph, units, rank);
+}
+
 // Deletes refresh history older than pg_trickle.history_retention, at most
 // once per kPruneEveryUs, in its own transaction (0 keeps everything).
 constexpr int64_t kPruneEveryUs = 10 * sched::kMicrosPerSecond;
@@ -529,6 +586,44 @@ void trim_buffers(SchedulerMemory& mem) {
     mem.trimmed_at = std::move(seen);
 }
 
+// pg_trickle.max_buffer_retention: a consumer (suspended or lagging) more
+// rows behind than that is dropped from the buffer, at most once per
+// kRetentionEveryUs; one transaction per consumer, its buffer trimmed by
+// trim_buffers next (its remembered frontiers no longer match).
+constexpr int64_t kRetentionEveryUs = sched::kMicrosPerSecond;
+
+void release_lagging(SchedulerMemory& mem) {
+    const int64_t now = now_us();
+    if (g_max_buffer_retention <= 0 || now - mem.last_retention_us < kRetentionEveryUs) {
+        return;
+    }
+    mem.last_retention_us = now;
+    begin_transaction();
+    Spi spi = Spi::connect();
+    std::vector<LaggingConsumer> lagging = lagging_consumers(spi, g_max_buffer_retention);
+    spi.close();
+    commit_transaction();
+    for (const LaggingConsumer& c : lagging) {
+        begin_transaction();
+        Spi one = Spi::connect();
+        const bool released = release_consumer(one, c, g_max_buffer_retention);
+        one.close();
+        commit_transaction();
+        if (!released) {
+            continue;
+        }
+        mem.trimmed_at.erase(c.source_id);
+        pg_call([&] {
+            ereport(LOG, (errmsg("pg_trickle: stream table %s dropped from the change buffer of %s",
+                                 c.stream_table.c_str(), c.source.c_str()),
+                          errdetail("%lld rows were captured since its last refresh, more than "
+                                    "pg_trickle.max_buffer_retention (%d); its next refresh "
+                                    "recomputes it.",
+                                    static_cast<long long>(c.behind), g_max_buffer_retention)));
+        });
+    }
+}
+
 // After a tick: the sources whose writes wake the worker (those of tables
 // that are due as soon as they have a change) and how long it sleeps
 // otherwise (until the next table is due by time alone, at most
@@ -580,13 +675,28 @@ bool run_tick(SchedulerMemory& memory) {
     auto eff = dag::effective_schedules(ts.graph, schedules,
                                         std::chrono::seconds(g_default_schedule_seconds),
                                         std::chrono::seconds(g_min_schedule_seconds));
-    std::set<int64_t> due = dag::due_set(ts.graph, eff, due_inputs(ts, memory));
-    for (const dag::RefreshUnit& unit : units_to_run(ts, memory, due)) {
+    const dag::DueInputs inputs = due_inputs(ts, memory);
+    std::set<int64_t> due = dag::due_set(ts.graph, eff, inputs);
+    const int64_t began = now_us();
+    bool cut_short = false;
+    for (const dag::RefreshUnit& unit : fair_units(ts, memory, due, eff, inputs)) {
+        if (now_us() - began > kTickBudgetUs) {
+            cut_short = true;  // the rest waits for a new due set and order
+            break;
+        }
         UnitRun u{unit, ts, memory, eff};
         run_unit(u);
+        for (int64_t id : unit.members) {
+            memory.owner_served_us[ts.tables.at(id).owner] = now_us();
+            memory.tables[id].last_attempt_us = now_us();
+        }
     }
+    release_lagging(memory);
     trim_buffers(memory);
     plan_sleep(ts, memory, eff, ts.counts);
+    if (cut_short) {
+        memory.sleep_ms = 0;
+    }
     return true;
 }
 

@@ -18,13 +18,19 @@ namespace pgt::pg {
 struct TableMemory {
     int failed_attempts = 0;
     int64_t retry_not_before_us = 0;
+    // When the worker last ran it (any outcome; SKIPPED has no back-off).
+    int64_t last_attempt_us = 0;
     sched::LagTracker lag;
 };
 
 struct SchedulerMemory {
     std::map<int64_t, TableMemory> tables;  // by pgt_id
+    // When a refresh of a stream table owned by each role last ran here
+    // (the fair order of a tick's units).
+    std::map<uint32_t, int64_t> owner_served_us;
     uint64_t random_state = 0x9e3779b97f4a7c15ULL;
-    int64_t last_prune_us = 0;  // last pruning of the refresh history
+    int64_t last_prune_us = 0;      // last pruning of the refresh history
+    int64_t last_retention_us = 0;  // last look for consumers past max_buffer_retention
     // Per capture source: its consumers' frontiers when its buffer was
     // last trimmed (a buffer is trimmed again once one of them moved).
     std::map<int64_t, std::string> trimmed_at;

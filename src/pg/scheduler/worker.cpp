@@ -115,6 +115,9 @@ void pgt_scheduler_main(Datum arg) {
     // operator outside pg_catalog (a role with CREATE on public could plant
     // one), whatever the database's or the configuration's search_path.
     SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+    // A reload signalled while the worker started (before its handler was
+    // installed) was ignored: read the configuration files once now.
+    ProcessConfigFile(PGC_SIGHUP);
     pgstat_report_appname("pg_trickle scheduler");
     pgt::pg::worker_loop();
 }
