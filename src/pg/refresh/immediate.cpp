@@ -761,13 +761,15 @@ char event_of(TriggerData* td) {
 // holds the stream-table locks its statement needs before any row or
 // identity lock, and takes them in the order its BEFORE triggers fire
 // (by name), the same for every writer. A statement that does not change
-// what the stream table reads takes none.
+// what the stream table reads takes none; one that will recompute the
+// stream table (it awaits reinitialisation) takes it alone at once.
 void lock_before_rows(TriggerData* td) {
     const std::shared_ptr<const Program> p = program_of(td);
     if (p == nullptr || !may_change_reads(td, *p)) {
         return;
     }
-    lock_for(*p, lock_alone(*p, td->tg_relation, p->source_relid == p->shared_relid));
+    lock_for(*p,
+             p->recompute || lock_alone(*p, td->tg_relation, p->source_relid == p->shared_relid));
 }
 
 Datum immediate_before(FunctionCallInfo fcinfo) {
