@@ -5,8 +5,9 @@
 # first and half b first. Stream tables, maintained IMMEDIATE:
 #   agg   SELECT grp, sum(v), count(*) FROM a GROUP BY grp   (10 groups)
 #   join  SELECT b.id, b.w, a.v FROM b JOIN a ON a.id = b.a_id
-# Views in turn: none, agg, join, agg + join; then the same with every
-# transaction writing a first ("one order"). Prints one markdown row per
+#   aggb  SELECT a_id % 10 AS k, sum(w), count(*) FROM b GROUP BY a_id % 10
+# Views in turn: none, agg, join, agg + join, agg + aggb; then the same
+# with every transaction writing a first ("one order"). Prints one markdown row per
 # run: transactions, deadlocks (40P01) and their rate, TPS. After each run
 # the stream tables are compared with their queries (a mismatch exits 1).
 # Arguments: seconds per run (default 10), rows of a and of b (default
@@ -40,6 +41,7 @@ create_views() {
     for v in "$@"; do
         case "$v" in
         agg) "${psql_run[@]}" -c "SELECT pgtrickle.create_stream_table('agg', 'SELECT grp, sum(v) AS s, count(*) AS c FROM a GROUP BY grp', refresh_mode => 'IMMEDIATE')" >/dev/null || die "agg" ;;
+        aggb) "${psql_run[@]}" -c "SELECT pgtrickle.create_stream_table('aggb', 'SELECT a_id % 10 AS k, sum(w) AS s, count(*) AS c FROM b GROUP BY a_id % 10', refresh_mode => 'IMMEDIATE')" >/dev/null || die "aggb" ;;
         join) "${psql_run[@]}" -c "SELECT pgtrickle.create_stream_table('j', 'SELECT b.id, b.w, a.v FROM b JOIN a ON a.id = b.a_id', refresh_mode => 'IMMEDIATE')" >/dev/null || die "join" ;;
         esac
     done
@@ -60,7 +62,7 @@ printf 'BEGIN;\n%s\n%s\nCOMMIT;\n' "$upd_b" "$upd_a" >"$tmp/ba.sql"
 echo "| workload | stream tables | transactions | deadlocks | rate | TPS |"
 echo "|---|---|---:|---:|---:|---:|"
 for order in both one; do
-    for views in "" "agg" "join" "agg join"; do
+    for views in "" "agg" "join" "agg join" "agg aggb"; do
         setup
         # shellcheck disable=SC2086
         create_views $views
@@ -77,6 +79,7 @@ for order in both one; do
         for v in $views; do
             case "$v" in
             agg) check agg "grp, s, c" "SELECT grp, sum(v) AS s, count(*) AS c FROM a GROUP BY grp" ;;
+            aggb) check aggb "k, s, c" "SELECT a_id % 10 AS k, sum(w) AS s, count(*) AS c FROM b GROUP BY a_id % 10" ;;
             join) check j "id, w, v" "SELECT b.id, b.w, a.v FROM b JOIN a ON a.id = b.a_id" ;;
             esac
         done
