@@ -7,8 +7,9 @@
 //   field1 database   field2 pgt_id (low 32 bits)   field3 0 or a hash
 //   field4 kind
 // Invariant: every lock is transaction-scoped (released at commit, abort,
-// or the abort of the subtransaction that took it), as xact advisory
-// locks were.
+// or the abort of the subtransaction that took it), like
+// pg_advisory_xact_lock's: a writer's lock lasts as long as its changes
+// are uncommitted.
 #include "pg/refresh/locks.hpp"
 
 #include "pg/boundary/boundary.hpp"
