@@ -105,7 +105,8 @@ CREATE TABLE pgtrickle.pgt_immediate (
     program      jsonb NOT NULL,  -- a delta program (src/core/diff/program.hpp)
     -- How concurrent writers are kept apart: 'r' the source's row locks
     -- suffice (the stream table's rows are the source's), 'i' lock_sql
-    -- locks the identities the change touches, 't' one writer at a time.
+    -- lists the sorted hashes of the identities the change touches (each
+    -- locked by the extension), 't' one writer at a time.
     locking      "char" NOT NULL CHECK (locking IN ('r', 'i', 't', 'k')),
     lock_sql     text,
     -- A query over several tables (source_relid 0): the table of each
@@ -527,6 +528,28 @@ AS $$
                    LATERAL pgtrickle._immediate_triggers(st.pgt_id) tr
              WHERE st.refresh_mode = 'IMMEDIATE' AND st.instance = pgtrickle._instance()) x
      WHERE x.present <> x.expected
+    UNION ALL
+    -- Scheduled refreshes skipped (a lock not granted within
+    -- pg_trickle.lock_timeout) 3 times or more since the stream table's
+    -- last refresh that was not skipped: a lock on it or on a source is
+    -- held for long, and the stream table falls behind.
+    SELECT 'skipped_refreshes', count(*) = 0,
+           CASE WHEN count(*) = 0 THEN 'no stream table''s scheduled refreshes are being skipped'
+                ELSE string_agg(format('%I.%I (%s skipped in a row since %s)', s.pgt_schema,
+                                       s.pgt_name, k.skipped, k.since), ', ' ORDER BY s.pgt_id)
+                     || ': a lock on the stream table or a source it reads was held past '
+                        'pg_trickle.lock_timeout at each try; pg_locks shows who holds it'
+           END
+      FROM pgtrickle.pgt_stream_tables s
+     CROSS JOIN LATERAL (
+           SELECT count(*) AS skipped, min(h.start_time) AS since
+             FROM pgtrickle.pgt_refresh_history h
+            WHERE h.pgt_id = s.pgt_id AND h.status = 'SKIPPED'
+              AND h.refresh_id > coalesce((SELECT max(x.refresh_id)
+                                             FROM pgtrickle.pgt_refresh_history x
+                                            WHERE x.pgt_id = s.pgt_id
+                                              AND x.status <> 'SKIPPED'), 0)) k
+     WHERE k.skipped >= 3
 $$;
 
 -- The change rows of one source that a stream table has not consumed yet

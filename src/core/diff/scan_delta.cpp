@@ -346,7 +346,7 @@ std::string transition_keyed_sql(const ir::ScanFilterProject& scan,
 }
 
 std::string identity_locks_sql(const ir::ScanFilterProject& scan, rowid::Domain domain,
-                               const std::vector<std::string>& key_exprs, int64_t lock_space,
+                               const std::vector<std::string>& key_exprs,
                                const TransitionTables& tables) {
     const std::string cols = transition_columns(scan);
     std::vector<std::string> sides;
@@ -358,16 +358,12 @@ std::string identity_locks_sql(const ir::ScanFilterProject& scan, rowid::Domain 
     if (sides.empty()) {
         throw Error(sqlstate::kInternalError, "identity locks need a transition table");
     }
-    const std::string key = "(" + std::to_string(lock_space) +
-                            "::pg_catalog.int8 OPERATOR(pg_catalog.<<) 32) OPERATOR(pg_catalog.|) "
-                            "(pg_catalog.hashtext(pg_catalog.encode(" +
-                            row_id_expression(domain, key_exprs) +
-                            ", 'hex'))::pg_catalog.int8 OPERATOR(pg_catalog.&) 4294967295)";
-    // Sorted before any is taken (OFFSET 0 keeps the subquery's order):
-    // two writers never wait for each other in a cycle of our making.
-    return "SELECT pg_catalog.count(pg_catalog.pg_advisory_xact_lock(x.k)) FROM (SELECT DISTINCT " +
-           key + " AS k FROM (" + join(sides, " UNION ALL ") + ") " + scan.alias +
-           (scan.predicate.empty() ? "" : " WHERE " + scan.predicate) + " ORDER BY 1 OFFSET 0) x";
+    const std::string hash = "pg_catalog.hashtext(pg_catalog.encode(" +
+                             row_id_expression(domain, key_exprs) + ", 'hex'))";
+    // Sorted: the caller takes them in this order, so two writers never
+    // wait for each other in a cycle of these locks.
+    return "SELECT DISTINCT " + hash + " AS k FROM (" + join(sides, " UNION ALL ") + ") " +
+           scan.alias + (scan.predicate.empty() ? "" : " WHERE " + scan.predicate) + " ORDER BY 1";
 }
 
 std::string row_id_expression(rowid::Domain domain, const std::vector<std::string>& fields) {

@@ -92,16 +92,15 @@ std::string transition_rows(const ir::ScanFilterProject& scan,
 std::string transition_keyed_sql(const ir::ScanFilterProject& scan,
                                  const ir::IdentityTarget& target, const TransitionTables& tables);
 
-// IMMEDIATE: one statement taking, in one order, a transaction-scoped
-// advisory lock per stream-table identity the statement's change touches:
-// domain over key_exprs (expressions over the scan alias) for each row of
-// the transition tables that passes the scan's WHERE clause. The lock's
-// key is lock_space in the high 32 bits and a hash of the identity in the
-// low ones, so writers touching the same rows of the stream table wait
-// for each other (and see each other's rows after), others proceed.
-// Returns one row (locks taken).
+// IMMEDIATE: one statement returning, in ascending order, the distinct
+// hashes (int4) of the stream-table identities the statement's change
+// touches: domain over key_exprs (expressions over the scan alias) for
+// each row of the transition tables that passes the scan's WHERE clause.
+// The caller takes one lock per hash in that order (pg/refresh/locks.hpp),
+// so writers touching the same rows of the stream table wait for each
+// other (and see each other's rows after), others proceed.
 std::string identity_locks_sql(const ir::ScanFilterProject& scan, rowid::Domain domain,
-                               const std::vector<std::string>& key_exprs, int64_t lock_space,
+                               const std::vector<std::string>& key_exprs,
                                const TransitionTables& tables);
 
 // The SQL expression of a row's identity: domain (scan_key, group_key,

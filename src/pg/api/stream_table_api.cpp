@@ -36,6 +36,7 @@
 #include "pg/notify/stream_notify.hpp"
 #include "pg/refresh/full_refresh.hpp"
 #include "pg/refresh/immediate.hpp"
+#include "pg/refresh/locks.hpp"
 #include "pg/refresh/query_settings.hpp"
 #include "pg/refresh/storage.hpp"
 #include "pg/security/rights.hpp"
@@ -745,7 +746,7 @@ RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row,
                            const std::string& initiated_by) {
     const Oid owner = relation_owner(row.relid);
     return as_role_restricted(owner, [&]() -> RefreshResult {
-        lock_stream_table_for_refresh(spi, row.pgt_id);
+        lock_stream_table_for_refresh(row.pgt_id);
         // Another session may have done it while this one waited.
         std::optional<catalog::StreamTableRow> now = catalog::find_by_relid(spi, row.relid);
         if (!now) {

@@ -4,6 +4,7 @@
 // security-restricted operation, with the one refresh snapshot; a DIFFERENTIAL refresh moves every
 // frontier it read.
 #include "pg/refresh/full_refresh.hpp"
+#include "pg/refresh/locks.hpp"
 #include "pg/refresh/progress.hpp"
 
 #include <algorithm>
@@ -78,9 +79,6 @@ void pin_delta_settings() {
 }
 
 namespace {
-
-// Advisory lock class key for stream tables ("PGTT"); the object key is pgt_id.
-constexpr int32 kRefreshLockClass = 0x50475454;
 
 struct Window {
     CaptureSource source;
@@ -499,7 +497,7 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
     check_identity_versions(st);
     ProgressScope progress(st.pgt_id, initiated_by);
     progress_statement("waiting for the refresh lock");
-    lock_stream_table_for_refresh(spi, st.pgt_id);
+    lock_stream_table_for_refresh(st.pgt_id);
     const auto began = std::chrono::steady_clock::now();
     std::string start = catalog::clock_now(spi);
     // Under READ COMMITTED the snapshot is taken fresh below, so marks read
@@ -530,16 +528,6 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
 }
 
 }  // namespace
-
-void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id) {
-    // First the lock IMMEDIATE writers share (immediate.cpp): a refresh
-    // never runs while one applies a change, and always in this order
-    // (a select list is evaluated left to right); one statement for both.
-    spi.exec(
-        "SELECT pg_catalog.pg_advisory_xact_lock($1::pg_catalog.int4, $3::pg_catalog.int4), "
-        "pg_catalog.pg_advisory_xact_lock($2::pg_catalog.int4, $3::pg_catalog.int4)",
-        {int8_param(kImmediateLockClass), int8_param(kRefreshLockClass), int8_param(pgt_id)});
-}
 
 namespace {
 

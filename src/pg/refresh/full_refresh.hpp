@@ -33,16 +33,6 @@ struct RefreshResult {
     std::string reason;                     // as history records it ("" none)
 };
 
-// Advisory lock class of IMMEDIATE writers ("PGTI"; the object key is
-// pgt_id): shared by writers whose changes touch disjoint rows of the
-// stream table (a keyed projection, whose rows are its source's), taken
-// exclusively for any other shape and by every refresh and recompute.
-inline constexpr int32_t kImmediateLockClass = 0x50475449;
-
-// Takes the per-stream-table refresh lock (transaction-scoped advisory
-// lock); waits for a concurrent refresh of the same table to finish.
-void lock_stream_table_for_refresh(Spi& spi, int64_t pgt_id);
-
 // Refreshes st the way its mode says (DIFFERENTIAL falls back to FULL only
 // when a source was truncated, and says so in history). initiated_by:
 // CREATE | MANUAL | ALTER | SCHEDULER.

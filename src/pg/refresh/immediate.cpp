@@ -29,6 +29,8 @@
 #include "pg/guard/storage_guard.hpp"
 #include "pg/refresh/query_settings.hpp"
 #include "pg/refresh/full_refresh.hpp"
+#include "pg/refresh/locks.hpp"
+#include "pg/refresh/sole_statement.hpp"
 #include "pg/refresh/programs.hpp"
 #include "pg/refresh/storage.hpp"
 #include "pg/common/settings.hpp"
@@ -53,6 +55,8 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 #include "utils/datum.h"
+#include "nodes/bitmapset.h"
+#include "access/sysattr.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "replication/logicalworker.h"
@@ -460,15 +464,22 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
     return kept;
 }
 
-// The stream table's advisory lock (seed 000 §9), taken by calling the
-// server's function, not through a statement parsed on every write.
+// The stream table's writers' lock (locks.hpp).
 void lock_for(const Program& p, bool exclusive) {
-    pg_call([&] {
-        const Datum cls = Int32GetDatum(kImmediateLockClass);
-        const Datum obj = Int32GetDatum(static_cast<int32>(p.pgt_id));
-        (void)(exclusive ? DirectFunctionCall2(pg_advisory_xact_lock_int4, cls, obj)
-                         : DirectFunctionCall2(pg_advisory_xact_lock_shared_int4, cls, obj));
-    });
+    lock_immediate_writers(p.pgt_id, exclusive);
+}
+
+// 'i': the identities the statement's change touches, their hashes
+// computed and sorted by lock_sql, each locked from here (no SQL function
+// can take these locks).
+void lock_touched_identities(Spi& spi, const Program& p, int which) {
+    SpiRows r = spi.query_at(nullptr, p.lock_sql[which], {}, true);
+    std::vector<int32_t> hashes;
+    hashes.reserve(r.rows.size());
+    for (const auto& row : r.rows) {
+        hashes.push_back(static_cast<int32_t>(std::stol(row.at(0).value())));
+    }
+    lock_identities(p.pgt_id, hashes);
 }
 
 // The stream table recomputed in place (history: IMMEDIATE, why).
@@ -563,6 +574,30 @@ bool reads_newest_snapshot() {
     return IsolationUsesXactSnapshot();
 }
 
+// Whether a statement on `fired` whose events are on the key's table
+// alone (key_table_only) takes the stream table's writers' lock alone.
+bool lock_alone(const Program& p, Relation fired, bool key_table_only) {
+    if (p.locking != 'k') {
+        return p.locking == 't';
+    }
+    // Under READ COMMITTED writers of the key's table share it (see
+    // prepare_multi) when their statement is their transaction's only one.
+    return IsolationUsesXactSnapshot() || !key_table_only || !sole_statement(fired);
+}
+
+// Whether an UPDATE names a column the query reads (any other statement:
+// yes). One that names none changes nothing the stream table shows
+// (changes_nothing_read), and takes no lock.
+bool may_change_reads(TriggerData* td, const Program& p) {
+    const Bitmapset* cols = td->tg_updatedcols;
+    if (!TRIGGER_FIRED_BY_UPDATE(td->tg_event) || cols == nullptr || p.reads.empty()) {
+        return true;
+    }
+    return std::any_of(p.reads.begin(), p.reads.end(), [&](int a) {
+        return a == 0 || bms_is_member(a - FirstLowInvalidHeapAttributeNumber, cols);
+    });
+}
+
 // A join's statement: every source position's four transition relations
 // registered (this event's and its stashed siblings' tables in the slots
 // of the positions of their table, empty ones elsewhere), then the program
@@ -572,14 +607,14 @@ void apply_multi(TriggerData* td, const Program& p, char event,
     std::vector<Stashed> events = siblings;
     events.push_back({p.pgt_id, 0, p.source_relid, event, td->tg_oldtable, td->tg_newtable,
                       td->tg_relation->rd_att, 0});
-    // Writers of the key's table share the lock under READ COMMITTED (see
-    // prepare_multi); a statement that also wrote another table does not.
-    const bool shared = p.locking == 'k' && !IsolationUsesXactSnapshot() &&
-                        std::all_of(events.begin(), events.end(),
-                                    [&](const Stashed& e) { return e.relid == p.shared_relid; });
+    // A statement that also wrote another table than the key's takes the
+    // lock alone.
+    const bool alone = lock_alone(p, td->tg_relation,
+                                  std::all_of(events.begin(), events.end(),
+                                              [&](auto& e) { return e.relid == p.shared_relid; }));
     Spi spi = Spi::connect();
     as_role_restricted(relation_owner(p.st_relid), [&] {
-        lock_for(p, !shared);
+        lock_for(p, alone);
         using S = diff::TransitionSlot;
         for (std::size_t i = 0; i < p.sources.size(); i++) {
             Tuplestorestate* slots[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -690,7 +725,7 @@ void apply_change(TriggerData* td, const Program& p, char event,
             spi.register_tuplestore(diff::kTransitionDeleted, desc, all[2].olds);
         }
         if (p.locking == 'i') {
-            (void)spi.query_at(nullptr, p.lock_sql[which], {}, true);
+            lock_touched_identities(spi, p, which);
         }
         RefreshWriteScope writing(p.st_relid);
         Snapshot latest = pg_call([] {
@@ -722,12 +757,29 @@ char event_of(TriggerData* td) {
                                                    : 'T';
 }
 
+// The stream table's writers' lock, taken before the statement locks or
+// changes a row, in the mode its AFTER trigger takes it: a writer then
+// holds the stream-table locks its statement needs before any row or
+// identity lock, and takes them in the order its BEFORE triggers fire
+// (by name), the same for every writer. A statement that does not change
+// what the stream table reads takes none; one that will recompute the
+// stream table (it awaits reinitialisation) takes it alone at once.
+void lock_before_rows(TriggerData* td) {
+    const std::shared_ptr<const Program> p = program_of(td);
+    if (p == nullptr || !may_change_reads(td, *p)) {
+        return;
+    }
+    lock_for(*p,
+             p->recompute || lock_alone(*p, td->tg_relation, p->source_relid == p->shared_relid));
+}
+
 Datum immediate_before(FunctionCallInfo fcinfo) {
     TriggerData* td = immediate_trigger(fcinfo);
     register_callbacks();
     g_pending.push_back({std::stoll(td->tg_trigger->tgargs[0]), RelationGetRelid(td->tg_relation),
                          event_of(td), GetCurrentCommandId(false), GetCurrentTransactionNestLevel(),
                          ++g_pending_seq});
+    lock_before_rows(td);
     return PointerGetDatum(nullptr);
 }
 
@@ -869,6 +921,7 @@ Datum immediate_counters(FunctionCallInfo fcinfo) {
 void install_immediate_hooks() {
     g_prev_executor_run = ExecutorRun_hook;
     ExecutorRun_hook = immediate_executor_run;
+    install_sole_statement_hooks();
 }
 
 }  // namespace pgt::pg

@@ -402,8 +402,7 @@ void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
                 : one_table_program(spi, st, q, scan));
         std::optional<std::string> lock_sql;
         if (locking.code == 'i') {
-            lock_sql =
-                diff::identity_locks_sql(scan, q.identity.domain, locking.keys, st.pgt_id, tables);
+            lock_sql = diff::identity_locks_sql(scan, q.identity.domain, locking.keys, tables);
         }
         catalog::exec_as_owner(
             spi,
