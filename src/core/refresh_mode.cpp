@@ -32,7 +32,8 @@ namespace {
                 "tables (inner joins, derived tables that are plain joins, LEFT or RIGHT joins "
                 "to one table read only in its ON and the select list, a FULL JOIN of two "
                 "tables), also with GROUPING SETS, CUBE or ROLLUP, with [NOT] EXISTS or [NOT] "
-                "IN subqueries in WHERE and with scalar subqueries. Other queries are "
+                "IN subqueries in WHERE and with scalar subqueries, written directly or "
+                "through non-recursive WITH queries. Other queries are "
                 "recomputed by FULL refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }

@@ -3,6 +3,7 @@
 // throw; they record the first problem found and the C++ side reports it
 // after the walk.
 #include "pg/analyze/defining_query.hpp"
+#include "pg/analyze/inline_ctes.hpp"
 #include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/analyze/lower_tree.hpp"
@@ -371,20 +372,10 @@ bool has_grouping_set_column(const AnalyzedQuery& q) {
            k.back() == static_cast<int>(q.columns.size());
 }
 
-AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
-    AnalyzedQuery out;
-    out.original = sql;
-    RawStmt* raw = parse_single_select(sql);
-    out.selects_star = !stored && selects_star(raw);
-    Query* q = with_query_position(sql, [&] {
-        return pg_call(
-            [&] { return parse_analyze_fixedparams(raw, sql.c_str(), nullptr, 0, nullptr); });
-    });
-    // A stored effective query (re-analyzed by alter) already selects the
-    // hidden grouping-set column: it is derived again below.
-    if (stored) {
-        drop_grouping_set_column(q);
-    }
+namespace {
+
+// q, analysed: out holds what the text said (original, selects_star).
+AnalyzedQuery analyze_query(Query* q, AnalyzedQuery out) {
     WalkState st{Problem::kNone, InvalidOid, NIL, NIL, false, NIL, NIL, InvalidOid};
     collect_sources(q, &st);
     if (st.problem != Problem::kNone) {
@@ -448,6 +439,43 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     out.effective = deparsed;
     out.tree = pg_call([&] { return nodeToString(q); });
     return out;
+}
+
+}  // namespace
+
+AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
+    AnalyzedQuery out;
+    out.original = sql;
+    RawStmt* raw = parse_single_select(sql);
+    out.selects_star = !stored && selects_star(raw);
+    Query* q = with_query_position(sql, [&] {
+        return pg_call(
+            [&] { return parse_analyze_fixedparams(raw, sql.c_str(), nullptr, 0, nullptr); });
+    });
+    // A stored effective query (re-analyzed by alter) already selects the
+    // hidden grouping-set column: it is derived again below.
+    if (stored) {
+        drop_grouping_set_column(q);
+    }
+    // WITH queries are maintained as the derived tables they stand for
+    // when that makes the query incremental (the stored query is then the
+    // inlined one); otherwise they stay, and a recompute evaluates each once.
+    std::string inlined_blocker;
+    if (has_with_queries(q)) {
+        auto* inlined = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
+        if (inline_with_queries(inlined)) {
+            AnalyzedQuery a = analyze_query(inlined, out);
+            if (a.differential_blocker.empty()) {
+                return a;
+            }
+            inlined_blocker = a.differential_blocker;
+        }
+    }
+    AnalyzedQuery kept = analyze_query(q, out);
+    if (!inlined_blocker.empty() && kept.differential_blocker == kWithQueries) {
+        kept.differential_blocker = inlined_blocker;  // what really blocks it
+    }
+    return kept;
 }
 
 }  // namespace pgt::pg

@@ -55,7 +55,7 @@ struct BlockRule {
 // Query-level constructs DIFFERENTIAL does not maintain yet, in report order.
 constexpr BlockRule kBlockers[] = {
     {[](const Query* q) { return q->setOperations != nullptr; }, "UNION/INTERSECT/EXCEPT"},
-    {[](const Query* q) { return q->cteList != NIL; }, "WITH queries"},
+    {[](const Query* q) { return q->cteList != NIL; }, kWithQueries},
     {[](const Query* q) { return q->hasWindowFuncs; }, "window functions"},
     {[](const Query* q) {
          return q->distinctClause != NIL && (q->hasAggs || q->groupClause != NIL);

@@ -19,6 +19,10 @@ extern "C" {
 
 namespace pgt::pg {
 
+// The construct DIFFERENTIAL names when WITH queries stay (they could not
+// be inlined, or the inlined query is not incremental either).
+inline constexpr const char* kWithQueries = "WITH queries";
+
 // Sets out.differential_blocker, or out.scan when there is none.
 void derive_scan_shape(Query* q, AnalyzedQuery& out);
 
