@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fixture.hpp"
+#include "construct_cases.hpp"
 
 namespace pgt::e2e {
 namespace {
@@ -21,13 +21,8 @@ const char* kSchema =
     "INSERT INTO o SELECT g, g % 10, g % 37, 'n' || g FROM generate_series(1, 200) g;"
     "INSERT INTO c SELECT g, (ARRAY['eu', 'us', NULL])[g % 3 + 1] FROM generate_series(0, 9) g";
 
-struct Case {
-    const char* name;
-    const char* query;
-};
-
 // Each a shape users write with WITH (dbt models are written this way).
-const std::vector<Case> kCases = {
+const std::vector<ConstructCase> kCases = {
     {"w_project", "WITH b AS (SELECT id, c, amt FROM o WHERE amt > 10) SELECT id, c FROM b"},
     {"w_join_agg",
      "WITH b AS (SELECT id, c, amt FROM o WHERE amt > 10) SELECT c.region, sum(b.amt) AS s, "
@@ -58,10 +53,10 @@ const std::vector<Case> kCases = {
      "FROM b GROUP BY c"},
 };
 
-class DifferentialWith : public DbTest {
+class DifferentialWith : public ConstructTest {
 protected:
     void SetUp() override {
-        DbTest::SetUp();
+        ConstructTest::SetUp();
         db->exec(kSchema);
     }
 
@@ -77,34 +72,15 @@ protected:
         db->exec("UPDATE c SET region = (ARRAY['eu', 'us', 'asia', NULL])[$2] WHERE id = $1",
                  {std::to_string(cust(rng) % 10), std::to_string(amt(rng) % 4 + 1)});
     }
-
-    void run_cases(const std::string& mode) {
-        for (const Case& k : kCases) {
-            db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => $3)",
-                     {k.name, k.query, mode});
-            EXPECT_EQ(modes(k.name), mode + "/" + mode) << k.query;
-            EXPECT_MATCHES_QUERY(*db, k.name);
-        }
-        std::mt19937 rng(45);
-        for (int round = 0; round < 6; round++) {
-            change(rng, 200 + round);
-            for (const Case& k : kCases) {
-                if (mode == "DIFFERENTIAL") {
-                    refresh(k.name);
-                    EXPECT_EQ(last_action(k.name), "DIFFERENTIAL") << k.name << " round " << round;
-                }
-                EXPECT_MATCHES_QUERY(*db, k.name) << " round " << round;
-            }
-        }
-    }
 };
 
 TEST_F(DifferentialWith, with_queries_are_maintained_differentially) {
-    run_cases("DIFFERENTIAL");
+    run_cases(kCases, "DIFFERENTIAL",
+              [&](std::mt19937& rng, int round) { change(rng, 200 + round); });
 }
 
 TEST_F(DifferentialWith, with_queries_are_maintained_immediately) {
-    run_cases("IMMEDIATE");
+    run_cases(kCases, "IMMEDIATE", [&](std::mt19937& rng, int round) { change(rng, 200 + round); });
 }
 
 // A WITH query that is not a derived table DIFFERENTIAL maintains is

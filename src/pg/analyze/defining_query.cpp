@@ -3,6 +3,7 @@
 // throw; they record the first problem found and the C++ side reports it
 // after the walk.
 #include "pg/analyze/defining_query.hpp"
+#include "pg/analyze/anti_join.hpp"
 #include "pg/analyze/inline_ctes.hpp"
 #include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/output_key.hpp"
@@ -374,6 +375,17 @@ bool has_grouping_set_column(const AnalyzedQuery& q) {
 
 namespace {
 
+// q deparsed and analysed again: a lowering that leaves range table
+// entries unreferenced (anti_join.hpp) gets a query with none.
+Query* analysed_again(Query* q) {
+    return with_pinned_search_path([&] {
+        const std::string text = pg_call([&] { return pg_get_querydef(q, false); });
+        RawStmt* raw = parse_single_select(text);
+        return pg_call(
+            [&] { return parse_analyze_fixedparams(raw, text.c_str(), nullptr, 0, nullptr); });
+    });
+}
+
 // q, analysed: out holds what the text said (original, selects_star).
 AnalyzedQuery analyze_query(Query* q, AnalyzedQuery out) {
     WalkState st{Problem::kNone, InvalidOid, NIL, NIL, false, NIL, NIL, InvalidOid};
@@ -460,20 +472,22 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     // WITH queries are maintained as the derived tables they stand for
     // when that makes the query incremental (the stored query is then the
     // inlined one); otherwise they stay, and a recompute evaluates each once.
-    std::string inlined_blocker;
-    if (has_with_queries(q)) {
-        auto* inlined = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
-        if (inline_with_queries(inlined)) {
-            AnalyzedQuery a = analyze_query(inlined, out);
-            if (a.differential_blocker.empty()) {
-                return a;
-            }
-            inlined_blocker = a.differential_blocker;
+    // So are anti-joins written as LEFT JOIN ... WHERE r.k IS NULL, as the
+    // NOT EXISTS they are.
+    auto* lowered = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
+    const bool inlined = has_with_queries(lowered) && inline_with_queries(lowered);
+    const bool anti = lower_anti_joins(lowered);
+    std::string lowered_blocker;
+    if (inlined || anti) {
+        AnalyzedQuery a = analyze_query(anti ? analysed_again(lowered) : lowered, out);
+        if (a.differential_blocker.empty()) {
+            return a;
         }
+        lowered_blocker = a.differential_blocker;
     }
     AnalyzedQuery kept = analyze_query(q, out);
-    if (!inlined_blocker.empty() && kept.differential_blocker == kWithQueries) {
-        kept.differential_blocker = inlined_blocker;  // what really blocks it
+    if (inlined && kept.differential_blocker == kWithQueries) {
+        kept.differential_blocker = lowered_blocker;  // what really blocks it
     }
     return kept;
 }
