@@ -14,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -1562,8 +1563,9 @@ constexpr long kDefaultCycles = 200;
 
 class ImmediateProperty : public DbTest {
 protected:
-    void run_property(const std::function<PropertySource(Rng&)>& make, uint64_t salt) {
-        const uint64_t seed = property::property_seed();
+    void run_property(const std::function<PropertySource(Rng&)>& make, uint64_t salt,
+                      std::optional<uint64_t> fixed_seed = std::nullopt) {
+        const uint64_t seed = fixed_seed.value_or(property::property_seed());
         Rng r(seed * 0x9E3779B97F4A7C15ULL + salt);
         const PropertySource src = make(r);
         std::cout << "PGT_PROPERTY_SEED=" << seed << " (" << src.table << ")" << std::endl;
@@ -1670,6 +1672,13 @@ TEST_F(ImmediateProperty, keyless_source_random_dml_matches_after_every_statemen
 
 TEST_F(ImmediateProperty, joins_and_subqueries_random_dml_on_both_tables_matches_every_statement) {
     run_property(join_property_source, 3);
+}
+
+// A seed that found loading a program in a BEFORE trigger taking a new
+// command id: a later statement writing both tables (a data-modifying WITH
+// query) had its changes joined with each other's old state.
+TEST_F(ImmediateProperty, joins_and_subqueries_seed_2527663157) {
+    run_property(join_property_source, 3, 2527663157ULL);
 }
 
 TEST_F(ImmediateProperty, self_referencing_cascades_random_dml_matches_every_statement) {

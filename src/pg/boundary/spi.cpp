@@ -178,8 +178,20 @@ void Spi::close() {
 // search_path, whoever called: a name it leaves unqualified (the operator
 // behind JOIN ... USING, IN or IS DISTINCT FROM) never finds a caller's
 // object. Nested in a pinned scope (refreshes, IMMEDIATE), nothing to do.
+namespace {
+int g_read_only_scopes = 0;
+}  // namespace
+
+SpiReadOnlyScope::SpiReadOnlyScope() {
+    g_read_only_scopes++;
+}
+SpiReadOnlyScope::~SpiReadOnlyScope() {
+    g_read_only_scopes--;
+}
+
 int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
              Snapshot snapshot, bool sized_plan) {
+    read_only = read_only || g_read_only_scopes > 0;
     if (search_path_is_pinned()) {
         return run_unpinned(sql, params, read_only, snapshot, sized_plan);
     }

@@ -44,6 +44,18 @@ struct SpiRows {
 // An SPI connection of the current call. close() is explicit: no
 // PostgreSQL call happens in the destructor (an error path leaves the
 // connection to transaction abort, which cleans it up).
+// While one lives, every statement run through Spi is read-only: SPI
+// then takes no new command id (a statement that may write increments the
+// command counter first), so code running inside a statement's BEFORE
+// triggers leaves the command id its later triggers see unchanged.
+class SpiReadOnlyScope {
+public:
+    SpiReadOnlyScope();
+    ~SpiReadOnlyScope();
+    SpiReadOnlyScope(const SpiReadOnlyScope&) = delete;
+    SpiReadOnlyScope& operator=(const SpiReadOnlyScope&) = delete;
+};
+
 class Spi {
 public:
     static Spi connect();

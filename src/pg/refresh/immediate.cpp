@@ -765,7 +765,13 @@ char event_of(TriggerData* td) {
 // what the stream table reads takes none; one that will recompute the
 // stream table (it awaits reinitialisation) takes it alone at once.
 void lock_before_rows(TriggerData* td) {
-    const std::shared_ptr<const Program> p = program_of(td);
+    // Read-only: loading the program must not take a new command id, by
+    // which the statement's other BEFORE triggers are told to be its own
+    // (immediate_after: siblings share one).
+    const std::shared_ptr<const Program> p = [&] {
+        SpiReadOnlyScope reading;
+        return program_of(td);
+    }();
     if (p == nullptr || !may_change_reads(td, *p)) {
         return;
     }
