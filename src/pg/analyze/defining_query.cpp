@@ -5,13 +5,16 @@
 #include "pg/analyze/defining_query.hpp"
 #include "pg/analyze/anti_join.hpp"
 #include "pg/analyze/inline_ctes.hpp"
+#include "pg/analyze/join_using.hpp"
 #include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/analyze/lower_tree.hpp"
 #include "pg/analyze/scan_shape.hpp"
 #include "pg/analyze/stability.hpp"
+#include "pg/boundary/subtransaction.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -453,6 +456,24 @@ AnalyzedQuery analyze_query(Query* q, AnalyzedQuery out) {
     return out;
 }
 
+// A lowered query analysed (deparsed and analysed again first when asked),
+// in a subtransaction: a lowering PostgreSQL cannot read back, or that the
+// analysis refuses, leaves the query as written to decide.
+std::optional<AnalyzedQuery> analyze_lowered(Query* lowered, bool again, const AnalyzedQuery& out) {
+    try {
+        return in_subtransaction([&] {
+            return std::optional<AnalyzedQuery>(
+                analyze_query(again ? analysed_again(lowered) : lowered, out));
+        });
+    } catch (const pgt::Error& e) {
+        const std::string cls = e.sqlstate().substr(0, 2);
+        if (cls != "42" && cls != "0A") {
+            throw;  // a cancel, a resource or system error: not the lowering's
+        }
+        return std::nullopt;
+    }
+}
+
 }  // namespace
 
 AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
@@ -472,18 +493,20 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     // WITH queries are maintained as the derived tables they stand for
     // when that makes the query incremental (the stored query is then the
     // inlined one); otherwise they stay, and a recompute evaluates each once.
-    // So are anti-joins written as LEFT JOIN ... WHERE r.k IS NULL, as the
-    // NOT EXISTS they are.
+    // So are anti-joins written as LEFT JOIN ... WHERE r.k IS NULL (as the
+    // NOT EXISTS they are) and outer joins with USING, NATURAL or an alias
+    // (as the ON joins they are).
     auto* lowered = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
     const bool inlined = has_with_queries(lowered) && inline_with_queries(lowered);
+    const bool using_on = lower_join_using(lowered);
     const bool anti = lower_anti_joins(lowered);
     std::string lowered_blocker;
-    if (inlined || anti) {
-        AnalyzedQuery a = analyze_query(anti ? analysed_again(lowered) : lowered, out);
-        if (a.differential_blocker.empty()) {
-            return a;
+    if (inlined || using_on || anti) {
+        std::optional<AnalyzedQuery> a = analyze_lowered(lowered, using_on || anti, out);
+        if (a && a->differential_blocker.empty()) {
+            return *a;
         }
-        lowered_blocker = a.differential_blocker;
+        lowered_blocker = a ? a->differential_blocker : "";
     }
     AnalyzedQuery kept = analyze_query(q, out);
     if (inlined && kept.differential_blocker == kWithQueries) {
