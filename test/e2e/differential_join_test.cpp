@@ -322,14 +322,12 @@ TEST_F(DifferentialJoin, join_rejects_what_it_cannot_maintain) {
     const std::vector<Case> cases = {
         {"SELECT a.id AS aid, b.id AS bid FROM a LEFT JOIN b ON a.k = b.k WHERE b.id IS NULL",
          "nullable side"},
-        {"SELECT k FROM a FULL JOIN b USING (k)", "full join"},
         {"SELECT a.id AS aid, b.id AS bid, o.id AS oid FROM a LEFT JOIN b ON a.k = b.k "
          "LEFT JOIN orders o ON o.cust = b.k",
          "nullable side"},
         {"SELECT a.id AS aid, o.id AS oid FROM a LEFT JOIN (b JOIN orders o ON o.cust = b.k) "
          "ON a.k = b.k",
          "not a single table"},
-        {"SELECT k, a.x FROM a LEFT JOIN b USING (k)", "using"},
         {"SELECT a1.id AS i1 FROM a a1 JOIN a a2 ON a1.k = a2.k JOIN a a3 ON a2.k = a3.k "
          "JOIN b ON b.k = a3.k JOIN b b2 ON b2.k = b.k, (SELECT a.id FROM a, b, b b3, a a4) d",
          "more than 8 tables"},

@@ -28,6 +28,7 @@ const std::vector<ConstructCase> kCases = {
      "GROUP BY k"},
     {"u_right", "SELECT k, x, y FROM fa RIGHT JOIN fb USING (k)"},
     {"u_alias", "SELECT j.k, j.x, j.y FROM (fa LEFT JOIN fb USING (k)) AS j"},
+    {"u_self", "SELECT k, a.x, b.x AS bx FROM fa a FULL JOIN fa b USING (k)"},
 };
 
 class DifferentialJoinUsing : public ConstructTest {

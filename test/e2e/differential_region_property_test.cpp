@@ -2045,7 +2045,6 @@ TEST_F(DifferentialRegionProperty, outer_joins_outside_the_rules_are_refused_cle
         std::string query, names;
     };
     const std::vector<Case> cases = {
-        {"SELECT a.t, b.u FROM ra a FULL JOIN rb b USING (k)", "full join"},
         // A FULL JOIN's sides are read in its own ON only (full_from).
         {"SELECT a.t, b.u FROM ra a FULL JOIN rb b ON a.k = b.k WHERE a.v > 3", "nullable side"},
         {"SELECT a.t, c.tc FROM ra a FULL JOIN rb b ON a.k = b.k JOIN rc c ON c.j = b.j",
@@ -2057,8 +2056,6 @@ TEST_F(DifferentialRegionProperty, outer_joins_outside_the_rules_are_refused_cle
          "nullable side"},
         {"SELECT a.t, c.tc FROM ra a LEFT JOIN (rb b JOIN rc c ON c.j = b.j) ON a.k = b.k",
          "not a single table"},
-        {"SELECT a.t, b.u FROM ra a LEFT JOIN rb b USING (k)", "using"},
-        {"SELECT k, a.t, b.u FROM ra a LEFT JOIN rb b USING (k)", "using"},
         // WHERE subqueries: never with an outer join.
         {"SELECT a.t, b.u FROM ra a LEFT JOIN rb b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM rc "
          "x1 WHERE x1.j = a.k)",
