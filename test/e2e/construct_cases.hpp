@@ -21,6 +21,14 @@ struct ConstructCase {
 
 class ConstructTest : public DbTest {
 protected:
+    // The tables the cases read, created before each test.
+    virtual const char* schema() const = 0;
+
+    void SetUp() override {
+        DbTest::SetUp();
+        db->exec(schema());
+    }
+
     // Creates each case in mode (it must be maintained so), then runs
     // `rounds` rounds of change(rng, round), refreshing and checking each.
     void run_cases(const std::vector<ConstructCase>& cases, const std::string& mode,
@@ -41,6 +49,22 @@ protected:
                 }
                 EXPECT_MATCHES_QUERY(*db, k.name) << " round " << round;
             }
+        }
+    }
+
+    // Queries a lowering leaves as written: AUTO recomputes each (FULL),
+    // before and after `change`, equal to its query.
+    void expect_recomputed(const std::vector<std::string>& queries, const std::string& change) {
+        for (std::size_t i = 0; i < queries.size(); i++) {
+            db->exec("SELECT pgtrickle.create_stream_table($1, $2, refresh_mode => 'AUTO')",
+                     {"kept" + std::to_string(i), queries[i]});
+            EXPECT_EQ(modes("kept" + std::to_string(i)), "AUTO/FULL") << queries[i];
+        }
+        db->exec(change);
+        for (std::size_t i = 0; i < queries.size(); i++) {
+            refresh("kept" + std::to_string(i));
+            EXPECT_EQ(last_action("kept" + std::to_string(i)), "FULL") << queries[i];
+            EXPECT_MATCHES_QUERY(*db, "kept" + std::to_string(i));
         }
     }
 };

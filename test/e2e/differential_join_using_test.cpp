@@ -33,10 +33,7 @@ const std::vector<ConstructCase> kCases = {
 
 class DifferentialJoinUsing : public ConstructTest {
 protected:
-    void SetUp() override {
-        ConstructTest::SetUp();
-        db->exec(kSchema);
-    }
+    const char* schema() const override { return kSchema; }
 
     void change(std::mt19937& rng, int round) {
         std::uniform_int_distribution<int> key(1, 70), val(0, 9);

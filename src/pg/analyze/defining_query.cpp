@@ -6,6 +6,7 @@
 #include "pg/analyze/anti_join.hpp"
 #include "pg/analyze/inline_ctes.hpp"
 #include "pg/analyze/join_using.hpp"
+#include "pg/analyze/pull_up.hpp"
 #include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/analyze/lower_tree.hpp"
@@ -500,9 +501,14 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     const bool inlined = has_with_queries(lowered) && inline_with_queries(lowered);
     const bool using_on = lower_join_using(lowered);
     const bool anti = lower_anti_joins(lowered);
+    // A select over one grouped derived table (what a WITH query with GROUP
+    // BY and a final SELECT inline to) is that grouped query.
+    Query* pulled = pull_up_grouped_derived_table(lowered);
+    lowered = pulled != nullptr ? pulled : lowered;
     std::string lowered_blocker;
-    if (inlined || using_on || anti) {
-        std::optional<AnalyzedQuery> a = analyze_lowered(lowered, using_on || anti, out);
+    if (inlined || using_on || anti || pulled != nullptr) {
+        std::optional<AnalyzedQuery> a =
+            analyze_lowered(lowered, using_on || anti || pulled != nullptr, out);
         if (a && a->differential_blocker.empty()) {
             return *a;
         }

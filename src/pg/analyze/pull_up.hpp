@@ -1,0 +1,27 @@
+// A query that only selects from one grouped derived table, pulled up into
+// it (what dbt models write as a WITH query with GROUP BY and a final
+// SELECT):
+//
+//   SELECT c, n FROM (SELECT c, count(*) AS n FROM o GROUP BY c) x WHERE n > 5
+//   =>  SELECT c, count(*) AS n FROM o GROUP BY c HAVING count(*) > 5
+//
+// Invariant: only when the two are equal: the outer query has nothing but
+// a select list and a WHERE over the derived table's columns (no join, no
+// aggregate, grouping, DISTINCT, ORDER BY, LIMIT, window, subquery or
+// set-returning function of its own), and the derived table is grouped
+// (GROUP BY or aggregates) with no grouping sets, DISTINCT, window
+// function, LIMIT/OFFSET, set operation or set-returning function.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "nodes/parsenodes.h"
+}
+
+namespace pgt::pg {
+
+// The pulled-up query, or nullptr when q is not such a query. The result
+// is to be deparsed and analysed again before use.
+Query* pull_up_grouped_derived_table(Query* q);
+
+}  // namespace pgt::pg
