@@ -31,6 +31,9 @@ const std::vector<ConstructCase> kCases = {
      "FROM x"},
     {"g_key_filter",
      "WITH x AS (SELECT c, avg(amt) AS a FROM o GROUP BY c) SELECT c, a FROM x WHERE c <> 4"},
+    // A DISTINCT WITH query read whole: its WHERE filters the rows.
+    {"d_star", "WITH x AS (SELECT DISTINCT c, amt % 3 AS r FROM o) SELECT * FROM x WHERE r > 0"},
+    {"d_cols", "SELECT x.c FROM (SELECT DISTINCT c FROM o WHERE amt > 4) x"},
     {"g_join_inside",
      "WITH x AS (SELECT c.region, count(*) AS n FROM o JOIN c ON c.id = o.c GROUP BY "
      "c.region) SELECT region, n FROM x"},
@@ -80,6 +83,8 @@ TEST_F(DifferentialPullUp, what_is_not_pulled_up_is_named) {
         "WITH x AS (SELECT c, count(*) AS n FROM o GROUP BY c) SELECT x.c, x.n, c.region FROM x "
         "JOIN c ON c.id = x.c",
         "SELECT x.c, x.n FROM (SELECT DISTINCT c, count(*) AS n FROM o GROUP BY c) x",
+        // (a DISTINCT table read in part: the outer rows would repeat)
+        "SELECT x.c FROM (SELECT DISTINCT c, amt FROM o) x",
         "SELECT x.c, x.n FROM (SELECT c, count(*) AS n FROM o GROUP BY c ORDER BY c LIMIT 3) x",
     };
     expect_recomputed(kept, "UPDATE o SET c = 2 WHERE id < 30");

@@ -30,15 +30,43 @@ bool plain_outer(const Query* q) {
            IsA(linitial(q->jointree->fromlist), RangeTblRef);
 }
 
-bool grouped_derived(const RangeTblEntry* rte) {
+bool grouped(const Query* s) {
+    return s->hasAggs || s->groupClause != NIL;
+}
+
+// Whether the outer select list is the derived table's columns, all of
+// them, in order: then a DISTINCT inside is the query's own.
+bool selects_every_column(const Query* q, int varno, const Query* s) {
+    int n = 0;
+    ListCell* lc;
+    foreach (lc, s->targetList) {
+        n += static_cast<TargetEntry*>(lfirst(lc))->resjunk ? 0 : 1;
+    }
+    int i = 0;
+    foreach (lc, q->targetList) {
+        const auto* tle = static_cast<TargetEntry*>(lfirst(lc));
+        const auto* v = reinterpret_cast<const Var*>(tle->expr);
+        if (tle->resjunk || !IsA(v, Var) || v->varno != varno || v->varattno != ++i) {
+            return false;
+        }
+    }
+    return i == n;
+}
+
+// A grouped derived table (no DISTINCT), or a DISTINCT one (not grouped)
+// whose every column the outer query selects as it is.
+bool pullable(const Query* q, const RangeTblEntry* rte, int varno) {
     if (rte->rtekind != RTE_SUBQUERY || rte->lateral || rte->security_barrier) {
         return false;
     }
     const Query* s = rte->subquery;
-    return (s->hasAggs || s->groupClause != NIL) && s->groupingSets == NIL &&
-           s->distinctClause == NIL && !s->hasWindowFuncs && s->limitCount == nullptr &&
+    const bool distinct = s->distinctClause != NIL;
+    const bool shape = distinct
+                           ? !grouped(s) && !s->hasDistinctOn && selects_every_column(q, varno, s)
+                           : grouped(s);
+    return shape && s->groupingSets == NIL && !s->hasWindowFuncs && s->limitCount == nullptr &&
            s->limitOffset == nullptr && s->setOperations == nullptr && !s->hasTargetSRFs &&
-           s->cteList == NIL;
+           s->cteList == NIL && !contain_volatile_functions(q->jointree->quals);
 }
 
 // Whether node reads the derived table's whole row (x.*, x as a value).
@@ -63,7 +91,7 @@ Query* pull_up_grouped_derived_table(Query* q) {
         }
         int varno = castNode(RangeTblRef, linitial(q->jointree->fromlist))->rtindex;
         RangeTblEntry* rte = rt_fetch(static_cast<Index>(varno), q->rtable);
-        if (!grouped_derived(rte) ||
+        if (!pullable(q, rte, varno) ||
             whole_row_walker(reinterpret_cast<Node*>(q->targetList), &varno) ||
             whole_row_walker(q->jointree->quals, &varno)) {
             return nullptr;
@@ -94,11 +122,13 @@ Query* pull_up_grouped_derived_table(Query* q) {
         s->targetList = tlist;
         s->sortClause = NIL;  // a derived table's order means nothing
         if (q->jointree->quals != nullptr) {
-            Node* groups = over_s(static_cast<Node*>(copyObjectImpl(q->jointree->quals)));
-            s->havingQual =
-                s->havingQual == nullptr
-                    ? groups
-                    : reinterpret_cast<Node*>(make_andclause(list_make2(s->havingQual, groups)));
+            // On groups a condition is HAVING; on DISTINCT rows, a condition
+            // on their columns keeps or drops every copy alike: WHERE.
+            Node* cond = over_s(static_cast<Node*>(copyObjectImpl(q->jointree->quals)));
+            Node*& into = grouped(s) ? s->havingQual : s->jointree->quals;
+            into = into == nullptr
+                       ? cond
+                       : reinterpret_cast<Node*>(make_andclause(list_make2(into, cond)));
         }
         return s;
     });

@@ -9,8 +9,11 @@
 // a select list and a WHERE over the derived table's columns (no join, no
 // aggregate, grouping, DISTINCT, ORDER BY, LIMIT, window, subquery or
 // set-returning function of its own), and the derived table is grouped
-// (GROUP BY or aggregates) with no grouping sets, DISTINCT, window
-// function, LIMIT/OFFSET, set operation or set-returning function.
+// (GROUP BY or aggregates, no DISTINCT) or is a SELECT DISTINCT (not
+// grouped) all of whose columns the outer query selects as they are, with
+// no grouping sets, window function, LIMIT/OFFSET, set operation or
+// set-returning function. Its outer WHERE becomes the HAVING of the groups,
+// or the WHERE of the DISTINCT rows.
 #pragma once
 
 extern "C" {
