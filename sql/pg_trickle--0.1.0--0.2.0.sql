@@ -1464,7 +1464,8 @@ LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT format('%I.%I', st.pgt_schema, st.pgt_name), s.source_relid::regclass::text,
-           s.source_relid::oid::bigint, 'trigger', p.n,
+           s.source_relid::oid::bigint, 'trigger',
+           CASE WHEN f.released IS NULL THEN p.n END,  -- dropped: its next refresh recomputes
            pg_total_relation_size(to_regclass(s.buffer_name))
       FROM pgtrickle.pgt_frontiers f
       JOIN pgtrickle.pgt_sources s ON s.source_id = f.source_id

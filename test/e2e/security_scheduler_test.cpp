@@ -196,6 +196,11 @@ TEST_F(SecuritySchedulerLimits, suspended_reader_cannot_pin_the_owners_buffer) {
                          "'buffer_retention'")
                   .find("public.reader"),
               std::string::npos);
+    // Dropped from the buffer, it has no pending rows to count: its next
+    // refresh recomputes.
+    EXPECT_EQ(db->scalar("SELECT coalesce(pending_rows::text, 'none') FROM "
+                         "pgtrickle.change_buffer_sizes() WHERE stream_table = 'public.reader'"),
+              "none");
     EXPECT_TRUE(eventually([&] { return bool(matches_as("alice", "alice.mine")); },
                            "alice's own stream table up to date"));
 
