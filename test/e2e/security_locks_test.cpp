@@ -13,6 +13,7 @@
 #include "cluster.hpp"
 #include "eventually.hpp"
 #include "fixture.hpp"
+#include "planted.hpp"
 
 namespace pgt::e2e {
 namespace {
@@ -24,21 +25,9 @@ constexpr const char* kAttackerLocks =
     "SELECT pg_catalog.count(pg_catalog.pg_advisory_lock(c.k, s.pgt_id::int)) "
     "FROM pgtrickle.pgt_stream_tables s, (VALUES (1346851913), (1346851924)) c(k)";
 
-constexpr const char* kCreateRoles = R"sql(
-DO $$
-DECLARE r text;
-BEGIN
-  FOREACH r IN ARRAY ARRAY['alice', 'mallory'] LOOP
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
-      EXECUTE pg_catalog.format('CREATE ROLE %I', r);
-    END IF;
-    EXECUTE pg_catalog.format('ALTER ROLE %I NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS', r);
-  END LOOP;
-END $$)sql";
-
 // alice's schema with a table t(id, grp, v) of 100 rows in 5 groups.
 void make_alice_data(Conn& su) {
-    su.exec(kCreateRoles);
+    planted::reset_roles(su);
     su.exec(
         "CREATE SCHEMA alice AUTHORIZATION alice;"
         "CREATE TABLE alice.t (id int PRIMARY KEY, grp int NOT NULL, v int NOT NULL);"

@@ -14,22 +14,10 @@
 
 #include "cluster.hpp"
 #include "fixture.hpp"
+#include "planted.hpp"
 
 namespace pgt::e2e {
 namespace {
-
-constexpr const char* kCreateRoles = R"sql(
-DO $$
-DECLARE r text;
-BEGIN
-  FOREACH r IN ARRAY ARRAY['alice', 'bob', 'mallory'] LOOP
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
-      EXECUTE pg_catalog.format('CREATE ROLE %I', r);
-    END IF;
-    EXECUTE pg_catalog.format('ALTER ROLE %I NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS', r);
-    EXECUTE pg_catalog.format('ALTER ROLE %I RESET ALL', r);
-  END LOOP;
-END $$)sql";
 
 // A trigger function any role can write for its own table.
 constexpr const char* kNoopTrigger =
@@ -40,7 +28,7 @@ class SecurityNames : public DbTest {
 protected:
     void SetUp() override {
         DbTest::SetUp();
-        db->exec(kCreateRoles);
+        planted::reset_roles(*db);
         db->exec(
             "GRANT CREATE, USAGE ON SCHEMA public TO alice, bob, mallory;"
             "CREATE SCHEMA alice AUTHORIZATION alice;"

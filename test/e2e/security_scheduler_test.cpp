@@ -15,6 +15,7 @@
 
 #include "cluster.hpp"
 #include "eventually.hpp"
+#include "planted.hpp"
 #include "oracle.hpp"
 #include "pg_conn.hpp"
 
@@ -27,19 +28,6 @@ Cluster& limits_cluster() {
     static Cluster c;
     return c;
 }
-
-constexpr const char* kCreateRoles = R"sql(
-DO $$
-DECLARE r text;
-BEGIN
-  FOREACH r IN ARRAY ARRAY['alice', 'bob'] LOOP
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
-      EXECUTE pg_catalog.format('CREATE ROLE %I', r);
-    END IF;
-    EXECUTE pg_catalog.format('ALTER ROLE %I NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS', r);
-    EXECUTE pg_catalog.format('ALTER ROLE %I RESET ALL', r);
-  END LOOP;
-END $$)sql";
 
 // The settings a test may change cluster-wide, reset after each test.
 constexpr const char* kSettings[] = {"pg_trickle.max_buffer_retention",
@@ -69,7 +57,7 @@ protected:
         admin.exec("CREATE DATABASE \"" + dbname_ + "\"");
         db = std::make_unique<Conn>(limits_cluster().conninfo(dbname_));
         db->exec("CREATE EXTENSION pg_trickle");
-        db->exec(kCreateRoles);
+        planted::reset_roles(*db);
         db->exec(
             "GRANT CREATE, USAGE ON SCHEMA public TO alice, bob;"
             "CREATE SCHEMA alice AUTHORIZATION alice; GRANT USAGE ON SCHEMA alice TO bob");

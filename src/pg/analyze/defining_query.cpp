@@ -498,7 +498,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     // NOT EXISTS they are) and outer joins with USING, NATURAL or an alias
     // (as the ON joins they are).
     auto* lowered = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
-    const bool inlined = has_with_queries(lowered) && inline_with_queries(lowered);
+    const bool inlined = inline_with_queries(lowered);
     const bool using_on = lower_join_using(lowered);
     const bool anti = lower_anti_joins(lowered);
     // A select over one grouped derived table (what a WITH query with GROUP

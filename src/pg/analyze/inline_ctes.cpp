@@ -25,13 +25,13 @@ extern "C" {
 namespace pgt::pg {
 namespace {
 
-enum class Pass { kFind, kCheck, kInline };
+enum class Pass { kCheck, kInline };
 
 struct Walk {
     Pass pass;
     std::vector<Query*> levels;  // the query being visited last
-    bool found = false;          // kFind: a WITH list
-    bool inlinable = true;       // kCheck: every WITH query can be inlined
+    bool found = false;          // a WITH list
+    bool inlinable = true;       // every WITH query can be inlined
 };
 
 void visit(Query* q, Walk& w);
@@ -146,12 +146,6 @@ void drop_with_lists(Query* q) {
 }
 
 }  // namespace
-
-bool has_with_queries(Query* q) {
-    Walk w{Pass::kFind, {}};
-    pg_call([&] { visit(q, w); });
-    return w.found;
-}
 
 bool inline_with_queries(Query* q) {
     Walk check{Pass::kCheck, {}};

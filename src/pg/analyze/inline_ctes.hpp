@@ -14,12 +14,9 @@ extern "C" {
 
 namespace pgt::pg {
 
-// Whether q (at any level) has a WITH query.
-bool has_with_queries(Query* q);
-
 // Replaces every reference to a WITH query of q (at any level) by a
 // subquery and drops the WITH lists; true when it did. False, and q
-// untouched, when some WITH query cannot be inlined.
+// untouched, when it has none or some WITH query cannot be inlined.
 bool inline_with_queries(Query* q);
 
 }  // namespace pgt::pg
