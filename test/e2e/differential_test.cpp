@@ -750,9 +750,9 @@ const std::vector<Shape>& unsupported_shapes() {
         {"SELECT id FROM (SELECT id FROM t ORDER BY id LIMIT 5) sub", {"subquer"}},
         {"SELECT id FROM t WHERE id IN (SELECT id FROM u WHERE x IN (SELECT x FROM u))",
          {"subquer"}},
-        {"SELECT t.id FROM t JOIN u ON u.id = t.id AND EXISTS (SELECT 1 FROM u u2 WHERE u2.x = "
-         "u.x || 'a')",
-         {"subquer"}},
+        {"SELECT t.id FROM t LEFT JOIN u ON u.id = t.id AND EXISTS (SELECT 1 FROM u u2 WHERE "
+         "u2.x = u.x || 'a')",
+         {"subquer", "outer join", "LEFT"}},
         {"SELECT id FROM t ORDER BY id LIMIT 2", {"limit"}},
         {"SELECT id FROM t ORDER BY id OFFSET 1", {"offset", "limit"}},
         {"SELECT id FROM t UNION ALL SELECT id FROM u", {"union", "set operation"}},

@@ -81,14 +81,14 @@ TEST_F(DifferentialWith, with_queries_are_maintained_immediately) {
 }
 
 // A WITH query that is not a derived table DIFFERENTIAL maintains (here
-// groups read by a join) is refused naming what blocks it, not "WITH
+// groups read by a join on part of their key) is refused naming what blocks it, not "WITH
 // queries"; AUTO recomputes it.
 // A volatile WITH query (evaluated once, not once per reference) is never
 // inlined.
 TEST_F(DifferentialWith, what_cannot_be_inlined_or_maintained_is_named) {
     const char* agg =
-        "WITH x AS (SELECT c, count(*) AS n FROM o GROUP BY c) SELECT c.region, x.n FROM x JOIN "
-        "c ON c.id = x.c";
+        "WITH x AS (SELECT c, amt, count(*) AS n FROM o GROUP BY c, amt) SELECT c.region, x.n "
+        "FROM x JOIN c ON c.id = x.c";
     std::optional<SqlError> e =
         error_in(*db, "SELECT pgtrickle.create_stream_table('a', $1, refresh_mode => $2)",
                  {agg, "DIFFERENTIAL"});

@@ -47,7 +47,7 @@ const char* const kStrategies[kQueries] = {
     "algebraic_join",   // q19
     "",                 // q20
     "join_region",      // q21
-    "",                 // q22
+    "join_region",      // q22
 };
 
 std::string tpch_dir() {

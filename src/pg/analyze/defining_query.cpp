@@ -4,6 +4,8 @@
 // after the walk.
 #include "pg/analyze/defining_query.hpp"
 #include "pg/analyze/anti_join.hpp"
+#include "pg/analyze/flatten_derived.hpp"
+#include "pg/analyze/grouped_join.hpp"
 #include "pg/analyze/inline_ctes.hpp"
 #include "pg/analyze/join_using.hpp"
 #include "pg/analyze/pull_up.hpp"
@@ -501,21 +503,38 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     const bool inlined = inline_with_queries(lowered);
     const bool using_on = lower_join_using(lowered);
     const bool anti = lower_anti_joins(lowered);
+    // Plain derived tables (a WITH query without aggregates inlines to one)
+    // are merged into the query, as PostgreSQL's planner merges them.
+    const bool flattened = flatten_plain_derived_tables(lowered);
+    // Grouped derived tables joined on their whole key are the correlated
+    // subqueries of one group each.
+    const bool groups = lower_joined_groups(lowered);
     // A select over one grouped derived table (what a WITH query with GROUP
     // BY and a final SELECT inline to) is that grouped query.
     Query* pulled = pull_up_grouped_derived_table(lowered);
     lowered = pulled != nullptr ? pulled : lowered;
     std::string lowered_blocker;
-    if (inlined || using_on || anti || pulled != nullptr) {
-        std::optional<AnalyzedQuery> a =
-            analyze_lowered(lowered, using_on || anti || pulled != nullptr, out);
+    const bool again = using_on || anti || flattened || groups || pulled != nullptr;
+    if (inlined || again) {
+        std::optional<AnalyzedQuery> a = analyze_lowered(lowered, again, out);
         if (a && a->differential_blocker.empty()) {
+            if (groups && a->region.present) {
+                // A recompute evaluates the query as written: one grouping
+                // pass beats a subquery per row. The region narrows the
+                // lowered one, which reaches one group per key.
+                if (a->region.query.empty()) {
+                    a->region.query = a->effective;
+                }
+                a->effective = with_pinned_search_path([&] {
+                    return std::string(pg_call([&] { return pg_get_querydef(q, false); }));
+                });
+            }
             return *a;
         }
         lowered_blocker = a ? a->differential_blocker : "";
     }
     AnalyzedQuery kept = analyze_query(q, out);
-    if (inlined && kept.differential_blocker == kWithQueries) {
+    if (inlined && kept.differential_blocker == kWithQueries && !lowered_blocker.empty()) {
         kept.differential_blocker = lowered_blocker;  // what really blocks it
     }
     return kept;

@@ -17,6 +17,7 @@
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "rewrite/rewriteManip.h"
@@ -81,6 +82,10 @@ void inline_reference(RangeTblEntry* rte, const Walk& w) {
     }
     rte->rtekind = RTE_SUBQUERY;
     rte->subquery = body;
+    // The reference's column names (the WITH query's column list, or the
+    // reference's own) are not the body's: deparsed, they must be written.
+    rte->alias = makeAlias(rte->alias != nullptr ? rte->alias->aliasname : rte->eref->aliasname,
+                           static_cast<List*>(copyObjectImpl(rte->eref->colnames)));
     rte->security_barrier = false;
     rte->ctename = nullptr;
     rte->ctelevelsup = 0;
