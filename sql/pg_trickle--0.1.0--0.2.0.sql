@@ -1334,7 +1334,8 @@ BEGIN
                ('change_notes', CASE WHEN s.refresh_mode OPERATOR(pg_catalog.=) 'FULL' THEN
                     COALESCE(
                         (SELECT pg_catalog.string_agg(t.tgrelid::pg_catalog.regclass::pg_catalog.text,
-                                                      ', ' ORDER BY 1)
+                                                      ', ' ORDER BY
+                                                      t.tgrelid::pg_catalog.regclass::pg_catalog.text)
                            FROM pg_catalog.pg_trigger t
                           WHERE t.tgname OPERATOR(pg_catalog.=)
                                 ('pgt_note_' OPERATOR(pg_catalog.||) s.pgt_id)),

@@ -133,7 +133,8 @@ TEST_F(CreateOrReplace, a_rebuild_keeps_grants_comments_and_indexes) {
     EXPECT_EQ(db->scalar("SELECT obj_description('st'::regclass, 'pg_class') || ' / ' || "
                          "col_description('st'::regclass, 2)"),
               "values by id / the group");
-    EXPECT_EQ(db->scalar("SELECT string_agg(indexrelid::regclass::text, ',' ORDER BY 1) FROM "
+    EXPECT_EQ(db->scalar("SELECT string_agg(indexrelid::regclass::text, ',' ORDER BY "
+                         "indexrelid::regclass::text) FROM "
                          "pg_index WHERE indrelid = 'st'::regclass AND indexrelid::regclass::text "
                          "LIKE 'st\\_%' AND indexrelid::regclass::text NOT LIKE '%\\_\\_pgt%'"),
               "st_grp_idx");

@@ -776,9 +776,11 @@ TEST_F(DifferentialFullJoin, full_join_rejected_shapes_and_auto) {
         std::string names;  // a word the message must contain
     };
     const std::vector<Case> cases = {
-        {"SELECT a.id AS aid, d.id AS bid FROM a FULL JOIN (SELECT * FROM b) d ON a.k = d.k",
+        {"SELECT a.id AS aid, d.id AS bid FROM a FULL JOIN (SELECT * FROM b WHERE b.id > 0) d ON "
+         "a.k = d.k",
          "subquery"},
-        {"SELECT d.id AS aid, b.id AS bid FROM (SELECT * FROM a) d FULL JOIN b ON d.k = b.k",
+        {"SELECT d.id AS aid, b.id AS bid FROM (SELECT * FROM a WHERE a.id > 0) d FULL JOIN b ON "
+         "d.k = b.k",
          "subquery"},
         {"SELECT a.id AS aid, b.id AS bid FROM a FULL JOIN b ON a.k = b.k WHERE b.y IS NULL",
          "nullable"},

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <set>
 #include <string>
@@ -104,6 +105,12 @@ std::string setup_sql() {
         }
         sql += "INSERT INTO " + t.name + " SELECT " + values + " FROM generate_series(0, " +
                std::to_string(kFirstRows - 1) + ") g;";
+    }
+    // Views the queries may read instead of a table: all of it, or some
+    // rows through a view over that view.
+    for (const Table& t : kTables) {
+        sql += "CREATE VIEW v_" + t.name + " AS SELECT * FROM " + t.name + "; CREATE VIEW vf_" +
+               t.name + " AS SELECT * FROM v_" + t.name + " WHERE id % 7 <> 3;";
     }
     // Some join keys are indexed (other plans for the regions' probes), some not.
     return sql + "CREATE INDEX ON rb (k); CREATE INDEX ON rc (j, m); CREATE INDEX ON rd (m);";
@@ -374,11 +381,24 @@ std::string random_statement(Rng& r) {
 // One FROM item: a table under an alias (a further alias for a self-join),
 // or a table inside the derived table `via`, whose columns it exposes as
 // via.alias_column.
+// How the query being drawn reads each table (random_region_query): by
+// its name, or through a view or a WITH query over it, which the engine
+// lowers back to the table.
+std::map<std::string, std::string>& source_names() {
+    static std::map<std::string, std::string> names;
+    return names;
+}
+
+std::string source_name(const std::string& table) {
+    auto it = source_names().find(table);
+    return it == source_names().end() ? table : it->second;
+}
+
 struct Item {
     const Table* table;
     std::string alias;
     std::string via;
-    std::string sql() const { return table->name + " " + alias; }
+    std::string sql() const { return source_name(table->name) + " " + alias; }
     std::string col(const std::string& c) const {
         return via.empty() ? alias + "." + c : via + "." + alias + "_" + c;
     }
@@ -1849,38 +1869,81 @@ std::string full_join_query(Rng& r) {
 // What a generated query has: counted per run.
 struct Drawn {
     std::string sql;
-    bool subquery = false, full_join = false;
+    bool subquery = false, full_join = false, wrapped = false;
 };
+
+// Each table read through a view (v_t), a filtering view over that view
+// (vf_t, not on a FULL JOIN's side, where a filter cannot move), a WITH
+// query over the table or its view (w_t), or by its name.
+void draw_source_names(Rng& r, bool full_join) {
+    source_names().clear();
+    for (const Table& t : kTables) {
+        const int p = r.range(0, 99);
+        if (p < 25) {
+            source_names()[t.name] = "v_" + t.name;
+        } else if (p < 40 && !full_join) {
+            source_names()[t.name] = "vf_" + t.name;
+        } else if (p < 65) {
+            source_names()[t.name] = "w_" + t.name;
+        }
+    }
+}
+
+// The WITH list for the w_t names sql reads.
+std::string with_list(Rng& r, const std::string& sql) {
+    std::string with;
+    for (const Table& t : kTables) {
+        const std::string name = "w_" + t.name;
+        if (sql.find(name + " ") != std::string::npos) {
+            with += (with.empty() ? "WITH " : ", ") + name + " AS (SELECT * FROM " +
+                    (r.chance(50) ? "v_" : "") + t.name + ")";
+        }
+    }
+    return with.empty() ? "" : with + " ";
+}
 
 // A FULL JOIN query (10%), grouping sets over another region (7%), else
 // a query with WHERE subqueries (20%), kept algebraically (35% of the
 // rest), over an inner join (54% of the rest), outer joins (30%), a
 // derived table (8%), or aggregates without GROUP BY over any of them (8%).
+std::string draw_region_query(Rng& r, int kind, Drawn& d);
+
 Drawn random_region_query(Rng& r) {
     Drawn d;
     const int kind = r.range(0, 99);
+    // A third of the queries read their tables through views and WITH
+    // queries, nested in the constructs drawn below.
+    source_names().clear();
+    if (r.chance(33)) {
+        draw_source_names(r, kind < 10);
+        d.wrapped = !source_names().empty();
+    }
+    d.sql = draw_region_query(r, kind, d);
+    d.sql = with_list(r, d.sql) + d.sql;
+    source_names().clear();
+    return d;
+}
+
+std::string draw_region_query(Rng& r, int kind, Drawn& d) {
     if (kind < 10) {
         d.full_join = true;
-        d.sql = full_join_query(r);
-        return d;
+        return full_join_query(r);
     }
     if (kind < 17) {
-        d.sql = grouping_sets_region_query(r, d.subquery);
-        return d;
+        return grouping_sets_region_query(r, d.subquery);
     }
     d.subquery = r.chance(20);
     if (d.subquery) {
-        d.sql = subquery_query(r);
-    } else if (r.chance(35)) {
-        d.sql = algebraic_query(r);
-    } else {
-        const int p = r.range(0, 99);
-        d.sql = p < 8    ? scalar_query(r)
-                : p < 38 ? select_over(r, outer_from(r))
-                : p < 46 ? select_over(r, derived_from(r))
-                         : select_over(r, inner_from(r));
+        return subquery_query(r);
     }
-    return d;
+    if (r.chance(35)) {
+        return algebraic_query(r);
+    }
+    const int p = r.range(0, 99);
+    return p < 8    ? scalar_query(r)
+           : p < 38 ? select_over(r, outer_from(r))
+           : p < 46 ? select_over(r, derived_from(r))
+                    : select_over(r, inner_from(r));
 }
 
 // --- the property -----------------------------------------------------------
@@ -1916,8 +1979,9 @@ protected:
         }
         std::cout << "ra, rb, rc, rd regions: " << done << " cycles, " << next_id_
                   << " stream tables (" << algebraic_ << " algebraic, " << subquery_
-                  << " with WHERE subqueries, " << full_join_ << " FULL JOIN, " << grouping_sets_
-                  << " grouping sets, " << kept_ << " kept copies), rows now "
+                  << " with WHERE subqueries, " << full_join_ << " FULL JOIN, " << wrapped_
+                  << " through views or WITH, " << grouping_sets_ << " grouping sets, " << kept_
+                  << " kept copies), rows now "
                   << db->scalar(
                          "SELECT (SELECT count(*) FROM ra) || '/' || (SELECT count(*) "
                          "FROM rb) || '/' || (SELECT count(*) FROM rc) || '/' || "
@@ -1935,10 +1999,28 @@ private:
         db->exec(sql);
     }
 
+    bool valid(const std::string& sql) {
+        try {
+            db->exec("EXPLAIN " + sql);
+            return true;
+        } catch (const SqlError& e) {
+            if (e.sqlstate != "42803") {
+                throw;
+            }
+            return false;
+        }
+    }
+
     StreamTable create(Rng& r) {
         StreamTable st;
         st.name = "sr_" + std::to_string(next_id_++);
-        const Drawn d = random_region_query(r);
+        Drawn d = random_region_query(r);
+        // A query whose select list leans on a table's key (GROUP BY a.id,
+        // a.v) is not valid over a view or WITH query of that table: drawn
+        // again.
+        while (d.wrapped && !valid(d.sql)) {
+            d = random_region_query(r);
+        }
         st.query = d.sql;
         if (trace_.is_open()) {
             trace_ << "SELECT pgtrickle.create_stream_table('" << st.name << "', $q$" << st.query
@@ -1963,6 +2045,7 @@ private:
             st.name + "'"));
         subquery_ += d.subquery ? 1 : 0;
         full_join_ += d.full_join ? 1 : 0;
+        wrapped_ += d.wrapped ? 1 : 0;
         grouping_sets_ += grouping_set_storage(*db, st.name) ? 1 : 0;
         return st;
     }
@@ -2017,6 +2100,7 @@ private:
     int kept_ = 0;           // kept copies of filtered tables (pgtrickle.pgt_kept)
     int subquery_ = 0;       // stream tables with WHERE subqueries
     int full_join_ = 0;      // stream tables over a FULL JOIN
+    int wrapped_ = 0;        // stream tables reading tables through views or WITH queries
     int grouping_sets_ = 0;  // stream tables over GROUPING SETS, ROLLUP or CUBE
     std::ofstream trace_;
 };

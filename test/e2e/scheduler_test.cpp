@@ -331,7 +331,8 @@ TEST_F(Scheduler, an_unwritten_full_stream_table_is_not_recomputed) {
     db->exec("SET ROLE pgt_reader_no_trigger");
     create_st("reader_st", "SELECT id, v FROM src", "1s", "FULL");
     db->exec("RESET ROLE");
-    EXPECT_EQ(db->scalar("SELECT string_agg(tgrelid::regclass || ':' || tgname, ' ' ORDER BY 1) "
+    EXPECT_EQ(db->scalar("SELECT string_agg(tgrelid::regclass || ':' || tgname, ' ' ORDER BY "
+                         "tgrelid::regclass::text) "
                          "FROM pg_trigger WHERE tgname LIKE 'pgt_note_%'"),
               "other:pgt_note_" +
                   db->scalar("SELECT pgt_id FROM pgtrickle.pgt_stream_tables "

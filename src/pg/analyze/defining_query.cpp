@@ -4,6 +4,7 @@
 // after the walk.
 #include "pg/analyze/defining_query.hpp"
 #include "pg/analyze/anti_join.hpp"
+#include "pg/analyze/expand_views.hpp"
 #include "pg/analyze/flatten_derived.hpp"
 #include "pg/analyze/grouped_join.hpp"
 #include "pg/analyze/inline_ctes.hpp"
@@ -459,6 +460,22 @@ AnalyzedQuery analyze_query(Query* q, AnalyzedQuery out) {
     return out;
 }
 
+// The query maintained over expanded views keeps them as written: its
+// tree names the views (a reinitialisation expands their definitions as
+// they are then), and they are sources (dependencies, DDL that marks).
+void keep_views(Query* written, const std::vector<Oid>& views, AnalyzedQuery& a) {
+    a.tree = pg_call([&] { return nodeToString(written); });
+    for (Oid v : views) {
+        bool known = false;
+        for (const SourceRelation& s : a.sources) {
+            known = known || s.relid == v;
+        }
+        if (!known) {
+            a.sources.push_back({v, RELKIND_VIEW});
+        }
+    }
+}
+
 // A lowered query analysed (deparsed and analysed again first when asked),
 // in a subtransaction: a lowering PostgreSQL cannot read back, or that the
 // analysis refuses, leaves the query as written to decide.
@@ -500,6 +517,9 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     // NOT EXISTS they are) and outer joins with USING, NATURAL or an alias
     // (as the ON joins they are).
     auto* lowered = pg_call([&] { return static_cast<Query*>(copyObjectImpl(q)); });
+    // Views are maintained over their tables, as the derived tables they
+    // stand for, when reading those directly gives the same rows.
+    const std::vector<Oid> views = expand_views(lowered);
     const bool inlined = inline_with_queries(lowered);
     const bool using_on = lower_join_using(lowered);
     const bool anti = lower_anti_joins(lowered);
@@ -509,12 +529,18 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     // Grouped derived tables joined on their whole key are the correlated
     // subqueries of one group each.
     const bool groups = lower_joined_groups(lowered);
+    if (groups) {
+        // (a derived table that was the outer side of a join to groups is
+        // now in the FROM list)
+        (void)flatten_plain_derived_tables(lowered);
+    }
     // A select over one grouped derived table (what a WITH query with GROUP
     // BY and a final SELECT inline to) is that grouped query.
     Query* pulled = pull_up_grouped_derived_table(lowered);
     lowered = pulled != nullptr ? pulled : lowered;
     std::string lowered_blocker;
-    const bool again = using_on || anti || flattened || groups || pulled != nullptr;
+    const bool again =
+        !views.empty() || using_on || anti || flattened || groups || pulled != nullptr;
     if (inlined || again) {
         std::optional<AnalyzedQuery> a = analyze_lowered(lowered, again, out);
         if (a && a->differential_blocker.empty()) {
@@ -529,13 +555,18 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
                     return std::string(pg_call([&] { return pg_get_querydef(q, false); }));
                 });
             }
+            if (!views.empty()) {
+                keep_views(q, views, *a);
+            }
             return *a;
         }
         lowered_blocker = a ? a->differential_blocker : "";
     }
     AnalyzedQuery kept = analyze_query(q, out);
-    if (inlined && kept.differential_blocker == kWithQueries && !lowered_blocker.empty()) {
-        kept.differential_blocker = lowered_blocker;  // what really blocks it
+    // What really blocks a query whose WITH queries or views were lowered.
+    if (((inlined && kept.differential_blocker == kWithQueries) || !views.empty()) &&
+        !lowered_blocker.empty()) {
+        kept.differential_blocker = lowered_blocker;
     }
     return kept;
 }

@@ -129,8 +129,10 @@ struct AnalyzedQuery {
     std::vector<ReadRight> reads;         // one per reference in the rewritten query
     std::vector<Oid> functions;           // functions it calls (operators' too), no duplicates
     std::vector<Oid> types;               // types of its expressions, their elements and bases
-    std::string tree;                     // the analysed query (nodeToString) `effective` deparses
-    bool selects_star = false;            // its select list has * or t.* (seed EC-15)
+    // The analysed query (nodeToString) `effective` deparses; with views
+    // expanded (expand_views.hpp), the query as written, naming the views.
+    std::string tree;
+    bool selects_star = false;  // its select list has * or t.* (seed EC-15)
     // Its result is a function of the rows it reads alone: no function
     // that is not IMMUTABLE, no CURRENT_TIMESTAMP and the like, no
     // nextval, no TABLESAMPLE (change notes, pg/cdc/change_notes).

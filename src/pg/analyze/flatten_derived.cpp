@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "pg/analyze/join_side_tables.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
@@ -23,7 +24,9 @@ namespace {
 
 using Walker = bool (*)();
 
-bool plain(const RangeTblEntry* rte) {
+}  // namespace
+
+bool plain_derived_table(const RangeTblEntry* rte) {
     if (rte->rtekind != RTE_SUBQUERY || rte->lateral || rte->security_barrier) {
         return false;
     }
@@ -36,6 +39,8 @@ bool plain(const RangeTblEntry* rte) {
            s->jointree->fromlist != NIL &&
            !contain_volatile_functions(reinterpret_cast<Node*>(s->targetList));
 }
+
+namespace {
 
 struct WholeRow {
     int varno;
@@ -126,12 +131,16 @@ void unnest_inner(Query* q, Node* n, List** items, Node** quals) {
 
 }  // namespace
 
-void inner_joins_as_from_list(Query* q) {
+void resolve_join_references(Query* q) {
     q->targetList =
         castNode(List, flatten_join_alias_vars(q, reinterpret_cast<Node*>(q->targetList)));
     q->jointree =
         castNode(FromExpr, flatten_join_alias_vars(q, reinterpret_cast<Node*>(q->jointree)));
     q->havingQual = flatten_join_alias_vars(q, q->havingQual);
+}
+
+void inner_joins_as_from_list(Query* q) {
+    resolve_join_references(q);
     List* items = NIL;
     Node* quals = nullptr;
     ListCell* lc;
@@ -166,6 +175,9 @@ bool inner_on_has_subquery(Node* n) {
 void merge(Query* q, int varno) {
     RangeTblEntry* rte = rt_fetch(static_cast<Index>(varno), q->rtable);
     Query* s = static_cast<Query*>(copyObjectImpl(rte->subquery));
+    // Its references to queries above q (a derived table inside a subquery
+    // may read the outer query) come one level nearer.
+    IncrementVarSublevelsUp(reinterpret_cast<Node*>(s), -1, 1);
     OffsetVarNodes(reinterpret_cast<Node*>(s), list_length(q->rtable), 0);
     // The replacement copies q's jointree: the reference is found after it.
     Node* replaced = ReplaceVarsFromTargetList(reinterpret_cast<Node*>(q), varno, 0, rte,
@@ -193,7 +205,8 @@ bool merge_one(Query* q) {
     std::vector<int> candidates;
     inner_items(reinterpret_cast<Node*>(q->jointree), candidates);
     for (int varno : candidates) {
-        if (plain(rt_fetch(static_cast<Index>(varno), q->rtable)) && !read_as_whole_row(q, varno)) {
+        if (plain_derived_table(rt_fetch(static_cast<Index>(varno), q->rtable)) &&
+            !read_as_whole_row(q, varno)) {
             inner_joins_as_from_list(q);
             merge(q, varno);
             return true;
@@ -204,21 +217,52 @@ bool merge_one(Query* q) {
 
 }  // namespace
 
+namespace {
+
+// One query level: subqueries in inner joins' ON moved out, then its plain
+// derived tables merged.
+bool flatten_level(Query* q) {
+    if (q->commandType != CMD_SELECT || q->setOperations != nullptr || q->jointree == nullptr) {
+        return false;
+    }
+    bool merged = false;
+    if (inner_on_has_subquery(reinterpret_cast<Node*>(q->jointree))) {
+        inner_joins_as_from_list(q);  // (a subquery in WHERE is followed)
+        merged = true;
+    }
+    // Each merge appends entries and may expose derived tables that were
+    // inside the merged one; a bound keeps a malformed tree from looping.
+    for (int i = 0; i < 64 && merge_one(q); i++) {
+        merged = true;
+    }
+    // Derived tables of one table on the sides of outer joins.
+    return collapse_join_side_tables(q) || merged;
+}
+
+// Every query below (subqueries, derived tables, WITH queries), each level
+// after the ones inside it: a derived table is as flat as it gets before
+// the level holding it looks at it.
+bool nested_walker(Node* node, void* ctx) {
+    if (node == nullptr) {
+        return false;
+    }
+    if (IsA(node, Query)) {
+        auto* q = castNode(Query, node);
+        (void)query_tree_walker(
+            q, reinterpret_cast<Walker>(reinterpret_cast<void (*)()>(nested_walker)), ctx, 0);
+        *static_cast<bool*>(ctx) = flatten_level(q) || *static_cast<bool*>(ctx);
+        return false;
+    }
+    return expression_tree_walker(
+        node, reinterpret_cast<Walker>(reinterpret_cast<void (*)()>(nested_walker)), ctx);
+}
+
+}  // namespace
+
 bool flatten_plain_derived_tables(Query* q) {
     return pg_call([&] {
-        if (q->commandType != CMD_SELECT || q->setOperations != nullptr || q->jointree == nullptr) {
-            return false;
-        }
         bool merged = false;
-        if (inner_on_has_subquery(reinterpret_cast<Node*>(q->jointree))) {
-            inner_joins_as_from_list(q);  // (a subquery in WHERE is followed)
-            merged = true;
-        }
-        // Each merge appends entries and may expose derived tables that were
-        // inside the merged one; a bound keeps a malformed tree from looping.
-        for (int i = 0; i < 64 && merge_one(q); i++) {
-            merged = true;
-        }
+        (void)nested_walker(reinterpret_cast<Node*>(q), &merged);
         return merged;
     });
 }

@@ -30,10 +30,21 @@ extern "C" {
 
 namespace pgt::pg {
 
-// Merges every such derived table of q's own level into q, in place, and
-// moves subqueries out of inner joins' ON; whether q changed. The result
+// Merges every such derived table into the query level holding it, at
+// every level, in place, and moves subqueries out of inner joins' ON;
+// whether q changed. The result
 // is to be deparsed and analysed again.
 bool flatten_plain_derived_tables(Query* q);
+
+// A plain SELECT in FROM as described above (not LATERAL, no aggregate,
+// grouping, DISTINCT, LIMIT, window, set operation, WITH, row locks, SRF
+// or volatile function in its select list).
+bool plain_derived_table(const RangeTblEntry* rte);
+
+// References to q's join columns (at any level) replaced by what they
+// stand for (a column of an input, COALESCE of a FULL JOIN's merged one):
+// then nothing reads through a join's column list.
+void resolve_join_references(Query* q);
 
 // Inner joins of q's top level written as the FROM list and WHERE they
 // equal (each inner join's entry left as an unreferenced placeholder), so

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "pg/analyze/flatten_derived.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
@@ -47,11 +48,7 @@ bool lower_join_using(Query* q) {
         }
         // References to any join's columns become what they stand for
         // (COALESCE of a FULL JOIN's merged column), at every level.
-        q->targetList =
-            castNode(List, flatten_join_alias_vars(q, reinterpret_cast<Node*>(q->targetList)));
-        q->jointree =
-            castNode(FromExpr, flatten_join_alias_vars(q, reinterpret_cast<Node*>(q->jointree)));
-        q->havingQual = flatten_join_alias_vars(q, q->havingQual);
+        resolve_join_references(q);
         joins.clear();  // (the jointree is a new one)
         collect(reinterpret_cast<Node*>(q->jointree), joins);
         for (JoinExpr* j : joins) {

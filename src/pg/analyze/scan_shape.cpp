@@ -81,7 +81,10 @@ const char* relation_blocker(const RangeTblEntry* rte) {
         case RELKIND_PARTITIONED_TABLE:
             return nullptr;
         case RELKIND_VIEW:
-            return "a view as source (write the view's query into the stream table query)";
+            // (Other views are expanded: expand_views.hpp.)
+            return "a view owned by another role (not security_invoker), a security-barrier "
+                   "view, or a view over a table with row-level security or that the owner may "
+                   "not SELECT";
         case RELKIND_MATVIEW:
             return "a materialized view as source";
         case RELKIND_FOREIGN_TABLE:

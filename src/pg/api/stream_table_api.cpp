@@ -617,7 +617,9 @@ AnalyzedQuery reanalyze(Spi& spi, catalog::StreamTableRow& row) {
                          "query =>), or drop and create it again.");
     }
     if (q.effective != row.effective_query) {
-        row.defining_query = q.effective;  // what it now reads, as a view's definition shows
+        // What it now reads, as a view's definition shows (views it reads
+        // by name, as written).
+        row.defining_query = q.tree.empty() ? q.effective : deparse_stored_query(q.tree);
     }
     row.effective_query = q.effective;
     row.query_tree = q.tree;

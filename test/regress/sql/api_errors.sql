@@ -24,7 +24,7 @@ SELECT pgtrickle.create_stream_table('st', 'SELECT id FROM src', schedule => '10
 \echo :LAST_ERROR_SQLSTATE
 SELECT pgtrickle.create_stream_table('st', 'SELECT id FROM src', schedule => '61 * * * *');
 \echo :LAST_ERROR_SQLSTATE
-SELECT pgtrickle.create_stream_table('st', 'SELECT a.id FROM src a FULL JOIN (SELECT id FROM src) b ON b.id = a.id', refresh_mode => 'DIFFERENTIAL');
+SELECT pgtrickle.create_stream_table('st', 'SELECT a.id FROM src a FULL JOIN (SELECT id FROM src WHERE id > 1) b ON b.id = a.id', refresh_mode => 'DIFFERENTIAL');
 \echo :LAST_ERROR_SQLSTATE
 SELECT pgtrickle.create_stream_table('st', 'SELECT id, random() AS r FROM src', refresh_mode => 'DIFFERENTIAL');
 \echo :LAST_ERROR_SQLSTATE

@@ -1,0 +1,36 @@
+// Views read by the query expanded into the derived tables they stand for,
+// as PostgreSQL's rewriter expands them before planning, so the query is
+// maintained over the views' tables (a dbt project's staging models are
+// views):
+//
+//   CREATE VIEW stg_orders AS SELECT id AS order_id, amt AS amount
+//                             FROM raw_orders WHERE NOT deleted;
+//   SELECT sum(amount) FROM stg_orders
+//   =>  SELECT sum(amount) FROM (SELECT id AS order_id, amt AS amount
+//                                FROM raw_orders WHERE NOT deleted) stg_orders
+//
+// Invariant: only when reading the tables directly, as the stream table's
+// owner, gives what reading the views gives: every view is owned by the
+// caller (the stream table's owner) or is security_invoker, so its tables
+// are read by the same role either way; no view is a security barrier
+// (whose conditions must run first); no table reached has row-level
+// security enabled; and the caller may SELECT every table reached. The stream table keeps the query
+// as written (pgt_stream_tables. query_tree): a reinitialisation, which CREATE OR REPLACE VIEW of a
+// view read marks, expands the views' current definitions.
+#pragma once
+
+#include <vector>
+
+extern "C" {
+#include "postgres.h"
+#include "nodes/parsenodes.h"
+}
+
+namespace pgt::pg {
+
+// Expands every view q reads, at every level, in place, and returns the
+// views expanded (none: q is unchanged). The result is to be deparsed and
+// analysed again.
+std::vector<Oid> expand_views(Query* q);
+
+}  // namespace pgt::pg
