@@ -61,9 +61,9 @@ bool pullable(const Query* q, const RangeTblEntry* rte, int varno) {
     }
     const Query* s = rte->subquery;
     const bool distinct = s->distinctClause != NIL;
-    const bool shape = distinct
-                           ? !grouped(s) && !s->hasDistinctOn && selects_every_column(q, varno, s)
-                           : grouped(s);
+    const bool shape = distinct ? !grouped(s) && selects_every_column(q, varno, s) &&
+                                      (!s->hasDistinctOn || q->jointree->quals == nullptr)
+                                : grouped(s);
     return shape && s->groupingSets == NIL && !s->hasWindowFuncs && s->limitCount == nullptr &&
            s->limitOffset == nullptr && s->setOperations == nullptr && !s->hasTargetSRFs &&
            s->cteList == NIL && !contain_volatile_functions(q->jointree->quals);
@@ -120,7 +120,11 @@ Query* pull_up_grouped_derived_table(Query* q) {
             }
         }
         s->targetList = tlist;
-        s->sortClause = NIL;  // a derived table's order means nothing
+        // A derived table's order means nothing, but it chooses DISTINCT
+        // ON's row.
+        if (!s->hasDistinctOn) {
+            s->sortClause = NIL;
+        }
         if (q->jointree->quals != nullptr) {
             // On groups a condition is HAVING; on DISTINCT rows, a condition
             // on their columns keeps or drops every copy alike: WHERE.

@@ -10,7 +10,9 @@
 // aggregate, grouping, DISTINCT, ORDER BY, LIMIT, window, subquery or
 // set-returning function of its own), and the derived table is grouped
 // (GROUP BY or aggregates, no DISTINCT) or is a SELECT DISTINCT (not
-// grouped) all of whose columns the outer query selects as they are, with
+// grouped) all of whose columns the outer query selects as they are (a
+// DISTINCT ON one only without an outer WHERE, which would filter the rows
+// DISTINCT ON chose, not choose among the rows it keeps), with
 // no grouping sets, window function, LIMIT/OFFSET, set operation or
 // set-returning function. Its outer WHERE becomes the HAVING of the groups,
 // or the WHERE of the DISTINCT rows.
