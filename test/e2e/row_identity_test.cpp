@@ -83,6 +83,9 @@ const std::map<std::string, std::string> kFieldSql = {
     {"bpchar.unpadded", "'ab'::bpchar"}, {"bpchar.blank", "'   '::char(3)"},
     {"bytea.empty", "''::bytea"}, {"bytea.zero_ff", "'\\x00ff'::bytea"}, {"bytea.ab", "'\\x6162'::bytea"},
     {"enum.sad", "'sad'::mood"},
+    {"name.ab", "'ab'::name"},
+    {"char.x", "'x'::\"char\""},
+    {"char.zero", "''::\"char\""},
     {"uuid.nil", "'00000000-0000-0000-0000-000000000000'::uuid"},
     {"uuid.sample", "'123e4567-e89b-12d3-a456-426614174000'::uuid"},
     {"uuid.max", "'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid"},
@@ -545,6 +548,35 @@ TEST_F(RowIdentity, stream_table_creation_rejects_identity_columns_without_encod
     EXPECT_EQ(e.sqlstate, "0A000");
     EXPECT_EQ(e.message, "column \"js\" of type json[] cannot be part of a row identity");
     EXPECT_EQ(count("SELECT 1 FROM pgtrickle.pgt_stream_tables"), 0);
+}
+
+// name and "char" columns (catalog-like tables) in a row identity: a
+// keyless select, a GROUP BY and a DISTINCT over them are maintained
+// DIFFERENTIAL, equal to their queries after every change.
+TEST_F(RowIdentity, name_and_char_columns_are_identities_of_maintained_tables) {
+    db->exec(
+        "CREATE TABLE objs (id int PRIMARY KEY, n name, k \"char\", v int);"
+        "INSERT INTO objs SELECT g, 'obj_' || (g % 7), (ARRAY['r', 'v', 'i', ''])[g % 4 + 1]::"
+        "\"char\", g % 5 FROM generate_series(1, 40) g;"
+        "SELECT pgtrickle.create_stream_table('by_row', 'SELECT n, k, v FROM objs', "
+        "refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('by_name', 'SELECT n, count(*) AS c, sum(v) AS s "
+        "FROM objs GROUP BY n', refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('kinds', 'SELECT DISTINCT k, n FROM objs', "
+        "refresh_mode => 'DIFFERENTIAL')");
+    const std::vector<std::string> changes = {
+        "UPDATE objs SET n = repeat('x', 63) WHERE id % 6 = 0",
+        "UPDATE objs SET k = '' WHERE id % 5 = 1; DELETE FROM objs WHERE id % 9 = 0",
+        "INSERT INTO objs VALUES (100, 'obj_1', 'r', 4), (101, 'new', 'm', 1)",
+    };
+    for (const std::string& change : changes) {
+        db->exec(change);
+        for (const char* st : {"by_row", "by_name", "kinds"}) {
+            refresh(st);
+            EXPECT_EQ(last_action(st), "DIFFERENTIAL") << st << " after " << change;
+            EXPECT_MATCHES_QUERY(*db, st) << " after " << change;
+        }
+    }
 }
 
 TEST_F(RowIdentity, null_and_unknown_arguments_raise_named_errors) {

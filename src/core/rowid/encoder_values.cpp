@@ -63,6 +63,21 @@ void Encoder::bpchar(std::string_view bytes) {
     escaped_value(TypeTag::kBpchar, bytes.substr(0, last == std::string_view::npos ? 0 : last + 1));
 }
 
+// name compares with strncmp: its bytes up to the first NUL are the value.
+void Encoder::name(std::string_view bytes) {
+    const std::size_t end = bytes.find('\0');
+    const std::string_view value = bytes.substr(0, end);
+    if (value.size() > kMaxEnumLabelBytes) {
+        fail_value("name longer than 63 bytes");
+    }
+    escaped_value(TypeTag::kName, value);
+}
+
+void Encoder::pg_char(std::uint8_t byte) {
+    const char c = static_cast<char>(byte);
+    escaped_value(TypeTag::kChar, std::string_view(&c, 1));
+}
+
 void Encoder::enum_label(std::string_view label) {
     if (label.size() > kMaxEnumLabelBytes) {
         fail_value("enum label longer than 63 bytes");

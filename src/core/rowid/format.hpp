@@ -63,6 +63,8 @@ enum class TypeTag : std::uint8_t {
     kVarbit = 0x19,
     kEnum = 0x1A,
     kJsonb = 0x1B,
+    kName = 0x1C,
+    kChar = 0x1D,  // the one-byte "char"
     kArray = 0x40,
     kComposite = 0x41,
     kRange = 0x42,

@@ -11,10 +11,11 @@ namespace {
 using enum SizeRule;
 using enum ByteOrder;
 
-constexpr std::uint32_t kEnumMaxPayload = 2 * kMaxEnumLabelBytes + 2;
+constexpr std::uint32_t kEnumMaxPayload = 2 * kMaxEnumLabelBytes + 2;  // also name's
+constexpr std::uint32_t kCharMaxPayload = 2 * 1 + 2;
 
 // clang-format off
-constexpr std::array<TypeInfo, 31> kRegistry{{
+constexpr std::array<TypeInfo, 33> kRegistry{{
     // tag                   name           oid   size rule       max  collate order
     {TypeTag::kBool,        "bool",          16, kFixed,           1, false, kTypeOrder},
     {TypeTag::kInt2,        "int2",          21, kFixed,           2, false, kTypeOrder},
@@ -43,6 +44,8 @@ constexpr std::array<TypeInfo, 31> kRegistry{{
     {TypeTag::kVarbit,      "varbit",      1562, kBitTypmod,       0, false, kIdentityOnly},
     {TypeTag::kEnum,        "enum",           0, kFixed, kEnumMaxPayload, false, kIdentityOnly},
     {TypeTag::kJsonb,       "jsonb",       3802, kUnbounded,       0, false, kIdentityOnly},
+    {TypeTag::kName,        "name",          19, kFixed, kEnumMaxPayload, true, kIdentityOnly},
+    {TypeTag::kChar,        "char",          18, kFixed, kCharMaxPayload, false, kIdentityOnly},
     {TypeTag::kArray,       "array",          0, kUnbounded,       0, false, kIdentityOnly},
     {TypeTag::kComposite,   "composite",      0, kComposite,       0, false, kIdentityOnly},
     {TypeTag::kRange,       "range",          0, kUnbounded,       0, false, kSubtypeOrder},
