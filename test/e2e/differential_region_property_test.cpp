@@ -1869,7 +1869,7 @@ std::string full_join_query(Rng& r) {
 // What a generated query has: counted per run.
 struct Drawn {
     std::string sql;
-    bool subquery = false, full_join = false, wrapped = false;
+    bool subquery = false, full_join = false, wrapped = false, grouped_join = false;
 };
 
 // Each table read through a view (v_t), a filtering view over that view
@@ -1902,10 +1902,55 @@ std::string with_list(Rng& r, const std::string& sql) {
     return with.empty() ? "" : with + " ";
 }
 
-// A FULL JOIN query (10%), grouping sets over another region (7%), else
-// a query with WHERE subqueries (20%), kept algebraically (35% of the
+// A FULL JOIN query (10%), grouping sets over another region (7%), a
+// grouped derived table joined on its key (8%), else a query with WHERE
+// subqueries (20%), kept algebraically (35% of the
 // rest), over an inner join (54% of the rest), outer joins (30%), a
 // derived table (8%), or aggregates without GROUP BY over any of them (8%).
+// A grouped derived table joined to another table on its whole key (a
+// dbt model's aggregate joined back): LEFT JOIN or inner, its aggregates
+// selected, filtered in WHERE (inner) or aggregated again by the outer
+// query; the groups' table read through source_name like any other.
+std::string grouped_join_query(Rng& r) {
+    struct KeyPair {
+        size_t outer, inner;
+        const char* key;
+    };
+    static const std::vector<KeyPair> pairs = {
+        {0, 1, "k"}, {1, 0, "k"}, {0, 3, "k"}, {3, 1, "k"},
+        {1, 2, "j"}, {2, 1, "j"}, {2, 3, "m"}, {3, 2, "m"},
+    };
+    const KeyPair& pr = r.pick(pairs);
+    const Table& x = kTables[pr.outer];
+    const Table& y = kTables[pr.inner];
+    const std::string key = pr.key;
+    std::string inner = "SELECT y." + key + " AS gk, count(*) AS n, sum(y." + y.value +
+                        ") AS s, max(y." + y.text + ") AS mx FROM " + source_name(y.name) + " y";
+    if (r.chance(50)) {
+        inner += " WHERE y." + y.value + " > " + r.num(0, 8);
+    }
+    inner += " GROUP BY y." + key;
+    const bool left = r.chance(60);
+    const std::string from = source_name(x.name) + " x " + (left ? "LEFT JOIN" : "JOIN") + " (" +
+                             inner + ") g ON " +
+                             (r.chance(50) ? "g.gk = x." + key : "x." + key + " = g.gk");
+    if (r.chance(30)) {
+        // Aggregated again, by the outer table's key column.
+        return "SELECT x." + key +
+               " AS k0, count(g.gk) AS c0, sum(g.n) AS s0, max(g.mx) AS m0 FROM " + from +
+               " GROUP BY x." + key;
+    }
+    std::string sql =
+        "SELECT x.id, x." + key + " AS k0, " + (left && r.chance(50) ? "coalesce(g.n, 0)" : "g.n") +
+        " AS n0, g.s AS s0, g.mx AS m0" + (r.chance(30) ? ", g.gk AS gk0" : "") + " FROM " + from;
+    if (!left && r.chance(50)) {
+        sql += " WHERE g.n > " + r.num(1, 3);
+    } else if (r.chance(30)) {
+        sql += " WHERE x." + x.value + " IS NOT NULL";
+    }
+    return sql;
+}
+
 std::string draw_region_query(Rng& r, int kind, Drawn& d);
 
 Drawn random_region_query(Rng& r) {
@@ -1931,6 +1976,10 @@ std::string draw_region_query(Rng& r, int kind, Drawn& d) {
     }
     if (kind < 17) {
         return grouping_sets_region_query(r, d.subquery);
+    }
+    if (kind < 25) {
+        d.grouped_join = true;
+        return grouped_join_query(r);
     }
     d.subquery = r.chance(20);
     if (d.subquery) {
@@ -1980,8 +2029,8 @@ protected:
         std::cout << "ra, rb, rc, rd regions: " << done << " cycles, " << next_id_
                   << " stream tables (" << algebraic_ << " algebraic, " << subquery_
                   << " with WHERE subqueries, " << full_join_ << " FULL JOIN, " << wrapped_
-                  << " through views or WITH, " << grouping_sets_ << " grouping sets, " << kept_
-                  << " kept copies), rows now "
+                  << " through views or WITH, " << grouped_join_ << " joined to groups, "
+                  << grouping_sets_ << " grouping sets, " << kept_ << " kept copies), rows now "
                   << db->scalar(
                          "SELECT (SELECT count(*) FROM ra) || '/' || (SELECT count(*) "
                          "FROM rb) || '/' || (SELECT count(*) FROM rc) || '/' || "
@@ -2046,6 +2095,7 @@ private:
         subquery_ += d.subquery ? 1 : 0;
         full_join_ += d.full_join ? 1 : 0;
         wrapped_ += d.wrapped ? 1 : 0;
+        grouped_join_ += d.grouped_join ? 1 : 0;
         grouping_sets_ += grouping_set_storage(*db, st.name) ? 1 : 0;
         return st;
     }
@@ -2101,6 +2151,7 @@ private:
     int subquery_ = 0;       // stream tables with WHERE subqueries
     int full_join_ = 0;      // stream tables over a FULL JOIN
     int wrapped_ = 0;        // stream tables reading tables through views or WITH queries
+    int grouped_join_ = 0;   // stream tables joining a grouped derived table on its key
     int grouping_sets_ = 0;  // stream tables over GROUPING SETS, ROLLUP or CUBE
     std::ofstream trace_;
 };
