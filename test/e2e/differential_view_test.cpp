@@ -44,6 +44,11 @@ const std::vector<ConstructCase> kCases = {
     {"left_join_views",
      "SELECT o.order_id, o.amount, c.customer_name, c.region FROM stg_orders o LEFT JOIN "
      "stg_customers c ON c.customer_id = o.customer_id"},
+    // Groups joined to a filtering view, their count read in WHERE (the
+    // view's conditions and the join's equality are one flat AND).
+    {"filtered_view_joined_to_groups",
+     "SELECT b.order_id, t.n FROM big_orders b JOIN customer_totals t ON t.customer_id = "
+     "b.customer_id WHERE t.n > 2"},
     {"exists_view",
      "SELECT customer_id, region FROM stg_customers c WHERE EXISTS (SELECT 1 FROM big_orders b "
      "WHERE b.customer_id = c.customer_id)"},

@@ -99,16 +99,6 @@ void inner_items(Node* n, std::vector<int>& out) {
     }
 }
 
-Node* and_of(Node* a, Node* b) {
-    if (a == nullptr) {
-        return b;
-    }
-    if (b == nullptr) {
-        return a;
-    }
-    return reinterpret_cast<Node*>(make_andclause(list_make2(a, b)));
-}
-
 // The items of an inner join tree as FROM-list items, its ON conditions
 // gathered into quals; each inner join's entry becomes an empty
 // placeholder (unreferenced, it deparses to nothing).
@@ -117,7 +107,7 @@ void unnest_inner(Query* q, Node* n, List** items, Node** quals) {
         auto* j = castNode(JoinExpr, n);
         unnest_inner(q, j->larg, items, quals);
         unnest_inner(q, j->rarg, items, quals);
-        *quals = and_of(*quals, j->quals);
+        *quals = conjunction(*quals, j->quals);
         RangeTblEntry* join = rt_fetch(static_cast<Index>(j->rtindex), q->rtable);
         join->rtekind = RTE_RESULT;
         join->joinaliasvars = NIL;
@@ -130,6 +120,19 @@ void unnest_inner(Query* q, Node* n, List** items, Node** quals) {
 }
 
 }  // namespace
+
+Node* conjunction(Node* a, Node* b) {
+    if (a == nullptr) {
+        return b;
+    }
+    if (b == nullptr) {
+        return a;
+    }
+    // One flat AND: its conjuncts are what later rewrites look through.
+    List* both = list_concat(make_ands_implicit(reinterpret_cast<Expr*>(a)),
+                             make_ands_implicit(reinterpret_cast<Expr*>(b)));
+    return reinterpret_cast<Node*>(make_ands_explicit(both));
+}
 
 void resolve_join_references(Query* q) {
     q->targetList =
@@ -148,7 +151,7 @@ void inner_joins_as_from_list(Query* q) {
         unnest_inner(q, static_cast<Node*>(lfirst(lc)), &items, &quals);
     }
     q->jointree->fromlist = items;
-    q->jointree->quals = and_of(q->jointree->quals, quals);
+    q->jointree->quals = conjunction(q->jointree->quals, quals);
 }
 
 namespace {
@@ -185,7 +188,7 @@ void merge(Query* q, int varno) {
     *q = *castNode(Query, replaced);
     q->rtable = list_concat(q->rtable, s->rtable);
     q->hasSubLinks = q->hasSubLinks || s->hasSubLinks;
-    q->jointree->quals = and_of(q->jointree->quals, s->jointree->quals);
+    q->jointree->quals = conjunction(q->jointree->quals, s->jointree->quals);
     // The derived table's FROM items stand where its reference stood.
     List* items = NIL;
     ListCell* lc;

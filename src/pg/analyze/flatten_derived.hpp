@@ -41,6 +41,9 @@ bool flatten_plain_derived_tables(Query* q);
 // or volatile function in its select list).
 bool plain_derived_table(const RangeTblEntry* rte);
 
+// a AND b as one flat AND (either may be nullptr, or an AND itself).
+Node* conjunction(Node* a, Node* b);
+
 // References to q's join columns (at any level) replaced by what they
 // stand for (a column of an input, COALESCE of a FULL JOIN's merged one):
 // then nothing reads through a join's column list.

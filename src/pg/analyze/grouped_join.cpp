@@ -143,7 +143,8 @@ Query* group_query(const Group& g, TargetEntry* selected, int levels) {
                                          reinterpret_cast<Expr*>(outer), InvalidOid, k.collation));
     }
     if (sub->jointree->quals != nullptr) {
-        conds = lcons(sub->jointree->quals, conds);
+        conds =
+            list_concat(make_ands_implicit(reinterpret_cast<Expr*>(sub->jointree->quals)), conds);
     }
     sub->jointree->quals = reinterpret_cast<Node*>(make_ands_explicit(conds));
     return sub;

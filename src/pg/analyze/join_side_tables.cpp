@@ -186,20 +186,14 @@ bool collapse(Query* q, const Side& side) {
     list_nth_cell(q->rtable, side.varno - 1)->ptr_value = table;
     q->hasSubLinks = q->hasSubLinks || s->hasSubLinks;
     if (s->jointree->quals != nullptr && side.filter == Filter::kTop) {
-        q->jointree->quals = q->jointree->quals == nullptr
-                                 ? s->jointree->quals
-                                 : reinterpret_cast<Node*>(make_andclause(
-                                       list_make2(q->jointree->quals, s->jointree->quals)));
+        q->jointree->quals = conjunction(q->jointree->quals, s->jointree->quals);
     } else if (s->jointree->quals != nullptr) {
         // (the replacement copied the jointree: the join is found again)
         std::vector<Side> now;
         sides(reinterpret_cast<Node*>(q->jointree), false, now);
         for (const Side& n : now) {
             if (n.join->rtindex == join_index) {
-                n.join->quals = n.join->quals == nullptr
-                                    ? s->jointree->quals
-                                    : reinterpret_cast<Node*>(make_andclause(
-                                          list_make2(n.join->quals, s->jointree->quals)));
+                n.join->quals = conjunction(n.join->quals, s->jointree->quals);
             }
         }
     }
