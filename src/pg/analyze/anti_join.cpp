@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "pg/analyze/range_entry.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
@@ -26,41 +27,6 @@ namespace pgt::pg {
 namespace {
 
 using Walker = bool (*)();
-
-struct RefCheck {
-    int varno;
-    int levels;  // how far below the query the walk is
-    bool found;
-};
-
-bool refs_walker(Node* node, void* ctx) {
-    auto* c = static_cast<RefCheck*>(ctx);
-    if (node == nullptr) {
-        return false;
-    }
-    if (IsA(node, Var)) {
-        const auto* v = castNode(Var, node);
-        c->found =
-            c->found || (v->varno == c->varno && static_cast<int>(v->varlevelsup) == c->levels);
-        return false;
-    }
-    if (IsA(node, Query)) {
-        c->levels++;
-        (void)query_tree_walker(castNode(Query, node),
-                                reinterpret_cast<Walker>(reinterpret_cast<void (*)()>(refs_walker)),
-                                ctx, 0);
-        c->levels--;
-        return false;
-    }
-    return expression_tree_walker(
-        node, reinterpret_cast<Walker>(reinterpret_cast<void (*)()>(refs_walker)), ctx);
-}
-
-bool reads(Node* node, int varno) {
-    RefCheck c{varno, 0, false};
-    (void)refs_walker(node, &c);
-    return c.found;
-}
 
 bool same_column(Node* n, int varno, AttrNumber attno) {
     while (n != nullptr && IsA(n, RelabelType)) {
@@ -122,27 +88,26 @@ int anti_conjunct(const JoinExpr* j, const RangeTblEntry* r, int varno, List* co
 
 // Whether anything of q but j's ON condition and conjunct `skip` reads r.
 bool read_elsewhere(Query* q, const JoinExpr* j, int varno, List* conjuncts, int skip) {
-    bool found = reads(reinterpret_cast<Node*>(q->targetList), varno) ||
-                 reads(q->havingQual, varno) || reads(j->larg, varno);
+    bool found = reads_entry(reinterpret_cast<Node*>(q->targetList), varno) ||
+                 reads_entry(q->havingQual, varno) || reads_entry(j->larg, varno);
     for (int i = 0; i < list_length(conjuncts); i++) {
-        found = found || (i != skip && reads(static_cast<Node*>(list_nth(conjuncts, i)), varno));
+        found =
+            found || (i != skip && reads_entry(static_cast<Node*>(list_nth(conjuncts, i)), varno));
     }
     ListCell* lc;
     foreach (lc, q->jointree->fromlist) {
-        found = found || (lfirst(lc) != j && reads(static_cast<Node*>(lfirst(lc)), varno));
+        found = found || (lfirst(lc) != j && reads_entry(static_cast<Node*>(lfirst(lc)), varno));
     }
     foreach (lc, q->rtable) {
         const auto* rte = static_cast<RangeTblEntry*>(lfirst(lc));
-        RefCheck c{varno, 0, false};
         if (rte->rtekind == RTE_SUBQUERY) {  // LATERAL
-            (void)refs_walker(reinterpret_cast<Node*>(rte->subquery), &c);
+            found = found || reads_entry(reinterpret_cast<Node*>(rte->subquery), varno);
         } else if (rte->rtekind == RTE_FUNCTION || rte->rtekind == RTE_VALUES) {
-            (void)refs_walker(
-                reinterpret_cast<Node*>(rte->rtekind == RTE_FUNCTION ? rte->functions
+            found = found || reads_entry(reinterpret_cast<Node*>(rte->rtekind == RTE_FUNCTION
+                                                                     ? rte->functions
                                                                      : rte->values_lists),
-                &c);
+                                         varno);
         }
-        found = found || c.found;
     }
     return found;
 }
@@ -217,12 +182,7 @@ bool lower_one(Query* q, ListCell* item) {
     }
     q->jointree->quals = reinterpret_cast<Node*>(make_ands_explicit(kept));
     q->hasSubLinks = true;
-    RangeTblEntry* join = rt_fetch(static_cast<Index>(j->rtindex), q->rtable);
-    join->rtekind = RTE_RESULT;  // unreferenced now: deparses to nothing
-    join->joinaliasvars = NIL;
-    join->joinleftcols = NIL;
-    join->joinrightcols = NIL;
-    join->eref = makeAlias(join->eref->aliasname, NIL);
+    make_placeholder(q, j->rtindex);
     lfirst(item) = j->larg;
     return true;
 }

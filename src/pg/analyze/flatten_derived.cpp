@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pg/analyze/join_side_tables.hpp"
+#include "pg/analyze/range_entry.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
@@ -42,47 +43,6 @@ bool plain_derived_table(const RangeTblEntry* rte) {
 
 namespace {
 
-struct WholeRow {
-    int varno;
-    int levels;
-    bool found;
-};
-
-// Whether node reads entry varno of the query `levels` above as a whole row.
-bool whole_row_walker(Node* node, void* ctx) {
-    auto* w = static_cast<WholeRow*>(ctx);
-    if (node == nullptr) {
-        return false;
-    }
-    if (IsA(node, Var)) {
-        const auto* v = castNode(Var, node);
-        w->found = w->found || (v->varattno == InvalidAttrNumber && v->varno == w->varno &&
-                                static_cast<int>(v->varlevelsup) == w->levels);
-        return false;
-    }
-    if (IsA(node, Query)) {
-        w->levels++;
-        (void)query_tree_walker(
-            castNode(Query, node),
-            reinterpret_cast<Walker>(reinterpret_cast<void (*)()>(whole_row_walker)), ctx, 0);
-        w->levels--;
-        return false;
-    }
-    return expression_tree_walker(
-        node, reinterpret_cast<Walker>(reinterpret_cast<void (*)()>(whole_row_walker)), ctx);
-}
-
-}  // namespace
-
-bool read_as_whole_row(Query* q, int varno) {
-    WholeRow w{varno, 0, false};
-    (void)query_tree_walker(
-        q, reinterpret_cast<Walker>(reinterpret_cast<void (*)()>(whole_row_walker)), &w, 0);
-    return w.found;
-}
-
-namespace {
-
 // The range table entries reached from n through FROM lists and inner
 // joins: their rows are never NULL-padded.
 void inner_items(Node* n, std::vector<int>& out) {
@@ -108,12 +68,7 @@ void unnest_inner(Query* q, Node* n, List** items, Node** quals) {
         unnest_inner(q, j->larg, items, quals);
         unnest_inner(q, j->rarg, items, quals);
         *quals = conjunction(*quals, j->quals);
-        RangeTblEntry* join = rt_fetch(static_cast<Index>(j->rtindex), q->rtable);
-        join->rtekind = RTE_RESULT;
-        join->joinaliasvars = NIL;
-        join->joinleftcols = NIL;
-        join->joinrightcols = NIL;
-        join->eref = makeAlias(join->eref->aliasname, NIL);
+        make_placeholder(q, j->rtindex);
         return;
     }
     *items = lappend(*items, n);

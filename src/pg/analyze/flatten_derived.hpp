@@ -55,8 +55,4 @@ void resolve_join_references(Query* q);
 // columns become what they stand for first.
 void inner_joins_as_from_list(Query* q);
 
-// Whether q reads its range table entry varno as a whole row (x.*, x as a
-// value), at any level.
-bool read_as_whole_row(Query* q, int varno);
-
 }  // namespace pgt::pg

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pg/analyze/flatten_derived.hpp"
+#include "pg/analyze/range_entry.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
@@ -177,15 +178,6 @@ void replace_columns(Query* q, int varno, const Group& g) {
     q->hasSubLinks = true;
 }
 
-void placeholder(Query* q, int rtindex) {
-    RangeTblEntry* join = rt_fetch(static_cast<Index>(rtindex), q->rtable);
-    join->rtekind = RTE_RESULT;  // unreferenced now: deparses to nothing
-    join->joinaliasvars = NIL;
-    join->joinleftcols = NIL;
-    join->joinrightcols = NIL;
-    join->eref = makeAlias(join->eref->aliasname, NIL);
-}
-
 // A FROM-list item `x LEFT JOIN d ON <the key equalities>` lowered.
 bool lower_left_join(Query* q, ListCell* item) {
     auto* j = static_cast<JoinExpr*>(lfirst(item));
@@ -204,7 +196,7 @@ bool lower_left_join(Query* q, ListCell* item) {
         return false;  // another ON condition decides matches as well
     }
     lfirst(item) = j->larg;
-    placeholder(q, j->rtindex);
+    make_placeholder(q, j->rtindex);
     replace_columns(q, varno, g);
     return true;
 }

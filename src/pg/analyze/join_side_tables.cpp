@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pg/analyze/flatten_derived.hpp"
+#include "pg/analyze/range_entry.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {

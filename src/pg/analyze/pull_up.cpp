@@ -7,6 +7,7 @@
 // result again, which rebuilds them as PostgreSQL would.
 #include "pg/analyze/pull_up.hpp"
 
+#include "pg/analyze/range_entry.hpp"
 #include "pg/boundary/boundary.hpp"
 
 extern "C" {
@@ -69,19 +70,6 @@ bool pullable(const Query* q, const RangeTblEntry* rte, int varno) {
            s->cteList == NIL && !contain_volatile_functions(q->jointree->quals);
 }
 
-// Whether node reads the derived table's whole row (x.*, x as a value).
-bool whole_row_walker(Node* node, void* ctx) {
-    if (node == nullptr) {
-        return false;
-    }
-    if (IsA(node, Var)) {
-        return castNode(Var, node)->varattno == InvalidAttrNumber &&
-               castNode(Var, node)->varno == *static_cast<int*>(ctx);
-    }
-    return expression_tree_walker(
-        node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(whole_row_walker)), ctx);
-}
-
 }  // namespace
 
 Query* pull_up_grouped_derived_table(Query* q) {
@@ -91,9 +79,7 @@ Query* pull_up_grouped_derived_table(Query* q) {
         }
         int varno = castNode(RangeTblRef, linitial(q->jointree->fromlist))->rtindex;
         RangeTblEntry* rte = rt_fetch(static_cast<Index>(varno), q->rtable);
-        if (!pullable(q, rte, varno) ||
-            whole_row_walker(reinterpret_cast<Node*>(q->targetList), &varno) ||
-            whole_row_walker(q->jointree->quals, &varno)) {
+        if (!pullable(q, rte, varno) || read_as_whole_row(q, varno)) {
             return nullptr;
         }
         Query* s = static_cast<Query*>(copyObjectImpl(rte->subquery));

@@ -359,8 +359,7 @@ constexpr ScalarWriter kScalarWriters[] = {
     {TypeTag::kVarbit, [](EncodeCtx& c, const FieldPlan&, Datum d) { write_bits(c, d, true); }},
     {TypeTag::kJsonb, write_jsonb},
     {TypeTag::kName, [](EncodeCtx& c, const FieldPlan&, Datum d) {
-         const char* n = NameStr(*DatumGetName(d));
-         c.encoder.name(std::string_view(n, strnlen(n, NAMEDATALEN))); }},
+         c.encoder.name(std::string_view(NameStr(*DatumGetName(d)), NAMEDATALEN)); }},
     {TypeTag::kChar, [](EncodeCtx& c, const FieldPlan&, Datum d) {
          c.encoder.pg_char(static_cast<std::uint8_t>(DatumGetChar(d))); }},
 };
