@@ -2,6 +2,7 @@
 // pinned: the engine's moves onto the operator tree must keep them (a
 // change here is a change of behaviour to explain, not to re-pin). Each
 // shape is then changed and refreshed, and must equal its query.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,53 @@ TEST_F(Strategy, explain_shows_the_operator_tree_with_identity_and_rule_per_node
               "+1) from " +
                   buffer);
     EXPECT_MATCHES_QUERY(*db, "st");
+}
+
+// explain_st prints no line wider than 200 characters: a literal wider
+// than that is printed as SQL continues a literal over lines, and the
+// printed statement runs as the stored one does.
+TEST_F(Strategy, explain_prints_the_plan_as_a_tree_of_lines_that_still_run) {
+    std::string wide;
+    for (int i = 0; i < 60; i++) {
+        wide += "it''s " + std::to_string(i) + " ";
+    }
+    db->exec(
+        "CREATE TABLE t (id int PRIMARY KEY, grp int NOT NULL, note text);"
+        "INSERT INTO t SELECT g, g % 3, CASE WHEN g % 2 = 0 THEN '" +
+        wide + "' ELSE 'x' END FROM generate_series(1, 20) g;");
+    db->exec("SELECT pgtrickle.create_stream_table('st', $1, refresh_mode => 'DIFFERENTIAL')",
+             {"SELECT grp, count(*) AS n FROM t WHERE note <> '" + wide + "' GROUP BY grp"});
+    EXPECT_EQ(explain("st", "strategy"), "algebraic_group");
+    const std::string plan = explain("st", "delta_plan");
+    EXPECT_EQ(plan.rfind("refresh: the steps below, in order\n", 0), 0U) << plan;
+    std::size_t widest = 0;
+    for (const char* prop : {"operator_tree", "delta_plan"}) {
+        widest = std::max(widest, static_cast<std::size_t>(std::stoul(db->scalar(
+                                      "SELECT max(pg_catalog.length(l)) FROM "
+                                      "pgtrickle.explain_st('st') e, "
+                                      "pg_catalog.regexp_split_to_table(e.value, E'\\n') l WHERE "
+                                      "e.property = $1",
+                                      {prop}))));
+    }
+    EXPECT_LE(widest, 200U);
+    // The last step, the FULL refresh query, printed under "`- ": its lines
+    // less the 5 characters of the tree run and give the query's rows.
+    const std::string head = "`- FULL refresh query (fills the hidden aggregate state)\n";
+    const std::size_t at = plan.find(head);
+    ASSERT_NE(at, std::string::npos) << plan;
+    std::string printed;
+    for (std::size_t from = at + head.size(); from < plan.size();) {
+        std::size_t nl = plan.find('\n', from);
+        std::size_t to = nl == std::string::npos ? plan.size() : nl;
+        EXPECT_EQ(plan.compare(from, 5, "     "), 0) << plan.substr(from, to - from);
+        printed += plan.substr(from + 5, to - from - 5) + "\n";
+        from = to + 1;
+    }
+    EXPECT_NE(printed.find("'\n"), std::string::npos) << "the literal is continued: " << printed;
+    EXPECT_EQ(
+        db->scalar("SELECT string_agg(grp || ':' || n, ',' ORDER BY grp) FROM (" + printed + ") q"),
+        db->scalar("SELECT string_agg(grp || ':' || n, ',' ORDER BY grp) FROM st"));
+    EXPECT_EQ(db->scalar("SELECT sum(n) FROM st"), "10");
 }
 
 TEST_F(Strategy, validate_query_says_why_and_refuses_as_create_would) {

@@ -159,6 +159,15 @@ TEST_F(Tpch, all_22_queries_stay_equal_to_their_query_over_three_refresh_cycles)
             "SELECT coalesce(value, '') FROM pgtrickle.explain_st($1) WHERE property = 'strategy'",
             {st_name(i)});
         EXPECT_EQ(strategy, kStrategies[i - 1]) << st_name(i);
+        // The plan explain_st prints: a tree whose lines are at most 200
+        // characters wide (sql::kPlanWidth).
+        EXPECT_EQ(
+            db->scalar("SELECT coalesce(max(pg_catalog.length(l)), 0) <= 200 FROM "
+                       "pgtrickle.explain_st($1) e, pg_catalog.regexp_split_to_table(e.value, "
+                       "E'\\n') l WHERE e.property IN ('operator_tree', 'delta_plan')",
+                       {st_name(i)}),
+            "t")
+            << st_name(i);
     }
     // The one single-table GROUP BY query of the workload.
     EXPECT_EQ(modes[1], "DIFFERENTIAL") << "AUTO said: " << notices[1];

@@ -3,6 +3,7 @@
 // it from its children's (and a table's unique keys); anything else is
 // KEYLESS_ROW over every column.
 #include "core/ir/tree.hpp"
+#include "core/sql/format.hpp"
 #include "core/sql/names.hpp"
 
 #include <algorithm>
@@ -442,7 +443,7 @@ std::string format_tree(const Tree& t) {
     if (!out.empty() && out.back() == '\n') {
         out.pop_back();
     }
-    return out;
+    return sql::wrap_lines(out, sql::kPlanWidth);
 }
 
 }  // namespace pgt::ir

@@ -184,7 +184,8 @@ uint32_t identity_relation(const Tree& t);
 std::optional<ColumnRef> scan_column(const Tree& t, int node, int column);
 
 // The tree for explain_st: one node per line, children indented under
-// their parent, each with its identity and rule.
+// their parent, each with its identity and rule; a line wider than
+// sql::kPlanWidth continues on the next (sql::wrap_lines).
 std::string format_tree(const Tree& t);
 
 }  // namespace pgt::ir

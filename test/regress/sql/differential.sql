@@ -10,8 +10,9 @@ SELECT property, value FROM pgtrickle.explain_st('in_stock')
  WHERE property NOT IN ('delta_statement', 'delta_plan');
 SELECT length(value) > 0 AS has_delta_statement FROM pgtrickle.explain_st('in_stock')
  WHERE property = 'delta_statement';
--- the same program, formatted: its one statement, clause by clause
-SELECT value LIKE E'-- apply\nWITH %' AS formatted,
+-- the same program, formatted as a tree of its steps: its one statement,
+-- clause by clause
+SELECT value LIKE E'refresh: the steps below, in order\n`- apply: %\n     WITH %' AS formatted,
        pg_catalog.array_length(pg_catalog.string_to_array(value, E'\n'), 1) > 5 AS broken_into_lines
   FROM pgtrickle.explain_st('in_stock') WHERE property = 'delta_plan';
 SELECT tgname FROM pg_trigger WHERE tgrelid = 'items'::regclass ORDER BY 1;
