@@ -32,9 +32,9 @@ namespace {
                 "tables (inner joins, derived tables that are plain joins, LEFT or RIGHT joins "
                 "to one table read only in its ON and the select list, a FULL JOIN of two "
                 "tables), also with GROUPING SETS, CUBE or ROLLUP, with [NOT] EXISTS or [NOT] "
-                "IN subqueries in WHERE and with scalar subqueries, written directly or "
-                "through non-recursive WITH queries. Other queries are "
-                "recomputed by FULL refresh.",
+                "IN subqueries in WHERE and with scalar subqueries, joined to VALUES lists of "
+                "constants, written directly or through views and non-recursive WITH queries. "
+                "Other queries are recomputed by FULL refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }
 

@@ -67,6 +67,19 @@ protected:
             EXPECT_MATCHES_QUERY(*db, "kept" + std::to_string(i));
         }
     }
+
+    // One round's changes to an `od (id, cu, amt)` table of orders: an
+    // insert, an update of its amount and customer, deletes by customer and
+    // by id (ids up to 150, amounts up to 30).
+    void change_orders(std::mt19937& rng, int round) {
+        std::uniform_int_distribution<int> id(1, 150), small(0, 30);
+        db->exec("INSERT INTO od VALUES (1000 + $1, $2, $3)",
+                 {std::to_string(round), std::to_string(id(rng)), std::to_string(small(rng))});
+        db->exec("UPDATE od SET amt = $2, cu = $3 WHERE id = $1",
+                 {std::to_string(id(rng)), std::to_string(small(rng)), std::to_string(id(rng))});
+        db->exec("DELETE FROM od WHERE cu = $1 OR id = $2",
+                 {std::to_string(id(rng)), std::to_string(id(rng))});
+    }
 };
 
 }  // namespace pgt::e2e

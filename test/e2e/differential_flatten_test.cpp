@@ -62,13 +62,8 @@ protected:
     const char* schema() const override { return kSchema; }
 
     void change(std::mt19937& rng, int round) {
+        change_orders(rng, round);
         std::uniform_int_distribution<int> id(1, 150), small(0, 30);
-        db->exec("INSERT INTO od VALUES (1000 + $1, $2, $3)",
-                 {std::to_string(round), std::to_string(id(rng)), std::to_string(small(rng))});
-        db->exec("UPDATE od SET amt = $2, cu = $3 WHERE id = $1",
-                 {std::to_string(id(rng)), std::to_string(small(rng)), std::to_string(id(rng))});
-        db->exec("DELETE FROM od WHERE cu = $1 OR id = $2",
-                 {std::to_string(id(rng)), std::to_string(id(rng))});
         db->exec("UPDATE cu SET bal = $2, phone = $3 || '-x' WHERE id = $1",
                  {std::to_string(id(rng)), std::to_string(small(rng) - 8),
                   std::to_string(10 + small(rng) % 8)});

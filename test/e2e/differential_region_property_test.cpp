@@ -8,7 +8,8 @@
 // joins of up to six or derived tables of them); about a fifth with one or
 // two WHERE conditions [NOT] EXISTS / x [NOT] IN (subquery) over one table
 // or an inner join of two, correlated or not, IN also over GROUP BY ...
-// HAVING (never with an outer join); a tenth FULL JOINs of two tables
+// HAVING (never with an outer join); a tenth of the WHERE atoms of inner
+// joins a join key [NOT] IN a VALUES list; a tenth FULL JOINs of two tables
 // (ON an equality, sides read nowhere else, up to two more tables by a
 // comma, CROSS JOIN or JOIN ON those alone, sometimes a second FULL JOIN
 // among them) in any select shape; a tenth GROUP BY ROLLUP/CUBE/GROUPING
@@ -905,8 +906,24 @@ struct From {
     }
 };
 
+// A join key of an item [NOT] IN a VALUES list of constants (NULLs too),
+// which the engine reads as written: no change alters it.
+std::string values_atom(Rng& r, const Scope& s) {
+    const Item& x = s.item(r);
+    const JoinKey& k = r.pick(x.table->keys);
+    std::string list;
+    for (int i = r.range(1, 4); i > 0; i--) {
+        list += (list.empty() ? "(" : ", (") +
+                (r.chance(15) ? std::string("NULL::int") : r.num(0, k.domain)) + ")";
+    }
+    return x.col(k.name) + (r.chance(30) ? " NOT IN" : " IN") + " (VALUES " + list + ")";
+}
+
 // A WHERE atom over the items of s.
 std::string where_atom(Rng& r, const Scope& s) {
+    if (r.chance(10)) {
+        return values_atom(r, s);
+    }
     auto [x, y] = s.two(r);
     return r.chance(30) ? cross_atom(r, *x, *y) : predicate(r, s.cols, r.range(0, 2));
 }

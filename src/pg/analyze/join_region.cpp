@@ -210,6 +210,30 @@ const char* derived_table_blocker(const RangeTblEntry* rte) {
     return nullptr;
 }
 
+// Whether n holds a column reference of any level or a subquery.
+bool reads_columns(Node* n, void* ctx) {
+    if (n == nullptr) {
+        return false;
+    }
+    if (IsA(n, Var) || IsA(n, PlaceHolderVar) || IsA(n, SubLink) || IsA(n, Query)) {
+        return true;
+    }
+    return expression_tree_walker(
+        n, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(reads_columns)), ctx);
+}
+
+// A VALUES list in FROM that no change can alter: constants and functions
+// of them (no column of another FROM item, no subquery, no volatile
+// function). It is no table of the region: every branch and every
+// recompute reads it as written. (STABLE functions in it are judged with
+// the rest of the query.)
+bool constant_values(const RangeTblEntry* rte) {
+    return rte->rtekind == RTE_VALUES && !rte->lateral && !pg_call([&] {
+               Node* lists = reinterpret_cast<Node*>(rte->values_lists);
+               return reads_columns(lists, nullptr) || contain_volatile_functions(lists);
+           });
+}
+
 }  // namespace
 
 // The first join that is not inner (JOIN ... ON, comma lists, CROSS JOIN,
@@ -268,7 +292,7 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
         RangeTblEntry* rte = static_cast<RangeTblEntry*>(lfirst(lc));
         std::vector<Index> path = prefix;
         path.push_back(rtindex);
-        if (rte->rtekind == RTE_JOIN) {
+        if (rte->rtekind == RTE_JOIN || constant_values(rte)) {
             continue;
         }
         if (rte->rtekind == RTE_SUBQUERY) {
@@ -622,6 +646,10 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     std::vector<SubquerySite> sublinks = subquery_sites(q);
     if (!collect_region_tables(q, sublinks, outer, tables, region, out) ||
         !identity_allows_region(q, out)) {
+        return true;
+    }
+    if (tables.empty()) {
+        out.differential_blocker = "a query that reads no table";
         return true;
     }
     region.tables = branch_tables(q, tables, sublinks);
