@@ -85,6 +85,7 @@ const std::map<std::string, std::string> kFieldSql = {
     {"enum.sad", "'sad'::mood"},
     {"name.ab", "'ab'::name"},
     {"char.x", "'x'::\"char\""},
+    {"image.bytes", "'\\x01000000'::blob"},
     {"char.zero", "''::\"char\""},
     {"uuid.nil", "'00000000-0000-0000-0000-000000000000'::uuid"},
     {"uuid.sample", "'123e4567-e89b-12d3-a456-426614174000'::uuid"},
@@ -220,10 +221,40 @@ unsigned test_seed() {
     return seed;
 }
 
+// A user-defined base type with the I/O and B-tree operators of `like`
+// (bytea or int4: its functions under another name), with or without the
+// equalimage support function that says its equal values are equal images.
+void create_user_type(Conn& db, const std::string& t, const char* like, bool equal_image) {
+    const std::string cmp = std::string(like) == "int4" ? "btint4cmp" : "byteacmp";
+    const std::string pre = std::string(like) == "int4" ? "int4" : "bytea";
+    std::string sql = "CREATE TYPE " + t + "; CREATE FUNCTION " + t + "_in(cstring) RETURNS " + t +
+                      " LANGUAGE internal IMMUTABLE STRICT AS '" + pre + "in'; CREATE FUNCTION " +
+                      t + "_out(" + t +
+                      ") RETURNS cstring LANGUAGE internal IMMUTABLE STRICT AS '" + pre +
+                      "out'; CREATE TYPE " + t + " (INPUT = " + t + "_in, OUTPUT = " + t +
+                      "_out, LIKE = " + like + ");";
+    const char* ops[][2] = {{"eq", "="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
+    for (const auto& op : ops) {
+        sql += "CREATE FUNCTION " + t + "_" + op[0] + "(" + t + ", " + t +
+               ") RETURNS bool LANGUAGE internal IMMUTABLE STRICT AS '" + pre + op[0] +
+               "'; CREATE OPERATOR " + op[1] + " (LEFTARG = " + t + ", RIGHTARG = " + t +
+               ", FUNCTION = " + t + "_" + op[0] + ");";
+    }
+    sql += "CREATE FUNCTION " + t + "_cmp(" + t + ", " + t +
+           ") RETURNS int LANGUAGE internal IMMUTABLE STRICT AS '" + cmp +
+           "'; CREATE OPERATOR CLASS " + t + "_ops DEFAULT FOR TYPE " + t +
+           " USING btree AS OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, "
+           "OPERATOR 5 >, FUNCTION 1 " +
+           t + "_cmp(" + t + ", " + t + ")" +
+           (equal_image ? ", FUNCTION 4 btequalimage(oid)" : "") + ";";
+    db.exec(sql);
+}
+
 // --- golden vectors ---------------------------------------------------------------
 
 TEST_F(RowIdentity, golden_vectors_through_sql_equal_the_document) {
     db->exec("CREATE TYPE mood AS ENUM ('happy', 'sad')");
+    create_user_type(*db, "blob", "bytea", true);
     const auto doc = document_vectors();
     ASSERT_FALSE(doc.empty()) << "no vectors parsed from docs/row-identity-v2.md";
     std::set<std::string> families_checked;
@@ -576,6 +607,81 @@ TEST_F(RowIdentity, name_and_char_columns_are_identities_of_maintained_tables) {
             EXPECT_EQ(last_action(st), "DIFFERENTIAL") << st << " after " << change;
             EXPECT_MATCHES_QUERY(*db, st) << " after " << change;
         }
+    }
+}
+
+TEST_F(RowIdentity, user_types_whose_equal_values_are_equal_images_are_identities) {
+    create_user_type(*db, "blob", "bytea", true);
+    create_user_type(*db, "qty", "int4", true);
+    db->exec(
+        "CREATE TABLE items (id int PRIMARY KEY, b blob, q qty, v int);"
+        "INSERT INTO items SELECT g, ('\\x' || lpad(to_hex(g % 7), 2, '0'))::text::blob, (g % "
+        "4)::text::qty, g % 5 FROM generate_series(1, 40) g;"
+        "SELECT pgtrickle.create_stream_table('by_row', 'SELECT b, q, v FROM items', "
+        "refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('by_blob', 'SELECT b, q, count(*) AS c, sum(v) AS "
+        "s FROM items GROUP BY b, q', refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('blobs', 'SELECT DISTINCT b FROM items', "
+        "refresh_mode => 'IMMEDIATE');"
+        "SELECT pgtrickle.create_stream_table('blob_set', 'SELECT DISTINCT b, q FROM items', "
+        "refresh_mode => 'DIFFERENTIAL');"
+        // A key of the type: the two tables' keys selected, joined on it.
+        "CREATE TABLE tags (b blob PRIMARY KEY, label text);"
+        "INSERT INTO tags SELECT DISTINCT b, 'tag ' || v FROM items WHERE id < 4;"
+        "SELECT pgtrickle.create_stream_table('tagged', 'SELECT i.id, t.b, t.label FROM items i "
+        "JOIN tags t ON t.b = i.b', refresh_mode => 'DIFFERENTIAL')");
+    // Their keys are matched with the type's own `=`, which the refresh's
+    // pinned search_path does not reach by name.
+    EXPECT_NE(db->scalar("SELECT delta_program::text FROM pgtrickle.pgt_stream_tables WHERE "
+                         "pgt_name = 'blob_set'")
+                  .find("OPERATOR(public.=)"),
+              std::string::npos);
+    EXPECT_EQ(db->scalar("SELECT row_identity_domain || ':' || array_to_string("
+                         "row_identity_columns, ',') FROM pgtrickle.pgt_stream_tables WHERE "
+                         "pgt_name = 'by_blob'"),
+              "group_key:b,q");
+    const std::vector<std::string> changes = {
+        "UPDATE items SET b = ('\\x' || repeat('ab', 3000))::text::blob WHERE id % 6 = 0",
+        "UPDATE items SET q = '9'::text::qty WHERE id % 5 = 1; DELETE FROM items WHERE id % 9 = "
+        "0",
+        "INSERT INTO items VALUES (100, '\\x01'::text::blob, '1'::text::qty, 4), (101, NULL, "
+        "NULL, 1)",
+        "UPDATE tags SET label = label || '+'; INSERT INTO tags VALUES ('\\x0102'::blob, 'one'); "
+        "UPDATE items SET v = v + 1, b = '\\x0102'::blob WHERE id = 2",
+    };
+    for (const std::string& change : changes) {
+        db->exec(change);
+        for (const char* st : {"by_row", "by_blob", "blobs", "blob_set", "tagged"}) {
+            if (std::string(st) != "blobs") {
+                refresh(st);
+                EXPECT_EQ(last_action(st), "DIFFERENTIAL") << st << " after " << change;
+            }
+            EXPECT_MATCHES_QUERY(*db, st) << " after " << change;
+        }
+    }
+    // Every grouping set's groups would be matched by a bare `=`: refused.
+    try {
+        db->exec(
+            "SELECT pgtrickle.create_stream_table('rolled', 'SELECT b, q, count(*) AS c FROM "
+            "items GROUP BY ROLLUP (b, q)', refresh_mode => 'DIFFERENTIAL')");
+        FAIL() << "created";
+    } catch (const SqlError& e) {
+        EXPECT_EQ(e.sqlstate, "0A000") << e.what();
+        EXPECT_NE(std::string(e.what()).find("equality is not pg_catalog's"), std::string::npos)
+            << e.what();
+    }
+    // Without equalimage nothing says equal values look alike: refused.
+    create_user_type(*db, "fuzzy", "bytea", false);
+    db->exec("ALTER TABLE items ADD COLUMN f fuzzy");
+    try {
+        db->exec(
+            "SELECT pgtrickle.create_stream_table('by_fuzzy', 'SELECT f, count(*) AS c FROM "
+            "items GROUP BY f', refresh_mode => 'FULL')");
+        FAIL() << "created";
+    } catch (const SqlError& e) {
+        EXPECT_EQ(e.sqlstate, "0A000") << e.what();
+        EXPECT_NE(std::string(e.what()).find("cannot be part of a row identity"), std::string::npos)
+            << e.what();
     }
 }
 

@@ -198,6 +198,7 @@ const std::vector<Vector> kVectors = {
     {Kind::kField, "name.ab", "'ab'::name (bytes up to the first NUL)", [](Encoder& e) { e.name("ab\0\0\0"sv); }, "1c 02 61 62 00 00"},
     {Kind::kField, "char.x", "'x'::\"char\"", [](Encoder& e) { e.pg_char('x'); }, "1d 02 78 00 00"},
     {Kind::kField, "char.zero", "''::\"char\" (the byte 0)", [](Encoder& e) { e.pg_char(0); }, "1d 02 00 ff 00 00"},
+    {Kind::kField, "image.bytes", "a type with bytea's storage holding the bytes 01 00 00 00", [](Encoder& e) { e.image("\x01\0\0\0"sv); }, "1e 02 01 00 ff 00 ff 00 ff 00 00"},
     // --- uuid, network, bit strings --------------------------------------
     {Kind::kField, "uuid.nil", "'00000000-0000-0000-0000-000000000000'", [](Encoder& e) { e.uuid(kUuidNil); }, "0d 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"},
     {Kind::kField, "uuid.sample", "'123e4567-e89b-12d3-a456-426614174000'", [](Encoder& e) { e.uuid(kUuidSample); }, "0d 02 12 3e 45 67 e8 9b 12 d3 a4 56 42 66 14 17 40 00"},

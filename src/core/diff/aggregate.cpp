@@ -14,6 +14,11 @@ ir::GroupRescan group_rescan(const ir::Tree& t, const OneTableLevel& level,
     g.source_table = std::move(source_table);
     g.group_outputs = ir::root_identity(t).columns;
     g.having = level.having >= 0 ? t.at(level.having).image_condition : "";
+    for (int k : g.group_outputs) {
+        const std::vector<ir::Column>& cols = t.at(level.project).columns;
+        const auto at = static_cast<std::size_t>(k);
+        g.key_equal.push_back(at < cols.size() ? cols[at].equal : "");
+    }
     return g;
 }
 

@@ -37,7 +37,8 @@ std::string rows_cte(const ir::GroupRescan& g) {
         exprs.push_back(group_expr(g, j));
         keys.push_back(sql::key_column(j));
     }
-    return touched_rows_cte("rows", g.source_table, g.scan.alias, exprs, keys, g.key_by_array);
+    return touched_rows_cte("rows", g.source_table, g.scan.alias, exprs, keys, g.key_by_array,
+                            g.key_equal);
 }
 
 // fresh: the defining query over the touched groups' rows, with identities.
@@ -79,27 +80,43 @@ std::string touched_cte(const ir::GroupRescan& g, const ir::IdentityTarget& t) {
 // index on the grouping columns serves it), or by_array through `= ANY
 // (array)` (ir::GroupRescan::key_by_array), keys with a NULL through
 // IS NOT DISTINCT FROM, a branch skipped whole when no such key exists.
+// A key whose equality a bare `=` would not find (`equal[j]` set) is
+// matched with it, the keys through EXISTS instead of IN.
 // Without grouping keys (one group), every row when `keys` has a row.
 std::string touched_rows_cte(const std::string& name, const std::string& table,
                              const std::string& a, const std::vector<std::string>& exprs,
-                             const std::vector<std::string>& key_cols, bool by_array) {
+                             const std::vector<std::string>& key_cols, bool by_array,
+                             const std::vector<std::string>& equal) {
     if (exprs.empty()) {
         return name + " AS (SELECT " + a + ".* FROM " + table + " " + a +
                " WHERE EXISTS (SELECT 1 FROM keys))";
     }
-    std::vector<std::string> keys, not_null, any_null, same;
+    std::vector<std::string> keys, not_null, any_null, same, equals;
+    bool qualified = false;
     for (std::size_t j = 0; j < exprs.size(); j++) {
-        keys.push_back("k." + key_cols[j]);
-        not_null.push_back("k." + key_cols[j] + " IS NOT NULL");
-        any_null.push_back("k." + key_cols[j] + " IS NULL");
-        same.push_back("k." + key_cols[j] + " IS NOT DISTINCT FROM " + exprs[j]);
+        const std::string k = "k." + key_cols[j];
+        const std::string eq = j < equal.size() ? equal[j] : "";
+        qualified = qualified || !eq.empty();
+        keys.push_back(k);
+        not_null.push_back(k + " IS NOT NULL");
+        any_null.push_back(k + " IS NULL");
+        same.push_back(eq.empty() ? k + " IS NOT DISTINCT FROM " + exprs[j]
+                                  : "((" + k + " IS NULL AND (" + exprs[j] + ") IS NULL) OR " + k +
+                                        " " + eq + " (" + exprs[j] + "))");
+        equals.push_back(k + " " + (eq.empty() ? "=" : eq) + " (" + exprs[j] + ")");
     }
     std::string null_keys = "SELECT 1 FROM keys k WHERE (" + join(any_null, " OR ") + ")";
-    const std::string touched = by_array && exprs.size() == 1
-                                    ? exprs[0] + kEq + "ANY (ARRAY(SELECT DISTINCT " + keys[0] +
-                                          " FROM keys k WHERE " + not_null[0] + "))"
-                                    : "(" + join(exprs, ", ") + ") IN (SELECT " + join(keys, ", ") +
-                                          " FROM keys k WHERE " + join(not_null, " AND ") + ")";
+    std::string touched;
+    if (qualified) {
+        touched = "EXISTS (SELECT 1 FROM keys k WHERE " + join(not_null, " AND ") + " AND " +
+                  join(equals, " AND ") + ")";
+    } else if (by_array && exprs.size() == 1) {
+        touched = exprs[0] + kEq + "ANY (ARRAY(SELECT DISTINCT " + keys[0] + " FROM keys k WHERE " +
+                  not_null[0] + "))";
+    } else {
+        touched = "(" + join(exprs, ", ") + ") IN (SELECT " + join(keys, ", ") +
+                  " FROM keys k WHERE " + join(not_null, " AND ") + ")";
+    }
     // The one-time gate keeps the source unread when no group is touched.
     return name + " AS (SELECT " + a + ".* FROM " + table + " " + a + " WHERE " + touched +
            " AND (SELECT EXISTS (SELECT 1 FROM keys)) UNION ALL SELECT " + a + ".* FROM " + table +

@@ -34,7 +34,8 @@ std::string rescan_keyed_ctes(const ir::GroupRescan& g, const ir::IdentityTarget
 // `= ANY (array)` instead of IN.
 std::string touched_rows_cte(const std::string& name, const std::string& table,
                              const std::string& a, const std::vector<std::string>& exprs,
-                             const std::vector<std::string>& key_cols, bool by_array = false);
+                             const std::vector<std::string>& key_cols, bool by_array = false,
+                             const std::vector<std::string>& equal = {});
 
 std::string group_rescan_sql(const ir::GroupRescan& g, const ir::IdentityTarget& target);
 

@@ -92,6 +92,9 @@ struct GroupRescan {
     // over every touched value (a bitmap reads each page once), not one
     // scan per value.
     bool key_by_array = false;
+    // Per grouping key: its equality when a bare `=` would not find it
+    // (ir::Column::equal), "" otherwise.
+    std::vector<std::string> key_equal;
 };
 
 // GROUP BY GROUPING SETS/ROLLUP/CUBE over one table: per set (an arm) a

@@ -68,6 +68,11 @@ struct Column {
     // Equal values of its type always look the same (numeric 1.0 = 1.00 do
     // not); set with image.
     bool alike = false;
+    // The equality of its type's default B-tree class, written
+    // OPERATOR(schema.=), when that is not pg_catalog's (a user-defined
+    // type's): a refresh resolves a bare `=` through its pinned search_path,
+    // which holds pg_catalog only. "" otherwise; set with image.
+    std::string equal = {};
 };
 
 // The row identity of a node's output: the domain, and for keys, the

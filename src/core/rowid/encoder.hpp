@@ -113,7 +113,11 @@ public:
     void varbit(std::uint32_t bit_length, std::span<const std::uint8_t> packed);
     void enum_label(std::string_view label);  // never the enum OID
     void name(std::string_view bytes);        // up to the first NUL, at most 63 bytes
-    void pg_char(std::uint8_t byte);          // "char"
+    // A user-defined type whose equal values are equal images
+    // (TypeKind::kImage): the value's bytes as stored (a varlena's data
+    // without its header; a fixed-length type's typlen bytes).
+    void image(std::string_view bytes);
+    void pg_char(std::uint8_t byte);  // "char"
     void jsonb(const JsonNode& root);
 
     // --- structural values (each begin_* needs its end_*) -------------------

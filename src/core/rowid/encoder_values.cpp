@@ -73,6 +73,12 @@ void Encoder::name(std::string_view bytes) {
     escaped_value(TypeTag::kName, value);
 }
 
+// Equal values of such a type have equal images (its operator class says
+// so), and unequal values unequal ones: the bytes are the identity.
+void Encoder::image(std::string_view bytes) {
+    escaped_value(TypeTag::kImage, bytes);
+}
+
 void Encoder::pg_char(std::uint8_t byte) {
     const char c = static_cast<char>(byte);
     escaped_value(TypeTag::kChar, std::string_view(&c, 1));

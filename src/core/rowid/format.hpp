@@ -64,7 +64,8 @@ enum class TypeTag : std::uint8_t {
     kEnum = 0x1A,
     kJsonb = 0x1B,
     kName = 0x1C,
-    kChar = 0x1D,  // the one-byte "char"
+    kChar = 0x1D,   // the one-byte "char"
+    kImage = 0x1E,  // a user-defined base type whose equality is image equality: its bytes
     kArray = 0x40,
     kComposite = 0x41,
     kRange = 0x42,

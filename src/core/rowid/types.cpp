@@ -15,7 +15,7 @@ constexpr std::uint32_t kEnumMaxPayload = 2 * kMaxEnumLabelBytes + 2;  // also n
 constexpr std::uint32_t kCharMaxPayload = 2 * 1 + 2;
 
 // clang-format off
-constexpr std::array<TypeInfo, 33> kRegistry{{
+constexpr std::array<TypeInfo, 34> kRegistry{{
     // tag                   name           oid   size rule       max  collate order
     {TypeTag::kBool,        "bool",          16, kFixed,           1, false, kTypeOrder},
     {TypeTag::kInt2,        "int2",          21, kFixed,           2, false, kTypeOrder},
@@ -46,6 +46,7 @@ constexpr std::array<TypeInfo, 33> kRegistry{{
     {TypeTag::kJsonb,       "jsonb",       3802, kUnbounded,       0, false, kIdentityOnly},
     {TypeTag::kName,        "name",          19, kFixed, kEnumMaxPayload, true, kIdentityOnly},
     {TypeTag::kChar,        "char",          18, kFixed, kCharMaxPayload, false, kIdentityOnly},
+    {TypeTag::kImage,       "image",          0, kUnbounded,       0, false, kIdentityOnly},
     {TypeTag::kArray,       "array",          0, kUnbounded,       0, false, kIdentityOnly},
     {TypeTag::kComposite,   "composite",      0, kComposite,       0, false, kIdentityOnly},
     {TypeTag::kRange,       "range",          0, kUnbounded,       0, false, kSubtypeOrder},
@@ -137,6 +138,8 @@ TypeVerdict check_at(const TypeDesc& t, std::uint32_t enclosing) noexcept {
             return check_base(t);
         case TypeKind::kEnum:
             return accept(TypeTag::kEnum);
+        case TypeKind::kImage:
+            return accept(TypeTag::kImage);
         case TypeKind::kDomain:
             return t.inner != nullptr ? check_at(*t.inner, enclosing) : reject(t, kIncomplete);
         case TypeKind::kArray:

@@ -44,7 +44,11 @@ const TypeInfo* builtin_type(std::uint32_t oid) noexcept;
 
 // A type as the PostgreSQL side resolved it (typtype, typmod, collation).
 enum class TypeKind : std::uint8_t {
-    kBase,        // a built-in base type, identified by `oid`
+    kBase,  // a built-in base type, identified by `oid`
+    // A user-defined base type whose default B-tree operator class says
+    // equal values are equal images (btree support function 4,
+    // "equalimage", true for the collation): encoded as its stored bytes.
+    kImage,
     kEnum,        // any enum type
     kDomain,      // encoded as its base type (`inner`)
     kArray,       // element type in `inner`

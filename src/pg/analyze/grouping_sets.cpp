@@ -12,6 +12,7 @@
 
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
+#include "pg/common/type_facts.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -157,8 +158,22 @@ std::string grouping_sets_blocker(Query* q, int limit, bool* over_limit) {
     *over_limit = false;
     switch (grouping_sets_of(q, limit).verdict) {
         case GroupingSetsVerdict::kNone:
-        case GroupingSetsVerdict::kKeyed:
             return "";
+        case GroupingSetsVerdict::kKeyed: {
+            // Every set's touched groups are matched with a bare `=` (IN).
+            ListCell* lc;
+            foreach (lc, q->groupClause) {
+                SortGroupClause* sgc = lfirst_node(SortGroupClause, lc);
+                TargetEntry* te = get_sortgroupclause_tle(sgc, q->targetList);
+                const Oid type =
+                    pg_call([&] { return exprType(reinterpret_cast<Node*>(te->expr)); });
+                if (unmatchable_type(type)) {
+                    return "GROUPING SETS, CUBE or ROLLUP over a key of type " +
+                           *unmatchable_type(type) + ", whose equality is not pg_catalog's";
+                }
+            }
+            return "";
+        }
         case GroupingSetsVerdict::kTooMany:
             *over_limit = true;
             return "GROUPING SETS, CUBE or ROLLUP expanding to more than " + std::to_string(limit) +

@@ -505,6 +505,9 @@ int lower_project(Lowering& L, Query* q, int child, const Texts& texts, const Te
         c.alike = !c.image.empty() && pg_call([&] {
             return ties_look_alike(exprType(e), exprTypmod(e), exprCollation(e));
         });
+        if (!c.image.empty() && unmatchable_type(c.type)) {
+            c.equal = pg_call([&] { return btree_equality(c.type); });
+        }
         std::optional<int> p = grouped ? group_key_of(q, te) : var_position(q, from, e);
         if (p) {
             c.ref = ir::ColumnRef{child, *p};

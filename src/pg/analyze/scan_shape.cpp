@@ -533,6 +533,15 @@ bool derive_join_shape(Query* q, AnalyzedQuery& out) {
         }
         out.join.key_outputs[i] = key->outputs;
         out.join.key_attnums[i] = key->attnums;
+        // The keyed join's statements match keys with a bare `=` (IN).
+        for (int a : key->attnums) {
+            const Oid type = pg_call([&] { return get_atttype(out.join.relids[i], a); });
+            if (unmatchable_type(type)) {
+                out.differential_blocker =
+                    "a join key of a type whose equality is not pg_catalog's";
+                return true;
+            }
+        }
     }
     collect_join_columns(q, idx, out.join);
     out.join.present = true;

@@ -365,6 +365,23 @@ constexpr ScalarWriter kScalarWriters[] = {
 };
 // clang-format on
 
+// A type whose equal values are equal images (rowid::TypeKind::kImage):
+// its bytes as stored, a varlena's without its header (short or long
+// headers, compression and TOAST give equal values other bytes).
+void write_image(EncodeCtx& c, const FieldPlan& p, Datum d) {
+    if (p.typbyval) {
+        std::array<char, sizeof(Datum)> bytes{};
+        store_att_byval(bytes.data(), d, p.typlen);
+        c.encoder.image(std::string_view(bytes.data(), static_cast<std::size_t>(p.typlen)));
+    } else if (p.typlen > 0) {
+        c.encoder.image(std::string_view(DatumGetPointer(d), static_cast<std::size_t>(p.typlen)));
+    } else if (p.typlen == -1) {
+        c.encoder.image(bytes_of(packed(c, d)));
+    } else {
+        c.encoder.image(std::string_view(DatumGetCString(d)));
+    }
+}
+
 // --- structural writers -------------------------------------------------------
 
 void write_enum(EncodeCtx& c, const FieldPlan&, Datum d) {
@@ -459,7 +476,8 @@ struct KindWriter {
     WriteFn write;
 };
 
-constexpr std::array<KindWriter, 5> kKindWriters{{
+constexpr std::array<KindWriter, 6> kKindWriters{{
+    {rowid::TypeKind::kImage, TypeTag::kImage, write_image},
     {rowid::TypeKind::kEnum, TypeTag::kEnum, write_enum},
     {rowid::TypeKind::kArray, TypeTag::kArray, write_array},
     {rowid::TypeKind::kRange, TypeTag::kRange, write_range},

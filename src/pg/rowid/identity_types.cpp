@@ -14,8 +14,12 @@
 extern "C" {
 #include "postgres.h"
 #include "access/htup_details.h"
+#include "access/nbtree.h"
 #include "access/tupdesc.h"
+#include "catalog/pg_am_d.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
 #include "utils/fmgroids.h"
 #include "utils/builtins.h"
 #include "mb/pg_wchar.h"
@@ -69,6 +73,25 @@ rowid::Collation collation_kind(Oid type, Oid collation) {
     }
     const bool deterministic = pg_call([&] { return get_collation_isdeterministic(collation); });
     return deterministic ? rowid::Collation::kDeterministic : rowid::Collation::kNondeterministic;
+}
+
+// Whether the type's default B-tree operator class says that its equal
+// values are always equal images under `collation` (support function 4,
+// BTEQUALIMAGE_PROC, the question B-tree deduplication asks): then the
+// bytes as stored are an exact identity. A type without the function (or
+// without a B-tree class) is not known to be.
+bool equal_images(Oid type, Oid collation) {
+    return pg_call([&] {
+        const Oid opclass = GetDefaultOpClass(type, BTREE_AM_OID);
+        if (!OidIsValid(opclass)) {
+            return false;
+        }
+        const Oid input = get_opclass_input_type(opclass);
+        const Oid proc =
+            get_opfamily_proc(get_opclass_family(opclass), input, input, BTEQUALIMAGE_PROC);
+        return OidIsValid(proc) &&
+               DatumGetBool(OidFunctionCall1Coll(proc, collation, ObjectIdGetDatum(input)));
+    });
 }
 
 template <typename V>
@@ -177,6 +200,9 @@ private:
         d.kind = rowid::TypeKind::kBase;
         d.oid = r.type;
         d.collation = collation_kind(r.type, r.collation);
+        if (rowid::builtin_type(r.type) == nullptr && equal_images(r.type, r.collation)) {
+            d.kind = rowid::TypeKind::kImage;  // user-defined, or built in without an encoder
+        }
     }
 
     void domain(rowid::TypeDesc& d, const Request& r, IdentityTypeFacts&) {
