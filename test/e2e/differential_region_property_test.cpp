@@ -15,7 +15,9 @@
 // among them) in any select shape; a tenth GROUP BY ROLLUP/CUBE/GROUPING
 // SETS (GROUP BY DISTINCT, GROUPING(), HAVING; keys with NULLs, padded,
 // coalesced, containing one another) over any of these regions (a third of
-// the FULL JOINs, with WHERE subqueries too); random DML batches over
+// the FULL JOINs, with WHERE subqueries too); 8% a grouped derived table
+// joined on its key, or (a third of those) aggregated again by its grouping
+// columns (Nexmark q4's shape); random DML batches over
 // all four tables in one transaction (join-key, group-key and primary key
 // changes, MIN/MAX rows deleted, a partner deleted while its match moves
 // away — seed EC-01, every partner of a key value gone or back), rollbacks
@@ -1927,7 +1929,9 @@ std::string with_list(Rng& r, const std::string& sql) {
 // A grouped derived table joined to another table on its whole key (a
 // dbt model's aggregate joined back): LEFT JOIN or inner, its aggregates
 // selected, filtered in WHERE (inner) or aggregated again by the outer
-// query; the groups' table read through source_name like any other.
+// query; or a third of the time aggregated again by its grouping columns
+// (by its key, by a table joined on it, or to one row); the groups' table
+// read through source_name like any other.
 std::string grouped_join_query(Rng& r) {
     struct KeyPair {
         size_t outer, inner;
@@ -1947,6 +1951,34 @@ std::string grouped_join_query(Rng& r) {
         inner += " WHERE y." + y.value + " > " + r.num(0, 8);
     }
     inner += " GROUP BY y." + key;
+    if (r.chance(35)) {
+        // Aggregated again by its grouping columns (Nexmark q4's shape):
+        // by its key, or by the key of a table joined on it, or to one row.
+        std::string g = "SELECT y." + key + " AS gk, y." + y.keys[0].name +
+                        " % 3 AS g2, count(*) AS n, sum(y." + y.value + ") AS s, max(y." + y.text +
+                        ") AS mx FROM " + source_name(y.name) + " y";
+        if (r.chance(40)) {
+            g += " WHERE y." + y.value + " > " + r.num(0, 8);
+        }
+        g += " GROUP BY y." + key + ", y." + y.keys[0].name + " % 3";
+        if (r.chance(30)) {
+            g += " HAVING count(*) > " + r.num(1, 2);
+        }
+        const std::string aggs =
+            "count(*) AS c0, sum(g.n) AS s0, max(g.mx) AS m0, avg(g.s) AS a0, min(g.s) AS i0";
+        const int shape = r.range(0, 2);
+        if (shape == 0) {
+            return "SELECT g.gk AS k0, " + aggs + " FROM (" + g + ") g" +
+                   (r.chance(30) ? " WHERE g.g2 <> 1" : "") + " GROUP BY g.gk" +
+                   (r.chance(30) ? " HAVING sum(g.n) > 2" : "");
+        }
+        if (shape == 1) {
+            return "SELECT x." + x.keys[0].name + " AS k0, " + aggs + " FROM " +
+                   source_name(x.name) + " x JOIN (" + g + ") g ON g.gk = x." + key +
+                   " GROUP BY x." + x.keys[0].name;
+        }
+        return "SELECT " + aggs + " FROM (" + g + ") g";
+    }
     const bool left = r.chance(60);
     const std::string from = source_name(x.name) + " x " + (left ? "LEFT JOIN" : "JOIN") + " (" +
                              inner + ") g ON " +

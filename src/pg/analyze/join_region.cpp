@@ -296,7 +296,11 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
             continue;
         }
         if (rte->rtekind == RTE_SUBQUERY) {
-            if (const char* b = derived_table_blocker(rte)) {
+            const char* b = derived_table_blocker(rte);
+            if (b != nullptr && grouped_derived(rte) && prefix.empty() && sublink < 0) {
+                b = grouped_table_blocker(q, rtindex);  // an aggregate over aggregates
+            }
+            if (b != nullptr) {
                 out.differential_blocker = b;
                 return false;
             }
@@ -593,6 +597,8 @@ void key_table_rows(Query* q, const std::vector<RegionTable>& tables,
                     const AnalyzedQuery& out) {
     const ir::IdentitySource key = ir::identity_source(out.operators);
     if (key.relid == 0 || region.algebraic || q->hasAggs || q->groupClause != NIL ||
+        std::any_of(tables.begin(), tables.end(),
+                    [&](const RegionTable& t) { return inside_grouped(q, t); }) ||
         q->groupingSets != NIL || q->havingQual != nullptr || q->distinctClause != NIL ||
         q->hasWindowFuncs || q->hasTargetSRFs ||
         std::count_if(out.reads.begin(), out.reads.end(),

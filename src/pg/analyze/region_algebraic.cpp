@@ -160,8 +160,10 @@ void signed_branches(Query* q, const std::vector<TargetEntry*>& entries,
 bool algebraic_region(Query* q, const std::vector<TargetEntry*>& keys,
                       const std::vector<bool>& key_alike, const std::vector<RegionTable>& tables,
                       const std::optional<std::vector<SemiJoin>>& semi_joins, RegionShape& region) {
-    // Every subquery must be a semi-join.
-    if (!semi_joins) {
+    // Every subquery must be a semi-join, and no table's rows reach the
+    // query through a GROUP BY (its signed change is not theirs).
+    if (!semi_joins || std::any_of(tables.begin(), tables.end(),
+                                   [&](const RegionTable& t) { return inside_grouped(q, t); })) {
         return false;
     }
     const std::vector<SemiJoin>& semis = *semi_joins;

@@ -598,7 +598,7 @@ void drive_single_change(Query* c, const std::vector<RegionTable>& tables,
     }
     std::size_t i = static_cast<std::size_t>(std::find_if(states.begin(), states.end(), changed) -
                                              states.begin());
-    if (tables[i].sublink < 0) {
+    if (tables[i].sublink < 0 && !inside_grouped(c, tables[i])) {
         drive_from_images(level_of(c, tables[i], {}), tables[i].path.back());
     }
 }
@@ -642,6 +642,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
             c->hasDistinctOn = false;
             c->sortClause = NIL;
             name_tables(c, tables, states, sites, signs);
+            drop_grouped_having(c);
             query_tree_walker(
                 c, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(using_to_on_walker)),
                 nullptr, 0);

@@ -194,4 +194,25 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
 // per source, the columns it is probed by (region.equi_attnums).
 void collect_equi_attnums(Query* q, const std::vector<RegionTable>& tables, RegionShape& region);
 
+// region_grouped.cpp
+
+// A derived table with GROUP BY or aggregates.
+bool grouped_derived(const RangeTblEntry* rte);
+
+// Why the grouped derived table at rtindex of q's FROM cannot be a part of
+// q's region, nullptr when it can: a plain GROUP BY over inner joins (no
+// grouping sets, DISTINCT, LIMIT, window function, set operation or
+// subquery; HAVING allowed), no outer join or WHERE subquery in q, and q
+// reads its non-grouping columns only inside q's own aggregates. Runs on
+// the analysed query without changing it.
+const char* grouped_table_blocker(Query* q, Index rtindex);
+
+// Whether table t is read through a grouped derived table.
+bool inside_grouped(Query* q, const RegionTable& t);
+
+// Every grouped derived table of c without its HAVING (a branch's
+// superset of groups: its aggregates are computed over images there).
+// Runs under pg_call.
+void drop_grouped_having(Query* c);
+
 }  // namespace pgt::pg::region
