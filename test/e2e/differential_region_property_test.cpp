@@ -921,9 +921,10 @@ std::string values_atom(Rng& r, const Scope& s) {
     return x.col(k.name) + (r.chance(30) ? " NOT IN" : " IN") + " (VALUES " + list + ")";
 }
 
-// A WHERE atom over the items of s.
-std::string where_atom(Rng& r, const Scope& s) {
-    if (r.chance(10)) {
+// A WHERE atom over the items of s; a VALUES list only where there is no
+// outer join (an IN subquery is not maintained next to one).
+std::string where_atom(Rng& r, const Scope& s, bool values = false) {
+    if (values && r.chance(10)) {
         return values_atom(r, s);
     }
     auto [x, y] = s.two(r);
@@ -945,7 +946,7 @@ From inner_from(Rng& r, int n = 0) {
     std::vector<std::string> where;
     std::string from = from_clause(r, s, links, where);
     if (r.chance(55)) {
-        where.push_back(where_atom(r, s));
+        where.push_back(where_atom(r, s, true));
     }
     f.set(from, where);
     return f;
@@ -983,7 +984,8 @@ std::string outer_cond(Rng& r, const Item& p, const Item& q, const Item& c, bool
 // or a comma with the condition in WHERE; nullable items by LEFT JOIN or,
 // mirrored, RIGHT JOIN with the tree so far as the preserved side. Every
 // condition reads only preserved items, but an outer join's ON its own
-// nullable item too (the rules a region keeps).
+// nullable item too, and in a third of the joins after another outer join
+// that one's nullable item by a strict equality (a lookup chain).
 std::string attach(Rng& r, Scope& s, const std::string& head, size_t first,
                    const std::vector<bool>& nullable, std::vector<std::string>& where) {
     const size_t n = s.items.size();
@@ -1008,6 +1010,24 @@ std::string attach(Rng& r, Scope& s, const std::string& head, size_t first,
             const Item& p = preserved(start, i);
             const Item& q = preserved(start, i);
             std::string cond = outer_cond(r, p, q, c, n == 2, non_equi_left);
+            std::vector<size_t> padded_before;  // nullable items already in seg
+            for (size_t j = std::max(start, first); j < i; j++) {
+                if (nullable[j]) {
+                    padded_before.push_back(j);
+                }
+            }
+            if (!padded_before.empty() && r.chance(35)) {
+                // A lookup chain: the ON reads an earlier nullable item by
+                // a strict equality (padded with it), maybe also a
+                // preserved one.
+                const Item& e = s.items[r.pick(padded_before)];
+                const JoinKey& k = r.pick(c.table->keys);
+                std::string other = k.name;
+                if (!e.has(other)) {
+                    other = r.pick(e.table->keys).name;
+                }
+                cond = c.col(k.name) + " = " + e.col(other) + (r.chance(30) ? " AND " + cond : "");
+            }
             std::string outer = r.chance(25) ? " OUTER JOIN " : " JOIN ";
             if (r.chance(35)) {
                 seg = c.sql() + " RIGHT" + outer + wrapped() + " ON " + cond;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -122,6 +123,77 @@ TEST(JoinTerms, several_outer_joins_give_every_combination) {
     }
     EXPECT_EQ(first, 4u);
     EXPECT_EQ(terms[1].padding, (std::vector<Padding>{Padding::kPreserved, Padding::kKeep}));
+}
+
+// A lookup chain, o LEFT JOIN c ON .. LEFT JOIN r ON r.x = c.y (r's ON
+// strict in c): one row per table, o unchanged, c and r present or not
+// before and after. The output row is o's, with c where c is there and r
+// where both are. Whenever that row changes, the terms that can run (each
+// table they read from images changed, with a row of the kind they read)
+// find its key before and after, as the branches compute them: a padding
+// of c's join pads r's too only through ON false (kPreserved), and
+// kPadded hides c in the key while r's ON still reads c's row.
+TEST(JoinTerms, a_lookup_chain_finds_every_row_it_changes) {
+    std::vector<OuterJoinTables> outer{{1, false, 0}, {2, false, 0}};
+    const std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1, -1}, 0, outer);
+    struct Key {
+        bool c, r;
+        bool operator<(const Key& k) const { return c != k.c ? c < k.c : r < k.r; }
+        bool operator==(const Key& k) const = default;
+    };
+    for (int bits = 0; bits < 16; bits++) {
+        const bool c_old = bits & 1, c_new = bits & 2, r_old = bits & 4, r_new = bits & 8;
+        const Key before{c_old, c_old && r_old}, after{c_new, c_new && r_new};
+        if (before == after) {
+            continue;
+        }
+        const bool c_changed = c_old != c_new, r_changed = r_old != r_new;
+        std::vector<Key> found;
+        for (const RegionTerm& t : terms) {
+            // The states a branch reads a table in: now; one kind of image;
+            // both kinds (each image a row of its own).
+            auto states = [&](TableRead read, bool changed, bool old_row, bool new_row) {
+                std::vector<bool> out;
+                if (read == N) {
+                    out.push_back(new_row);
+                } else if (changed) {
+                    if ((read == O || read == B) && old_row) {
+                        out.push_back(true);
+                    }
+                    if ((read == TableRead::kNew || read == B) && new_row) {
+                        out.push_back(true);
+                    }
+                }
+                return out;  // empty: the images are empty, the branch does not run
+            };
+            if (t.tables[0] != N) {
+                continue;  // o did not change
+            }
+            for (bool c : states(t.tables[1], c_changed, c_old, c_new)) {
+                for (bool r : states(t.tables[2], r_changed, r_old, r_new)) {
+                    // c's join, then r's (its ON reads c's row as the branch has it).
+                    const Padding pc = t.padding[0], pr = t.padding[1];
+                    const bool inner_c = pc == Padding::kInner || pc == Padding::kPadded;
+                    if (inner_c && !c) {
+                        continue;
+                    }
+                    const bool c_joined = c && pc != Padding::kPreserved;
+                    const bool inner_r = pr == Padding::kInner || pr == Padding::kPadded;
+                    if (inner_r && !(c_joined && r)) {
+                        continue;
+                    }
+                    const bool r_joined = c_joined && r && pr != Padding::kPreserved;
+                    found.push_back({c_joined && pc != Padding::kPadded,
+                                     r_joined && pr != Padding::kPadded});
+                }
+            }
+        }
+        auto has = [&](const Key& k) {
+            return std::find(found.begin(), found.end(), k) != found.end();
+        };
+        EXPECT_TRUE(has(before)) << "state " << bits << ": the row before is not found";
+        EXPECT_TRUE(has(after)) << "state " << bits << ": the row after is not found";
+    }
 }
 
 TEST(JoinTerms, padding_predicates_name_the_null_side) {

@@ -126,20 +126,71 @@ const char* collect_outer_joins(Node* n, std::vector<OuterJoin>& out) {
     return nullptr;
 }
 
+// The range-table indexes of the tables under a FROM item.
+Bitmapset* tables_under(Node* n) {
+    if (IsA(n, RangeTblRef)) {
+        return bms_make_singleton(castNode(RangeTblRef, n)->rtindex);
+    }
+    if (IsA(n, JoinExpr)) {
+        return bms_union(tables_under(castNode(JoinExpr, n)->larg),
+                         tables_under(castNode(JoinExpr, n)->rarg));
+    }
+    Bitmapset* out = nullptr;
+    ListCell* lc;
+    foreach (lc, castNode(FromExpr, n)->fromlist) {
+        out = bms_union(out, tables_under(static_cast<Node*>(lfirst(lc))));
+    }
+    return out;
+}
+
+// Whether a top-level AND term of quals is a strict operator over a column
+// of table t: where t is NULL-padded the condition is never true.
+bool strict_on(Node* quals, Index t) {
+    ListCell* lc;
+    foreach (lc, make_ands_implicit(reinterpret_cast<Expr*>(quals))) {
+        Node* c = static_cast<Node*>(lfirst(lc));
+        if (!IsA(c, OpExpr) || !func_strict(castNode(OpExpr, c)->opfuncid)) {
+            continue;
+        }
+        ListCell* a;
+        foreach (a, castNode(OpExpr, c)->args) {
+            Node* arg = static_cast<Node*>(lfirst(a));
+            while (IsA(arg, RelabelType)) {
+                arg = reinterpret_cast<Node*>(castNode(RelabelType, arg)->arg);
+            }
+            if (IsA(arg, Var) && castNode(Var, arg)->varlevelsup == 0 &&
+                static_cast<Index>(castNode(Var, arg)->varno) == t) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 // Where the nullable tables' columns may be read: their own ON, the select
-// list and HAVING. A WHERE or another join condition over them would make
-// a row's presence depend on padding the region cannot follow.
+// list and HAVING, and the ON of a LEFT or RIGHT join of a single table
+// above them that pads where they are padded — a lookup chain, `orders o
+// LEFT JOIN customers c ON c.id = o.cust LEFT JOIN regions r ON r.id =
+// c.region` (a strict term of that ON reads them; not a FULL JOIN's
+// sides). A WHERE or another join condition over them would make a row's
+// presence depend on padding the region cannot follow. (In a chain the
+// branches' paddings per join still cover every row: a padded customer
+// pads its region, which the term padding both finds.)
 bool nullable_read_only_where_allowed(Query* q, const std::vector<OuterJoin>& joins) {
     struct Ctx {
         const std::vector<OuterJoin>* joins;
         bool ok;
     } ctx{&joins, true};
-    // own, own2: the tables this join's ON may read although nullable.
-    auto reads_nullable = [&](Node* quals, Index own, Index own2) {
+    // own, own2: the tables this join's ON may read although nullable;
+    // chain: the preserved side's tables when this join pads one table.
+    auto reads_nullable = [&](Node* quals, Index own, Index own2, Bitmapset* chain) {
         Bitmapset* used = pull_varnos(nullptr, quals);
         for (const OuterJoin& oj : joins) {
             for (Index t : {oj.nullable, oj.full ? oj.other : Index{0}}) {
-                if (t != 0 && t != own && t != own2 && bms_is_member(static_cast<int>(t), used)) {
+                const bool lookup =
+                    !oj.full && bms_is_member(static_cast<int>(t), chain) && strict_on(quals, t);
+                if (t != 0 && t != own && t != own2 && !lookup &&
+                    bms_is_member(static_cast<int>(t), used)) {
                     return true;
                 }
             }
@@ -151,7 +202,7 @@ bool nullable_read_only_where_allowed(Query* q, const std::vector<OuterJoin>& jo
         Node* n = stack.back();
         stack.pop_back();
         if (IsA(n, FromExpr)) {
-            ctx.ok = !reads_nullable(castNode(FromExpr, n)->quals, 0, 0);
+            ctx.ok = !reads_nullable(castNode(FromExpr, n)->quals, 0, 0, nullptr);
             ListCell* lc;
             foreach (lc, castNode(FromExpr, n)->fromlist) {
                 stack.push_back(static_cast<Node*>(lfirst(lc)));
@@ -167,7 +218,11 @@ bool nullable_read_only_where_allowed(Query* q, const std::vector<OuterJoin>& jo
             Index own2 = j->jointype == JOIN_FULL && IsA(j->larg, RangeTblRef)
                              ? static_cast<Index>(castNode(RangeTblRef, j->larg)->rtindex)
                              : 0;
-            ctx.ok = !reads_nullable(j->quals, own, own2);
+            Node* preserved = j->jointype == JOIN_LEFT    ? j->larg
+                              : j->jointype == JOIN_RIGHT ? j->rarg
+                                                          : nullptr;
+            Bitmapset* chain = preserved != nullptr && own != 0 ? tables_under(preserved) : nullptr;
+            ctx.ok = !reads_nullable(j->quals, own, own2, chain);
             stack.push_back(j->larg);
             stack.push_back(j->rarg);
         }
