@@ -162,40 +162,71 @@ TEST_F(DifferentialView, a_reader_of_the_view_alone_gets_it_recomputed) {
     db->exec("SELECT pgtrickle.drop_stream_table('a'); DROP OWNED BY alice CASCADE");
 }
 
-// A view reads its tables as its owner: another role's view is read as a
-// view even by a role that may read and capture its table (AUTO
-// recomputes), while a security_invoker view reads them as the reader and
-// is maintained over them.
-TEST_F(DifferentialView, another_roles_view_is_expanded_only_when_security_invoker) {
+// A view reads its tables as its owner. Another role's view is expanded
+// when both that role and the stream table's owner may read its tables
+// (neither has row-level security): the rows are the same read by either.
+// One over a table only its owner may read is read as a view (AUTO
+// recomputes); a security_invoker view reads them as the reader.
+TEST_F(DifferentialView, another_roles_view_is_expanded_when_both_roles_may_read_its_tables) {
     planted::reset_roles(*db);
     db->exec(
         "GRANT CREATE, USAGE ON SCHEMA public TO alice, bob;"
         "CREATE TABLE shared_t (id int PRIMARY KEY, v int);"
         "INSERT INTO shared_t SELECT g, g % 9 FROM generate_series(1, 30) g;"
         "ALTER TABLE shared_t OWNER TO alice; GRANT SELECT ON shared_t TO bob;"
+        "CREATE TABLE bobs_t (id int PRIMARY KEY, w int);"
+        "INSERT INTO bobs_t SELECT g, g % 4 FROM generate_series(1, 30) g;"
+        "ALTER TABLE bobs_t OWNER TO bob;"
         "SET ROLE bob;"
         "CREATE VIEW bobs_view AS SELECT id, v FROM shared_t WHERE v > 2;"
+        "CREATE VIEW bobs_private_view AS SELECT s.id, s.v, b.w FROM shared_t s JOIN bobs_t b "
+        "ON b.id = s.id;"
         "CREATE VIEW bobs_invoker_view WITH (security_invoker) AS SELECT id, v FROM shared_t "
         "WHERE v > 2;"
-        "GRANT SELECT ON bobs_view, bobs_invoker_view TO alice;"
+        "CREATE VIEW bobs_view_of_views AS SELECT id, v FROM bobs_view WHERE v < 8;"
+        "GRANT SELECT ON bobs_view, bobs_private_view, bobs_invoker_view, bobs_view_of_views TO "
+        "alice;"
         "SET ROLE alice");
     db->exec(
         "SELECT pgtrickle.create_stream_table('owned', 'SELECT id, v FROM bobs_view', "
+        "refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('nested', 'SELECT v, count(*) AS n FROM "
+        "bobs_view_of_views GROUP BY v', refresh_mode => 'DIFFERENTIAL');"
+        "SELECT pgtrickle.create_stream_table('private', 'SELECT id, v, w FROM bobs_private_view', "
         "refresh_mode => 'AUTO');"
         "SELECT pgtrickle.create_stream_table('invoker', 'SELECT id, v FROM bobs_invoker_view', "
         "refresh_mode => 'DIFFERENTIAL')");
-    EXPECT_EQ(modes("owned"), "AUTO/FULL");
-    db->exec("UPDATE shared_t SET v = v + 1 WHERE id < 15");
-    refresh("owned");
-    refresh("invoker");
-    EXPECT_EQ(last_action("owned"), "FULL");
-    EXPECT_EQ(last_action("invoker"), "DIFFERENTIAL");
-    EXPECT_MATCHES_QUERY(*db, "owned");
-    EXPECT_MATCHES_QUERY(*db, "invoker");
+    EXPECT_EQ(modes("private"), "AUTO/FULL");
+    EXPECT_EQ(db->scalar("SELECT string_agg(source_relid::regclass::text, ',' ORDER BY "
+                         "source_relid::regclass::text) FROM "
+                         "pgtrickle.pgt_dependencies d JOIN pgtrickle.pgt_stream_tables s USING "
+                         "(pgt_id) WHERE s.pgt_name = 'nested' AND d.source_type = 'VIEW'"),
+              "bobs_view,bobs_view_of_views");
+    for (int round = 0; round < 3; round++) {
+        db->exec("UPDATE shared_t SET v = (v + 1) % 9 WHERE id % 3 = $1", {std::to_string(round)});
+        db->exec("RESET ROLE; UPDATE bobs_t SET w = w + 1 WHERE id < 10; SET ROLE alice");
+        for (const char* st : {"owned", "nested", "private", "invoker"}) {
+            refresh(st);
+            EXPECT_EQ(last_action(st), std::string(st) == "private" ? "FULL" : "DIFFERENTIAL")
+                << st;
+            EXPECT_MATCHES_QUERY(*db, st);
+        }
+    }
+    // Once bob may no longer read the table, his view fails as written,
+    // and so does a refresh of its expansion: nothing is read as alice.
+    db->exec("RESET ROLE; REVOKE SELECT ON shared_t FROM bob; SET ROLE alice");
+    try {
+        db->exec(
+            "SELECT pgtrickle.create_stream_table('late', 'SELECT id, v FROM bobs_view', "
+            "refresh_mode => 'AUTO')");
+        FAIL() << "created";
+    } catch (const SqlError& e) {
+        EXPECT_EQ(e.sqlstate, "42501") << e.what();
+    }
     db->exec("RESET ROLE");
     db->exec(
-        "SELECT pgtrickle.drop_stream_table('owned'); SELECT pgtrickle.drop_stream_table("
-        "'invoker'); DROP OWNED BY alice, bob CASCADE");
+        "SELECT pgtrickle.drop_stream_table(n) FROM unnest(ARRAY['owned', 'nested', 'private', "
+        "'invoker']) n; DROP OWNED BY alice, bob CASCADE");
 }
 
 }  // namespace

@@ -183,8 +183,8 @@ TEST(JoinTerms, a_lookup_chain_finds_every_row_it_changes) {
                         continue;
                     }
                     const bool r_joined = c_joined && r && pr != Padding::kPreserved;
-                    found.push_back({c_joined && pc != Padding::kPadded,
-                                     r_joined && pr != Padding::kPadded});
+                    found.push_back(
+                        {c_joined && pc != Padding::kPadded, r_joined && pr != Padding::kPadded});
                 }
             }
         }

@@ -28,9 +28,18 @@ using Walker = bool (*)();
 struct Expansion {
     std::vector<Oid> views;
     bool refused = false;  // a view or table that cannot be read directly
+    // The role PostgreSQL checks this level's relations as: the caller at
+    // the top, a view's owner in its body (the reference's checker when it
+    // is security_invoker).
+    Oid checker = InvalidOid;
 };
 
-// A table reached: the owner reads it directly, without row-level security.
+bool may_select(Oid relid, Oid role) {
+    return pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK;
+}
+
+// A table reached: read directly, without row-level security, by the
+// caller, and by the role the view's query reads it as.
 void check_table(const RangeTblEntry* rte, Expansion& e) {
     if (!rte->inFromCl) {
         return;  // a view's placeholder entry
@@ -38,19 +47,22 @@ void check_table(const RangeTblEntry* rte, Expansion& e) {
     Relation rel = relation_open(rte->relid, AccessShareLock);
     const bool rls = rel->rd_rel->relrowsecurity;
     relation_close(rel, AccessShareLock);
-    if (rls || pg_class_aclcheck(rte->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK) {
+    if (rls || !may_select(rte->relid, GetUserId()) || !may_select(rte->relid, e.checker)) {
         e.refused = true;
     }
 }
 
+bool expand_walker(Node* node, void* ctx);
+
 void expand(RangeTblEntry* rte, Expansion& e) {
     Relation view = relation_open(rte->relid, AccessShareLock);
-    // A view reads its tables as its owner unless it is security_invoker:
-    // read directly as the stream table's owner they give the same rows only
-    // when that is the same role (rights, row-level security).
-    const bool same_reader =
-        RelationHasSecurityInvoker(view) || view->rd_rel->relowner == GetUserId();
-    if (RelationIsSecurityView(view) || !same_reader) {
+    // A view reads its tables as its owner unless it is security_invoker.
+    // Read directly as the stream table's owner they give the same rows
+    // when neither role meets row-level security, and both may read them:
+    // the caller (the refresh reads as it) and the role PostgreSQL checks
+    // them as, so what fails as written fails expanded too.
+    const Oid checker = RelationHasSecurityInvoker(view) ? e.checker : view->rd_rel->relowner;
+    if (RelationIsSecurityView(view) || !may_select(rte->relid, e.checker)) {
         relation_close(view, AccessShareLock);
         e.refused = true;
         return;
@@ -58,6 +70,14 @@ void expand(RangeTblEntry* rte, Expansion& e) {
     auto* body = static_cast<Query*>(copyObjectImpl(get_view_query(view)));
     relation_close(view, AccessShareLock);
     e.views.push_back(rte->relid);
+    // Its body with its own checker; the walk below goes into it again as
+    // the reference's (its tables checked once more, its views expanded).
+    Expansion inner{{}, false, checker};
+    (void)query_tree_walker(body,
+                            reinterpret_cast<Walker>(reinterpret_cast<void (*)()>(expand_walker)),
+                            &inner, QTW_EXAMINE_RTES_BEFORE);
+    e.views.insert(e.views.end(), inner.views.begin(), inner.views.end());
+    e.refused = e.refused || inner.refused;
     // Deparsed, the subquery is read by the reference's name and the
     // view's column names, which are not its query's own.
     const char* name = rte->alias != nullptr ? rte->alias->aliasname : rte->eref->aliasname;
@@ -101,6 +121,7 @@ bool expand_walker(Node* node, void* ctx) {
 
 std::vector<Oid> expand_views(Query* q) {
     Expansion e;
+    e.checker = GetUserId();
     pg_call([&] {
         auto* work = static_cast<Query*>(copyObjectImpl(q));
         (void)query_tree_walker(

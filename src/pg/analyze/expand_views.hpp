@@ -10,13 +10,15 @@
 //                                FROM raw_orders WHERE NOT deleted) stg_orders
 //
 // Invariant: only when reading the tables directly, as the stream table's
-// owner, gives what reading the views gives: every view is owned by the
-// caller (the stream table's owner) or is security_invoker, so its tables
-// are read by the same role either way; no view is a security barrier
+// owner, gives what reading the views gives: no view is a security barrier
 // (whose conditions must run first); no table reached has row-level
-// security enabled; and the caller may SELECT every table reached. The stream table keeps the query
-// as written (pgt_stream_tables. query_tree): a reinitialisation, which CREATE OR REPLACE VIEW of a
-// view read marks, expands the views' current definitions.
+// security enabled, so every role reads the same rows of it; the caller
+// may SELECT every table reached (the refresh reads them as it); and the
+// role PostgreSQL checks each view and table as (the caller, or the owner
+// of the view whose query reads it unless that view is security_invoker)
+// may SELECT it, so a query that fails as written fails expanded too. The stream table keeps the
+// query as written (pgt_stream_tables. query_tree): a reinitialisation, which CREATE OR REPLACE
+// VIEW of a view read marks, expands the views' current definitions.
 #pragma once
 
 #include <vector>
