@@ -784,10 +784,13 @@ TEST_F(DifferentialFullJoin, full_join_rejected_shapes_and_auto) {
          "subquery"},
         {"SELECT a.id AS aid, b.id AS bid FROM a FULL JOIN b ON a.k = b.k WHERE b.y IS NULL",
          "nullable"},
-        {"SELECT a.id AS aid, b.id AS bid FROM a FULL JOIN b ON a.k = b.k WHERE a.v > 10",
+        // (WHERE a.v > 10, or JOIN c ON c.id = a.id, would make it a LEFT
+        // JOIN: reduce_outer.cpp.)
+        {"SELECT a.id AS aid, b.id AS bid FROM a FULL JOIN b ON a.k = b.k WHERE a.v IS "
+         "DISTINCT FROM 10",
          "nullable"},
         {"SELECT a.id AS aid, b.id AS bid, c.z FROM a FULL JOIN b ON a.k = b.k JOIN c "
-         "ON c.id = a.id",
+         "ON c.id IS NOT DISTINCT FROM a.id",
          "nullable"},
     };
     int i = 0;

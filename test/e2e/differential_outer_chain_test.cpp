@@ -53,6 +53,24 @@ const std::vector<ConstructCase> kCases = {
      "ON c.id = o.cu LEFT JOIN rg r ON r.id = c.rg"},
 };
 
+// Outer joins whose padded rows WHERE (or an inner join's ON above them)
+// removes: reduced to the inner joins they are (reduce_outer.cpp).
+const std::vector<ConstructCase> kReduced = {
+    {"where_on_nullable",
+     "SELECT o.id, c.name FROM od o LEFT JOIN cu c ON c.id = o.cu WHERE c.name LIKE 'cust 1%'"},
+    {"chain_reduced",
+     "SELECT o.id, c.name AS customer, r.name AS region FROM od o LEFT JOIN cu c ON c.id = "
+     "o.cu LEFT JOIN rg r ON r.id = c.rg WHERE r.active"},
+    {"full_reduced",
+     "SELECT o.id, o.amt, c.name FROM od o FULL JOIN cu c ON c.id = o.cu WHERE o.amt > 3"},
+    {"grouped_reduced",
+     "SELECT r.name AS region, count(*) AS n FROM od o LEFT JOIN cu c ON c.id = o.cu LEFT "
+     "JOIN rg r ON r.id = c.rg WHERE r.country IS NOT NULL GROUP BY r.name"},
+    {"right_reduced",
+     "SELECT o.id, c.name FROM cu c RIGHT JOIN od o ON c.id = o.cu WHERE c.rg > 2 AND o.amt "
+     "< 15"},
+};
+
 class DifferentialOuterChain : public ConstructTest {
 protected:
     const char* schema() const override { return kSchema; }
@@ -88,8 +106,19 @@ TEST_F(DifferentialOuterChain, lookup_chains_are_maintained_immediately) {
         kCases, "IMMEDIATE", [&](std::mt19937& rng, int round) { change(rng, round); }, 8);
 }
 
+TEST_F(DifferentialOuterChain, outer_joins_where_makes_inner_are_maintained_differentially) {
+    run_cases(
+        kReduced, "DIFFERENTIAL", [&](std::mt19937& rng, int round) { change(rng, round); }, 8);
+}
+
+TEST_F(DifferentialOuterChain, outer_joins_where_makes_inner_are_maintained_immediately) {
+    run_cases(
+        kReduced, "IMMEDIATE", [&](std::mt19937& rng, int round) { change(rng, round); }, 8);
+}
+
 // A later ON that can be true on a padded row (COALESCE), or a WHERE over
-// a nullable table, keeps the query FULL (AUTO recomputes it).
+// a nullable table that a padded row can pass, keeps the query FULL (AUTO
+// recomputes it).
 TEST_F(DifferentialOuterChain, chains_the_padding_cannot_follow_are_recomputed) {
     const std::vector<std::string> kept = {
         "SELECT o.id, r.name FROM od o LEFT JOIN cu c ON c.id = o.cu LEFT JOIN rg r ON r.id = "
@@ -97,7 +126,10 @@ TEST_F(DifferentialOuterChain, chains_the_padding_cannot_follow_are_recomputed) 
         "SELECT o.id, r.name FROM od o LEFT JOIN cu c ON c.id = o.cu LEFT JOIN rg r ON r.id = "
         "c.rg OR c.rg IS NULL",
         "SELECT o.id, r.name FROM od o LEFT JOIN cu c ON c.id = o.cu LEFT JOIN rg r ON r.id = "
-        "c.rg WHERE r.active",
+        "c.rg WHERE r.active IS NOT TRUE",
+        "SELECT o.id, c.name FROM od o LEFT JOIN cu c ON c.id = o.cu WHERE coalesce(c.rg, 0) = 0",
+        "SELECT o.id, c.name FROM od o LEFT JOIN cu c ON c.id = o.cu WHERE c.rg IS NULL OR c.rg "
+        "> 3",
     };
     expect_recomputed(kept, "UPDATE cu SET rg = NULL WHERE id < 20");
 }

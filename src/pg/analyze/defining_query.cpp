@@ -10,6 +10,7 @@
 #include "pg/analyze/inline_ctes.hpp"
 #include "pg/analyze/join_using.hpp"
 #include "pg/analyze/pull_up.hpp"
+#include "pg/analyze/reduce_outer.hpp"
 #include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/output_key.hpp"
 #include "pg/analyze/lower_tree.hpp"
@@ -522,6 +523,8 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     const std::vector<Oid> views = expand_views(lowered);
     const bool inlined = inline_with_queries(lowered);
     const bool using_on = lower_join_using(lowered);
+    // Outer joins whose padded rows WHERE removes are inner joins.
+    const bool reduced = reduce_outer_joins(lowered);
     const bool anti = lower_anti_joins(lowered);
     // Plain derived tables (a WITH query without aggregates inlines to one)
     // are merged into the query, as PostgreSQL's planner merges them.
@@ -540,7 +543,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     lowered = pulled != nullptr ? pulled : lowered;
     std::string lowered_blocker;
     const bool again =
-        !views.empty() || using_on || anti || flattened || groups || pulled != nullptr;
+        !views.empty() || using_on || reduced || anti || flattened || groups || pulled != nullptr;
     if (inlined || again) {
         std::optional<AnalyzedQuery> a = analyze_lowered(lowered, again, out);
         if (a && a->differential_blocker.empty()) {
