@@ -71,6 +71,24 @@ const std::vector<ConstructCase> kReduced = {
      "< 15"},
 };
 
+// WHERE subqueries over the preserved tables, and a scalar subquery over a
+// nullable one, next to outer joins.
+const std::vector<ConstructCase> kWithSubqueries = {
+    {"exists_next_to_chain",
+     "SELECT o.id, c.name, r.name AS region FROM od o LEFT JOIN cu c ON c.id = o.cu LEFT JOIN "
+     "rg r ON r.id = c.rg WHERE EXISTS (SELECT 1 FROM pr p WHERE p.id = o.pr AND p.title <> "
+     "'product 3')"},
+    {"in_next_to_left",
+     "SELECT o.id, c.name FROM od o LEFT JOIN cu c ON c.id = o.cu WHERE o.cu IN (SELECT id FROM "
+     "cu WHERE rg > 3)"},
+    {"not_exists_grouped",
+     "SELECT c.name, count(*) AS n FROM od o LEFT JOIN cu c ON c.id = o.cu WHERE NOT EXISTS "
+     "(SELECT 1 FROM rg x WHERE x.id = o.amt % 12 AND x.active) GROUP BY c.name"},
+    {"scalar_over_nullable",
+     "SELECT o.id, c.name, (SELECT count(*) FROM od x WHERE x.cu = c.id) AS orders_of_customer "
+     "FROM od o LEFT JOIN cu c ON c.id = o.cu"},
+};
+
 class DifferentialOuterChain : public ConstructTest {
 protected:
     const char* schema() const override { return kSchema; }
@@ -114,6 +132,17 @@ TEST_F(DifferentialOuterChain, outer_joins_where_makes_inner_are_maintained_diff
 TEST_F(DifferentialOuterChain, outer_joins_where_makes_inner_are_maintained_immediately) {
     run_cases(
         kReduced, "IMMEDIATE", [&](std::mt19937& rng, int round) { change(rng, round); }, 8);
+}
+
+TEST_F(DifferentialOuterChain, subqueries_next_to_outer_joins_are_maintained_differentially) {
+    run_cases(
+        kWithSubqueries, "DIFFERENTIAL", [&](std::mt19937& rng, int round) { change(rng, round); },
+        8);
+}
+
+TEST_F(DifferentialOuterChain, subqueries_next_to_outer_joins_are_maintained_immediately) {
+    run_cases(
+        kWithSubqueries, "IMMEDIATE", [&](std::mt19937& rng, int round) { change(rng, round); }, 8);
 }
 
 // A later ON that can be true on a padded row (COALESCE), or a WHERE over

@@ -8,7 +8,8 @@
 // joins of up to six or derived tables of them); about a fifth with one or
 // two WHERE conditions [NOT] EXISTS / x [NOT] IN (subquery) over one table
 // or an inner join of two, correlated or not, IN also over GROUP BY ...
-// HAVING (never with an outer join); a tenth of the WHERE atoms of inner
+// HAVING (over LEFT/RIGHT joins too, correlated to preserved items only);
+// a tenth of the WHERE atoms of inner
 // joins a join key [NOT] IN a VALUES list; a tenth FULL JOINs of two tables
 // (ON an equality, sides read nowhere else, up to two more tables by a
 // comma, CROSS JOIN or JOIN ON those alone, sometimes a second FULL JOIN
@@ -921,8 +922,8 @@ std::string values_atom(Rng& r, const Scope& s) {
     return x.col(k.name) + (r.chance(30) ? " NOT IN" : " IN") + " (VALUES " + list + ")";
 }
 
-// A WHERE atom over the items of s; a VALUES list only where there is no
-// outer join (an IN subquery is not maintained next to one).
+// A WHERE atom over the items of s; a VALUES list only in an inner join's
+// WHERE (these atoms also go next to FULL JOINs, which refuse a subquery).
 std::string where_atom(Rng& r, const Scope& s, bool values = false) {
     if (values && r.chance(10)) {
         return values_atom(r, s);
@@ -1383,7 +1384,8 @@ std::string algebraic_query(Rng& r) {
 // the forms a region keeps: a plain SELECT over one table or an inner join
 // of two (a table of the outer query now and then: a self-reference),
 // correlated to an outer item or not; IN also over GROUP BY ... HAVING
-// selecting a grouping key. Never with an outer join in the same query.
+// selecting a grouping key. Next to LEFT/RIGHT joins (a fifth), correlated
+// to the items no outer join pads; never next to a FULL JOIN.
 // Subquery n's items are x<n> and y<n>: no clash with outer aliases.
 
 // A subquery's items and FROM, with its join condition as a WHERE
@@ -1575,11 +1577,23 @@ std::string subquery_condition(Rng& r, const Scope& outer, int n, int& tables_le
 // one or two WHERE subquery conditions among its WHERE conjuncts.
 From subquery_from(Rng& r) {
     const int p = r.range(0, 99);
-    From f = p < 30 ? single_from(r) : p < 85 ? inner_from(r) : derived_from(r, false);
+    From f = p < 25   ? single_from(r)
+             : p < 65 ? inner_from(r)
+             : p < 85 ? outer_from(r)
+                      : derived_from(r, false);
     int tables_left = 8 - static_cast<int>(f.s.items.size());  // a region joins at most 8
     std::vector<std::string> where = f.where;
+    // The subqueries correlate with items no outer join pads (WHERE reads
+    // no nullable item).
+    Scope preserved;
+    for (size_t i = 0; i < f.s.items.size(); i++) {
+        if (std::find(f.s.padded.begin(), f.s.padded.end(), i) == f.s.padded.end()) {
+            preserved.items.push_back(f.s.items[i]);
+        }
+    }
+    preserved.add_columns();
     for (int i = 1, n = r.chance(25) ? 2 : 1; i <= n; i++) {
-        const std::string cond = subquery_condition(r, f.s, i, tables_left);
+        const std::string cond = subquery_condition(r, preserved, i, tables_left);
         where.insert(where.begin() + r.range(0, static_cast<int>(where.size())), cond);
     }
     f.sql = f.from + where_sql(where);
@@ -2273,15 +2287,12 @@ TEST_F(DifferentialRegionProperty, outer_joins_outside_the_rules_are_refused_cle
          "nullable side"},
         {"SELECT a.t, b.u FROM ra a FULL JOIN rb b ON a.k = b.k, rc c WHERE EXISTS (SELECT 1 "
          "FROM rd x1 WHERE x1.m = c.m)",
-         "outer join"},
+         "full join"},
         {"SELECT a.t, b.u FROM ra a LEFT JOIN rb b ON a.k = b.k WHERE b.w IS NULL",
          "nullable side"},
         {"SELECT a.t, c.tc FROM ra a LEFT JOIN (rb b JOIN rc c ON c.j = b.j) ON a.k = b.k",
          "not a single table"},
-        // WHERE subqueries: never with an outer join.
-        {"SELECT a.t, b.u FROM ra a LEFT JOIN rb b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM rc "
-         "x1 WHERE x1.j = a.k)",
-         "outer join"},
+        // WHERE subqueries: never with an outer join inside.
         {"SELECT a.t FROM ra a WHERE a.k NOT IN (SELECT x1.k FROM rb x1 LEFT JOIN rc y1 ON "
          "y1.j = x1.j)",
          "outer join"},

@@ -908,7 +908,8 @@ TEST_F(DifferentialSubquery, subqueries_beyond_where_conjuncts_are_maintained) {
 
 // What DIFFERENTIAL still refuses around subqueries: a subquery in a join
 // condition, set operations or subqueries inside a subquery, outer joins in
-// or next to one, a derived table holding one, a volatile function in one.
+// one or a FULL JOIN next to one, a derived table holding one, a volatile
+// function in one.
 TEST_F(DifferentialSubquery, unsupported_subquery_shapes_are_refused) {
     db->exec(kSchema);
     refused({
@@ -917,9 +918,9 @@ TEST_F(DifferentialSubquery, unsupported_subquery_shapes_are_refused) {
         {"SELECT o.id FROM orders o WHERE EXISTS (SELECT 1 FROM items i WHERE i.ord = o.id AND "
          "i.part IN (SELECT p.id FROM parts p WHERE p.kind = 'x'))",
          "subqueries of its own"},
-        {"SELECT o.id, c.name FROM orders o LEFT JOIN cust c ON c.id = o.cust WHERE EXISTS "
-         "(SELECT 1 FROM items i WHERE i.ord = o.id)",
-         "outer join"},
+        {"SELECT o.id, c.name FROM orders o FULL JOIN cust c ON c.id = o.cust, items j WHERE "
+         "EXISTS (SELECT 1 FROM items i WHERE i.ord = j.ord)",
+         "FULL JOIN"},
         {"SELECT o.id FROM orders o WHERE EXISTS (SELECT 1 FROM items i LEFT JOIN parts p ON "
          "p.id = i.part WHERE i.ord = o.id AND p.id IS NULL)",
          "outer join"},

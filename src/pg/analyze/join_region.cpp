@@ -457,8 +457,12 @@ bool collect_region_tables(Query* q, const std::vector<SubquerySite>& sublinks,
     if (!collect_tables(q, {}, tables, region, out)) {
         return false;
     }
-    if (!sublinks.empty() && !outer.empty()) {
-        out.differential_blocker = "a subquery together with an outer join";
+    // (Next to LEFT and RIGHT joins a subquery reads only preserved tables
+    // in WHERE, or any in the select list; a FULL JOIN's branches are not
+    // made for them.)
+    if (!sublinks.empty() &&
+        std::any_of(outer.begin(), outer.end(), [](const OuterJoin& o) { return o.full; })) {
+        out.differential_blocker = "a subquery together with a FULL JOIN";
         return false;
     }
     for (std::size_t k = 0; k < sublinks.size(); k++) {
