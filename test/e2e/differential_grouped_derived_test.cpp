@@ -49,6 +49,18 @@ const std::vector<ConstructCase> kCases = {
     {"overall",
      "SELECT avg(q.final) AS overall, count(*) AS auctions FROM (SELECT b.auction, max(b.price) "
      "AS final FROM bid b GROUP BY b.auction) q"},
+    // A SELECT DISTINCT derived table: every column a key.
+    {"distinct_bidders",
+     "SELECT q.category, count(*) AS bidders FROM (SELECT DISTINCT a.category, b.price % 7 AS "
+     "bidder FROM auction a JOIN bid b ON b.auction = a.id) q GROUP BY q.category"},
+    {"distinct_joined",
+     "SELECT c.name, q.bucket FROM (SELECT DISTINCT a.category, b.price / 25 AS bucket FROM "
+     "auction a JOIN bid b ON b.auction = a.id WHERE b.price > 20) q JOIN category c ON c.id "
+     "= q.category"},
+    // Read in part: each category once per distinct price bucket.
+    {"distinct_in_part",
+     "SELECT q.category FROM (SELECT DISTINCT a.category, b.price % 5 AS p FROM auction a JOIN "
+     "bid b ON b.auction = a.id) q"},
     {"distinct_keys",
      "SELECT DISTINCT q.category FROM (SELECT a.category, a.id, sum(b.price) AS s FROM auction "
      "a JOIN bid b ON b.auction = a.id GROUP BY a.category, a.id) q, category c WHERE c.id = "

@@ -89,8 +89,8 @@ TEST_F(DifferentialPullUp, what_is_not_pulled_up_is_named) {
         "WITH x AS (SELECT c, count(*) AS n FROM o GROUP BY c) SELECT x.c, x.n, c.region FROM x "
         "JOIN c ON c.id = x.c",
         "SELECT x.c, x.n FROM (SELECT DISTINCT c, count(*) AS n FROM o GROUP BY c) x",
-        // (a DISTINCT table read in part: the outer rows would repeat)
-        "SELECT x.c FROM (SELECT DISTINCT c, amt FROM o) x",
+        // (A DISTINCT table read in part, whose rows would repeat pulled up,
+        // is maintained as a join region: region_grouped.cpp.)
         "SELECT x.c, x.n FROM (SELECT c, count(*) AS n FROM o GROUP BY c ORDER BY c LIMIT 3) x",
         // (a WHERE over DISTINCT ON's rows filters the rows it chose)
         "SELECT * FROM (SELECT DISTINCT ON (c) c, amt FROM o ORDER BY c, amt DESC) x WHERE amt > 5",

@@ -1979,7 +1979,8 @@ std::string with_list(Rng& r, const std::string& sql) {
 // dbt model's aggregate joined back): LEFT JOIN or inner, its aggregates
 // selected, filtered in WHERE (inner) or aggregated again by the outer
 // query; or a third of the time aggregated again by its grouping columns
-// (by its key, by a table joined on it, or to one row); the groups' table
+// (by its key, by a table joined on it, or to one row; a SELECT DISTINCT
+// instead now and then); the groups' table
 // read through source_name like any other.
 std::string grouped_join_query(Rng& r) {
     struct KeyPair {
@@ -2002,24 +2003,34 @@ std::string grouped_join_query(Rng& r) {
     inner += " GROUP BY y." + key;
     if (r.chance(35)) {
         // Aggregated again by its grouping columns (Nexmark q4's shape):
-        // by its key, or by the key of a table joined on it, or to one row.
-        std::string g = "SELECT y." + key + " AS gk, y." + y.keys[0].name +
-                        " % 3 AS g2, count(*) AS n, sum(y." + y.value + ") AS s, max(y." + y.text +
-                        ") AS mx FROM " + source_name(y.name) + " y";
+        // by its key, or by the key of a table joined on it, or to one row;
+        // or a SELECT DISTINCT counted (distinct values per key).
+        const bool distinct = r.chance(30);
+        std::string g =
+            distinct ? "SELECT DISTINCT y." + key + " AS gk, y." + y.keys[0].name +
+                           " % 3 AS g2, y." + y.text + " AS mx FROM " + source_name(y.name) + " y"
+                     : "SELECT y." + key + " AS gk, y." + y.keys[0].name +
+                           " % 3 AS g2, count(*) AS n, sum(y." + y.value + ") AS s, max(y." +
+                           y.text + ") AS mx FROM " + source_name(y.name) + " y";
         if (r.chance(40)) {
             g += " WHERE y." + y.value + " > " + r.num(0, 8);
         }
-        g += " GROUP BY y." + key + ", y." + y.keys[0].name + " % 3";
-        if (r.chance(30)) {
+        if (!distinct) {
+            g += " GROUP BY y." + key + ", y." + y.keys[0].name + " % 3";
+        }
+        if (!distinct && r.chance(30)) {
             g += " HAVING count(*) > " + r.num(1, 2);
         }
         const std::string aggs =
-            "count(*) AS c0, sum(g.n) AS s0, max(g.mx) AS m0, avg(g.s) AS a0, min(g.s) AS i0";
+            distinct ? "count(*) AS c0, count(g.g2) AS s0, max(g.mx) AS m0"
+                     : "count(*) AS c0, sum(g.n) AS s0, max(g.mx) AS m0, avg(g.s) AS a0, min(g.s) "
+                       "AS i0";
         const int shape = r.range(0, 2);
         if (shape == 0) {
             return "SELECT g.gk AS k0, " + aggs + " FROM (" + g + ") g" +
                    (r.chance(30) ? " WHERE g.g2 <> 1" : "") + " GROUP BY g.gk" +
-                   (r.chance(30) ? " HAVING sum(g.n) > 2" : "");
+                   (r.chance(30) ? (distinct ? " HAVING count(*) > 1" : " HAVING sum(g.n) > 2")
+                                 : "");
         }
         if (shape == 1) {
             return "SELECT x." + x.keys[0].name + " AS k0, " + aggs + " FROM " +

@@ -2,7 +2,9 @@
 // avg(d.final) FROM (SELECT a.id, a.category, max(b.price) AS final FROM
 // auction a JOIN bid b ON ... GROUP BY a.id, a.category) d GROUP BY
 // d.category` (Nexmark q4), an aggregate over an aggregate whose keys pass
-// through.
+// through; likewise a SELECT DISTINCT derived table, whose columns are all
+// keys (`count(*)` over `SELECT DISTINCT category, bidder`: distinct
+// bidders per category).
 // Why the region stays exact: a branch selects the query's key expressions
 // with some tables read from change images. Where those expressions, and
 // every condition of the query outside the derived table, read only the
@@ -30,10 +32,13 @@ extern "C" {
 namespace pgt::pg::region {
 namespace {
 
-// Whether target entry te of s is one of its GROUP BY expressions.
+// Whether target entry te of s is one of its GROUP BY expressions (of a
+// SELECT DISTINCT: one of its columns, each a key of its rows).
 bool grouping_column(Query* s, TargetEntry* te) {
     return te->ressortgroupref != 0 &&
-           get_sortgroupref_clause_noerr(te->ressortgroupref, s->groupClause) != nullptr;
+           get_sortgroupref_clause_noerr(
+               te->ressortgroupref, s->groupClause != NIL ? s->groupClause : s->distinctClause) !=
+               nullptr;
 }
 
 struct ReadsAggregates {
@@ -74,8 +79,12 @@ bool reads_aggregates(Node* n, void* ctx) {
     return expression_tree_walker(n, walker, ctx);
 }
 
+// GROUP BY or aggregates, or a SELECT DISTINCT (not DISTINCT ON) without
+// them: rows that stand for groups of source rows, keyed by columns.
 bool grouped(const Query* s) {
-    return s->hasAggs || s->groupClause != NIL;
+    const bool plain_distinct =
+        s->distinctClause != NIL && !s->hasDistinctOn && !s->hasAggs && s->groupClause == NIL;
+    return s->hasAggs || s->groupClause != NIL || plain_distinct;
 }
 
 }  // namespace
@@ -88,11 +97,12 @@ const char* grouped_table_blocker(Query* q, Index rtindex) {
     RangeTblEntry* rte = rt_fetch(rtindex, q->rtable);
     Query* s = rte->subquery;
     if (rte->lateral || s->setOperations != nullptr || s->cteList != NIL ||
-        s->groupingSets != NIL || s->hasWindowFuncs || s->distinctClause != NIL ||
+        s->groupingSets != NIL || s->hasWindowFuncs ||
+        (s->distinctClause != NIL && (s->hasDistinctOn || s->hasAggs || s->groupClause != NIL)) ||
         s->hasTargetSRFs || s->hasSubLinks || s->limitCount != nullptr ||
         s->limitOffset != nullptr || s->rowMarks != NIL) {
-        return "a subquery in FROM with aggregates and grouping sets, DISTINCT, LIMIT, set "
-               "operations, window functions or subqueries";
+        return "a subquery in FROM with aggregates and grouping sets, DISTINCT ON, DISTINCT "
+               "over groups, LIMIT, set operations, window functions or subqueries";
     }
     if (q->hasSubLinks || outer_join(reinterpret_cast<Node*>(q->jointree)) != nullptr ||
         outer_join(reinterpret_cast<Node*>(s->jointree)) != nullptr) {
