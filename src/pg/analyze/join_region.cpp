@@ -36,7 +36,9 @@ extern "C" {
 #include "catalog/pg_namespace.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/prep.h"
 #include "optimizer/tlist.h"
 #include "rewrite/rewriteManip.h"
 #include "parser/parsetree.h"
@@ -126,52 +128,12 @@ const char* collect_outer_joins(Node* n, std::vector<OuterJoin>& out) {
     return nullptr;
 }
 
-// The range-table indexes of the tables under a FROM item.
-Bitmapset* tables_under(Node* n) {
-    if (IsA(n, RangeTblRef)) {
-        return bms_make_singleton(castNode(RangeTblRef, n)->rtindex);
-    }
-    if (IsA(n, JoinExpr)) {
-        return bms_union(tables_under(castNode(JoinExpr, n)->larg),
-                         tables_under(castNode(JoinExpr, n)->rarg));
-    }
-    Bitmapset* out = nullptr;
-    ListCell* lc;
-    foreach (lc, castNode(FromExpr, n)->fromlist) {
-        out = bms_union(out, tables_under(static_cast<Node*>(lfirst(lc))));
-    }
-    return out;
-}
-
-// Whether a top-level AND term of quals is a strict operator over a column
-// of table t: where t is NULL-padded the condition is never true.
-bool strict_on(Node* quals, Index t) {
-    ListCell* lc;
-    foreach (lc, make_ands_implicit(reinterpret_cast<Expr*>(quals))) {
-        Node* c = static_cast<Node*>(lfirst(lc));
-        if (!IsA(c, OpExpr) || !func_strict(castNode(OpExpr, c)->opfuncid)) {
-            continue;
-        }
-        ListCell* a;
-        foreach (a, castNode(OpExpr, c)->args) {
-            Node* arg = static_cast<Node*>(lfirst(a));
-            while (IsA(arg, RelabelType)) {
-                arg = reinterpret_cast<Node*>(castNode(RelabelType, arg)->arg);
-            }
-            if (IsA(arg, Var) && castNode(Var, arg)->varlevelsup == 0 &&
-                static_cast<Index>(castNode(Var, arg)->varno) == t) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
 // Where the nullable tables' columns may be read: their own ON, the select
 // list and HAVING, and the ON of a LEFT or RIGHT join of a single table
 // above them that pads where they are padded — a lookup chain, `orders o
 // LEFT JOIN customers c ON c.id = o.cust LEFT JOIN regions r ON r.id =
-// c.region` (a strict term of that ON reads them; not a FULL JOIN's
+// c.region` (that ON is never true where they are NULL:
+// find_nonnullable_rels; not a FULL JOIN's
 // sides). A WHERE or another join condition over them would make a row's
 // presence depend on padding the region cannot follow. (In a chain the
 // branches' paddings per join still cover every row: a padded customer
@@ -188,7 +150,8 @@ bool nullable_read_only_where_allowed(Query* q, const std::vector<OuterJoin>& jo
         for (const OuterJoin& oj : joins) {
             for (Index t : {oj.nullable, oj.full ? oj.other : Index{0}}) {
                 const bool lookup =
-                    !oj.full && bms_is_member(static_cast<int>(t), chain) && strict_on(quals, t);
+                    !oj.full && bms_is_member(static_cast<int>(t), chain) &&
+                    bms_is_member(static_cast<int>(t), find_nonnullable_rels(quals));
                 if (t != 0 && t != own && t != own2 && !lookup &&
                     bms_is_member(static_cast<int>(t), used)) {
                     return true;
@@ -221,7 +184,9 @@ bool nullable_read_only_where_allowed(Query* q, const std::vector<OuterJoin>& jo
             Node* preserved = j->jointype == JOIN_LEFT    ? j->larg
                               : j->jointype == JOIN_RIGHT ? j->rarg
                                                           : nullptr;
-            Bitmapset* chain = preserved != nullptr && own != 0 ? tables_under(preserved) : nullptr;
+            Bitmapset* chain = preserved != nullptr && own != 0
+                                   ? get_relids_in_jointree(preserved, false)
+                                   : nullptr;
             ctx.ok = !reads_nullable(j->quals, own, own2, chain);
             stack.push_back(j->larg);
             stack.push_back(j->rarg);
@@ -711,10 +676,6 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     std::vector<SubquerySite> sublinks = subquery_sites(q);
     if (!collect_region_tables(q, sublinks, outer, tables, region, out) ||
         !identity_allows_region(q, out)) {
-        return true;
-    }
-    if (tables.empty()) {
-        out.differential_blocker = "a query that reads no table";
         return true;
     }
     region.tables = branch_tables(q, tables, sublinks);

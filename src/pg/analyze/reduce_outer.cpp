@@ -11,28 +11,12 @@
 extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
+#include "optimizer/prep.h"
 #include "parser/parsetree.h"
 }
 
 namespace pgt::pg {
 namespace {
-
-// The range-table indexes of the tables under a FROM item.
-Relids tables_of(Node* n) {
-    if (IsA(n, RangeTblRef)) {
-        return bms_make_singleton(castNode(RangeTblRef, n)->rtindex);
-    }
-    if (IsA(n, JoinExpr)) {
-        JoinExpr* j = castNode(JoinExpr, n);
-        return bms_add_member(bms_union(tables_of(j->larg), tables_of(j->rarg)), j->rtindex);
-    }
-    Relids out = nullptr;
-    ListCell* lc;
-    foreach (lc, castNode(FromExpr, n)->fromlist) {
-        out = bms_union(out, tables_of(static_cast<Node*>(lfirst(lc))));
-    }
-    return out;
-}
 
 bool reduce(Query* q, Node* n, Relids nonnull) {
     if (IsA(n, RangeTblRef)) {
@@ -49,8 +33,8 @@ bool reduce(Query* q, Node* n, Relids nonnull) {
         return changed;
     }
     JoinExpr* j = castNode(JoinExpr, n);
-    const bool left_proved = bms_overlap(tables_of(j->larg), nonnull);
-    const bool right_proved = bms_overlap(tables_of(j->rarg), nonnull);
+    const bool left_proved = bms_overlap(get_relids_in_jointree(j->larg, true), nonnull);
+    const bool right_proved = bms_overlap(get_relids_in_jointree(j->rarg, true), nonnull);
     JoinType to = j->jointype;
     if (j->jointype == JOIN_LEFT && right_proved) {
         to = JOIN_INNER;
