@@ -67,6 +67,31 @@ const std::vector<ConstructCase> kCases = {
      "q.category AND c.name <> 'c3'"},
 };
 
+// The same in a subquery's FROM: the subquery reads the grouped table's
+// aggregates only inside its own aggregates (TPC-H q15's shape: the top
+// total, compared with each total).
+const std::vector<ConstructCase> kInSubqueries = {
+    {"q15_shape",
+     "WITH rev AS (SELECT b.auction, sum(b.price) AS total FROM bid b WHERE b.price > 10 GROUP "
+     "BY b.auction) SELECT a.id, a.category, r.total FROM auction a, rev r WHERE a.id = "
+     "r.auction AND r.total = (SELECT max(total) FROM rev)"},
+    {"exists_busy",
+     "SELECT c.id, c.name FROM category c WHERE EXISTS (SELECT 1 FROM (SELECT a.category, a.id, "
+     "count(*) AS n FROM auction a JOIN bid b ON b.auction = a.id GROUP BY a.category, a.id "
+     "HAVING count(*) > 8) q WHERE q.category = c.id)"},
+    {"scalar_per_category",
+     "SELECT c.id, (SELECT avg(q.top) FROM (SELECT a.category, a.id, max(b.price) AS top FROM "
+     "auction a JOIN bid b ON b.auction = a.id GROUP BY a.category, a.id) q WHERE q.category = "
+     "c.id) AS avg_top FROM category c"},
+    {"in_grouping_column",
+     "SELECT a.id, a.category FROM auction a WHERE a.id IN (SELECT q.auction FROM (SELECT "
+     "b.auction, count(*) AS n FROM bid b GROUP BY b.auction HAVING count(*) >= 8) q)"},
+    {"not_in_distinct",
+     "SELECT c.id FROM category c WHERE c.id NOT IN (SELECT d.category FROM (SELECT DISTINCT "
+     "a.category, b.price % 3 AS r FROM auction a JOIN bid b ON b.auction = a.id WHERE b.price "
+     "> 90) d)"},
+};
+
 class DifferentialGroupedDerived : public ConstructTest {
 protected:
     const char* schema() const override { return kSchema; }
@@ -98,8 +123,18 @@ TEST_F(DifferentialGroupedDerived, aggregates_over_aggregates_are_maintained_imm
     run_cases(kCases, "IMMEDIATE", [&](std::mt19937& rng, int round) { change(rng, round); });
 }
 
-// Where the query reads a group's aggregate outside its own aggregates —
-// grouped by it (TPC-H q13's shape), filtered on it, selected — the images
+TEST_F(DifferentialGroupedDerived, aggregates_over_aggregates_in_subqueries_differentially) {
+    run_cases(kInSubqueries, "DIFFERENTIAL",
+              [&](std::mt19937& rng, int round) { change(rng, round); });
+}
+
+TEST_F(DifferentialGroupedDerived, aggregates_over_aggregates_in_subqueries_immediately) {
+    run_cases(kInSubqueries, "IMMEDIATE",
+              [&](std::mt19937& rng, int round) { change(rng, round); });
+}
+
+// Where the query (or a subquery) reads a group's aggregate outside its own
+// aggregates — grouped by it (TPC-H q13's shape), filtered on it, selected — the images
 // cannot say which groups change: AUTO recomputes.
 TEST_F(DifferentialGroupedDerived, aggregates_read_outside_aggregates_are_recomputed) {
     const std::vector<std::string> kept = {
@@ -111,6 +146,12 @@ TEST_F(DifferentialGroupedDerived, aggregates_read_outside_aggregates_are_recomp
         "SELECT c.name, q.top FROM (SELECT a.category, a.id, max(b.price) AS top FROM auction a "
         "JOIN bid b ON b.auction = a.id GROUP BY a.category, a.id) q JOIN category c ON c.id = "
         "q.category",
+        // in a subquery: filtered on, selected
+        "SELECT a.id FROM auction a WHERE EXISTS (SELECT 1 FROM (SELECT b.auction, count(*) AS n "
+        "FROM bid b GROUP BY b.auction) q WHERE q.auction = a.id AND q.n > 7)",
+        "SELECT c.id FROM category c WHERE 60 IN (SELECT q.top FROM (SELECT a.category, "
+        "max(b.price) AS top FROM auction a JOIN bid b ON b.auction = a.id GROUP BY a.category) "
+        "q WHERE q.category = c.id)",
     };
     expect_recomputed(kept, "UPDATE bid SET price = price + 1 WHERE id < 50");
 }

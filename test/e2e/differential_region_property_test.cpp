@@ -1384,8 +1384,10 @@ std::string algebraic_query(Rng& r) {
 // the forms a region keeps: a plain SELECT over one table or an inner join
 // of two (a table of the outer query now and then: a self-reference),
 // correlated to an outer item or not; IN also over GROUP BY ... HAVING
-// selecting a grouping key. Next to LEFT/RIGHT joins (a fifth), correlated
-// to the items no outer join pads; never next to a FULL JOIN.
+// selecting a grouping key; a quarter hold one or two such subqueries of
+// their own in their WHERE, over their items (two levels deep at most). Next to
+// LEFT/RIGHT joins (a fifth), correlated to the items no outer join pads;
+// never next to a FULL JOIN.
 // Subquery n's items are x<n> and y<n>: no clash with outer aliases.
 
 // A subquery's items and FROM, with its join condition as a WHERE
@@ -1530,8 +1532,11 @@ constexpr SubKind kSubKinds[] = {
     {100, false, true, true, true},    // NOT IN over GROUP BY (correlated 40%)
 };
 
+// How often (of 100) a subquery holds another in its WHERE.
+constexpr int kNestedSubqueryChance = 25;
+
 // One [NOT] EXISTS / [NOT] IN conjunct over subquery n; uses up to two of
-// tables_left.
+// tables_left, and more for the subqueries nested in it.
 std::string subquery_condition(Rng& r, const Scope& outer, int n, int& tables_left) {
     SubFrom sf = sub_from(r, outer, n, tables_left);
     const Item& x = sf.in.item(r);
@@ -1548,6 +1553,15 @@ std::string subquery_condition(Rng& r, const Scope& outer, int n, int& tables_le
     }
     if (r.chance(50)) {
         where.push_back(sub_filter(r, sf.in.item(r), sf.in.cols));
+    }
+    // Subqueries nested in this one's WHERE, over its items: now and then
+    // two side by side, two levels at most (subquery 1 holds 11 and 12,
+    // and 11 holds 111).
+    if (n < 100 && r.chance(kNestedSubqueryChance)) {
+        for (int m = 1, count = r.chance(30) ? 2 : 1; m <= count && tables_left > 0; m++) {
+            where.insert(where.begin() + r.range(0, static_cast<int>(where.size())),
+                         subquery_condition(r, sf.in, n * 10 + m, tables_left));
+        }
     }
     if (!exists && negated && r.chance(60)) {  // fewer rows: fewer NULLs among them
         where.push_back(r.chance(50) ? x.col("id") + " % 6 = " + r.num(0, 5)

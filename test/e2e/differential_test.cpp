@@ -749,7 +749,8 @@ const std::vector<Shape>& unsupported_shapes() {
         {"SELECT DISTINCT ON (name) id FROM t ORDER BY name, id", {"distinct on"}},
         {"SELECT id, row_number() OVER (ORDER BY id) AS rn FROM t", {"window"}},
         {"SELECT id FROM (SELECT id FROM t ORDER BY id LIMIT 5) sub", {"subquer"}},
-        {"SELECT id FROM t WHERE id IN (SELECT id FROM u WHERE x IN (SELECT x FROM u))",
+        {"SELECT id FROM t WHERE id IN (SELECT (SELECT max(u2.id) FROM u u2 WHERE u2.x = u.x) "
+         "FROM u)",
          {"subquer"}},
         {"SELECT t.id FROM t LEFT JOIN u ON u.id = t.id AND EXISTS (SELECT 1 FROM u u2 WHERE "
          "u2.x = u.x || 'a')",

@@ -40,12 +40,12 @@ const char* const kStrategies[kQueries] = {
     "algebraic_join",   // q12
     "",                 // q13
     "algebraic_join",   // q14
-    "",                 // q15
+    "join_region",      // q15
     "join_region",      // q16
     "join_region",      // q17
     "join_region",      // q18
     "algebraic_join",   // q19
-    "",                 // q20
+    "join_region",      // q20
     "join_region",      // q21
     "join_region",      // q22
 };

@@ -3,6 +3,7 @@
 // and the signed sums, checked as algebra over numbers (a join of one-row
 // relations is a product, so the terms must sum to A'B'C' − ABC).
 #include "core/diff/join_terms.hpp"
+#include "core/error.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -33,7 +34,7 @@ std::vector<std::vector<TableRead>> reads_of(const std::vector<RegionTerm>& term
 }
 
 TEST(JoinTerms, inner_join_of_two_tables_reads_each_change_and_both_old) {
-    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1}, 0, {});
+    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1}, {}, {});
     EXPECT_EQ(reads_of(terms), (std::vector<std::vector<TableRead>>{{B, N}, {N, B}, {O, O}}));
     for (const RegionTerm& t : terms) {
         EXPECT_TRUE(t.padding.empty());
@@ -42,7 +43,7 @@ TEST(JoinTerms, inner_join_of_two_tables_reads_each_change_and_both_old) {
 }
 
 TEST(JoinTerms, inner_join_of_three_tables_reads_every_set_of_before_images) {
-    EXPECT_EQ(reads_of(pgt::diff::region_terms({-1, -1, -1}, 0, {})),
+    EXPECT_EQ(reads_of(pgt::diff::region_terms({-1, -1, -1}, {}, {})),
               (std::vector<std::vector<TableRead>>{
                   {B, N, N}, {N, B, N}, {N, N, B}, {O, O, N}, {O, N, O}, {N, O, O}, {O, O, O}}));
 }
@@ -54,8 +55,8 @@ TEST(JoinTerms, inner_join_of_three_tables_reads_every_set_of_before_images) {
 TEST(JoinTerms, every_changed_row_is_found_by_some_term) {
     rc::check([](void) {
         const std::size_t n = *rc::gen::inRange<std::size_t>(1, 7);
-        std::vector<RegionTerm> terms = pgt::diff::region_terms(std::vector<int>(n, -1), 0, {});
-        RC_ASSERT(terms.size() == pgt::diff::count_region_terms(std::vector<int>(n, -1), 0, {}));
+        std::vector<RegionTerm> terms = pgt::diff::region_terms(std::vector<int>(n, -1), {}, {});
+        RC_ASSERT(terms.size() == pgt::diff::count_region_terms(std::vector<int>(n, -1), {}, {}));
         const std::size_t s = *rc::gen::inRange<std::size_t>(1, std::size_t{1} << n);
         auto in = [&](std::size_t i) { return ((s >> i) & 1) != 0; };
         bool old_found = false, new_found = false;
@@ -78,9 +79,9 @@ TEST(JoinTerms, every_changed_row_is_found_by_some_term) {
 TEST(JoinTerms, left_join_pads_when_the_nullable_table_changes) {
     // a LEFT JOIN b: b (table 1) is nullable.
     std::vector<OuterJoinTables> outer{{1, false, 0}};
-    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1}, 0, outer);
+    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1}, {}, outer);
     ASSERT_EQ(terms.size(), 6u);
-    EXPECT_EQ(terms.size(), pgt::diff::count_region_terms({-1, -1}, 0, outer));
+    EXPECT_EQ(terms.size(), pgt::diff::count_region_terms({-1, -1}, {}, outer));
     // a changed: its partner is now, or it was padded before (ON false).
     EXPECT_EQ(terms[0].tables, (std::vector<TableRead>{B, N}));
     EXPECT_EQ(terms[0].padding, std::vector<Padding>{Padding::kKeep});
@@ -106,7 +107,7 @@ TEST(JoinTerms, full_join_pads_either_side_that_changes) {
     EXPECT_EQ(pgt::diff::padding_ways({B, N}, outer), l);
     EXPECT_EQ(pgt::diff::padding_ways({N, B}, outer), r);
     EXPECT_EQ(pgt::diff::padding_ways({O, O}, outer), both);
-    EXPECT_EQ(pgt::diff::count_region_terms({-1, -1}, 0, outer), 11u);
+    EXPECT_EQ(pgt::diff::count_region_terms({-1, -1}, {}, outer), 11u);
     // A third table changed alone: as written, or either side alone padded.
     EXPECT_EQ(pgt::diff::padding_ways({N, N, B}, outer), third);
 }
@@ -114,8 +115,8 @@ TEST(JoinTerms, full_join_pads_either_side_that_changes) {
 TEST(JoinTerms, several_outer_joins_give_every_combination) {
     // a LEFT JOIN b LEFT JOIN c: b and c nullable.
     std::vector<OuterJoinTables> outer{{1, false, 0}, {2, false, 0}};
-    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1, -1}, 0, outer);
-    EXPECT_EQ(terms.size(), pgt::diff::count_region_terms({-1, -1, -1}, 0, outer));
+    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1, -1}, {}, outer);
+    EXPECT_EQ(terms.size(), pgt::diff::count_region_terms({-1, -1, -1}, {}, outer));
     // a changed alone: each join kept or preserved, both ways: 4 terms.
     std::size_t first = 0;
     for (const RegionTerm& t : terms) {
@@ -135,7 +136,7 @@ TEST(JoinTerms, several_outer_joins_give_every_combination) {
 // kPadded hides c in the key while r's ON still reads c's row.
 TEST(JoinTerms, a_lookup_chain_finds_every_row_it_changes) {
     std::vector<OuterJoinTables> outer{{1, false, 0}, {2, false, 0}};
-    const std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1, -1}, 0, outer);
+    const std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1, -1}, {}, outer);
     struct Key {
         bool c, r;
         bool operator<(const Key& k) const { return c != k.c ? c < k.c : r < k.r; }
@@ -208,7 +209,7 @@ TEST(JoinTerms, padding_predicates_name_the_null_side) {
 
 TEST(JoinTerms, subquery_terms_read_images_only_in_their_own_group) {
     // FROM a, b WHERE EXISTS (SELECT FROM c ...): c is subquery 0.
-    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1, 0}, 1, {});
+    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, -1, 0}, {-1}, {});
     ASSERT_EQ(terms.size(), 4u);
     for (std::size_t i = 0; i < 3; i++) {
         EXPECT_EQ(terms[i].subqueries, std::vector<SubqueryRead>{SubqueryRead::kTrue});
@@ -216,6 +217,34 @@ TEST(JoinTerms, subquery_terms_read_images_only_in_their_own_group) {
     }
     EXPECT_EQ(terms[3].tables, (std::vector<TableRead>{N, N, B}));
     EXPECT_EQ(terms[3].subqueries, std::vector<SubqueryRead>{SubqueryRead::kImages});
+}
+
+TEST(JoinTerms, a_nested_subquery_reads_images_through_each_subquery_around_it) {
+    // FROM a WHERE x IN (SELECT FROM b WHERE EXISTS (SELECT FROM c ...)
+    //                                   AND y IN (SELECT FROM d, e ...)):
+    // subquery 0 holds subqueries 1 (over c) and 2 (over d and e).
+    using R = SubqueryRead;
+    std::vector<RegionTerm> terms = pgt::diff::region_terms({-1, 0, 1, 2, 2}, {-1, 0, 0}, {});
+    ASSERT_EQ(terms.size(), 6u);
+    EXPECT_EQ(terms[0].tables, (std::vector<TableRead>{B, N, N, N, N}));
+    EXPECT_EQ(terms[0].subqueries, (std::vector<R>{R::kTrue, R::kTrue, R::kTrue}));
+    // b's changes: subquery 0 over b's images, the conjuncts nested in it dropped.
+    EXPECT_EQ(terms[1].tables, (std::vector<TableRead>{N, B, N, N, N}));
+    EXPECT_EQ(terms[1].subqueries, (std::vector<R>{R::kImages, R::kTrue, R::kTrue}));
+    // c's changes: subquery 0 over b as it is now, with subquery 1's condition.
+    EXPECT_EQ(terms[2].tables, (std::vector<TableRead>{N, N, B, N, N}));
+    EXPECT_EQ(terms[2].subqueries, (std::vector<R>{R::kImages, R::kImages, R::kTrue}));
+    EXPECT_EQ(terms[3].tables, (std::vector<TableRead>{N, N, N, B, N}));
+    EXPECT_EQ(terms[4].tables, (std::vector<TableRead>{N, N, N, N, B}));
+    EXPECT_EQ(terms[5].tables, (std::vector<TableRead>{N, N, N, O, O}));
+    for (std::size_t i = 3; i < 6; i++) {
+        EXPECT_EQ(terms[i].subqueries, (std::vector<R>{R::kImages, R::kTrue, R::kImages}));
+    }
+    EXPECT_EQ(pgt::diff::count_region_terms({-1, 0, 1, 2, 2}, {-1, 0, 0}, {}), 6u);
+}
+
+TEST(JoinTerms, a_subquery_nested_in_a_later_one_is_an_internal_error) {
+    EXPECT_THROW((void)pgt::diff::region_terms({-1, 0, 1}, {1, -1}, {}), pgt::Error);
 }
 
 // A one-row relation per table is a number; a join of them is a product.

@@ -626,6 +626,7 @@ DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::Ident
     // some group is recomputed: the filter is a one-time gate).
     ir::JoinRegion fresh = aj.region;
     fresh.query = p.full_query;
+    fresh.whole_query.clear();
     p.main = "WITH d (" + join(d_cols, ", ") + ") AS (" + kBranchesMarker + "), " +
              algebraic_tail(a, t, region_rescan_ctes(fresh, t) + " ");
     return p;

@@ -189,13 +189,30 @@ std::string region_rescan_ctes(const ir::JoinRegion& j, const ir::IdentityTarget
         return "ARRAY(SELECT DISTINCT k." + region_key(k) + " FROM keys k WHERE k." +
                region_key(k) + " IS NOT NULL)";
     });
-    // The query runs only when some key was touched (a one-time gate).
+    // The query runs only when some key was touched (a one-time gate);
+    // with a whole query, one of the two runs, by the number of keys.
+    const std::string filter = fresh_filter(j, target);
+    std::string rows = "SELECT q.* FROM (" + query + ") q WHERE " + filter +
+                       " AND (SELECT EXISTS (SELECT 1 FROM keys))";
+    if (!j.whole_query.empty()) {
+        std::string table;  // the storage table's name as a literal
+        for (char c : target.table) {
+            table += c == '\'' ? "''" : std::string(1, c);
+        }
+        const std::string many =
+            "(SELECT pg_catalog.count(*) FROM g)::pg_catalog.float8 OPERATOR(pg_catalog.>) "
+            "GREATEST(" +
+            std::to_string(ir::kWholeQueryKeys) +
+            "::pg_catalog.float8, (SELECT c.reltuples::pg_catalog.float8 FROM pg_catalog.pg_class "
+            "c WHERE c.oid OPERATOR(pg_catalog.=) '" +
+            table + "'::pg_catalog.regclass))";
+        rows += " AND NOT " + many + " UNION ALL SELECT q.* FROM (" + j.whole_query + ") q WHERE " +
+                filter + " AND " + many;
+    }
     return "g AS (SELECT DISTINCT " + row_id_expression(target.domain, key_fields) +
            " AS __pgt_id FROM keys k), fr AS (SELECT r.*, " +
-           row_id_expression(target.domain, out_fields) + " AS __pgt_id FROM (SELECT q.* FROM (" +
-           query + ") q WHERE " + fresh_filter(j, target) +
-           " AND (SELECT EXISTS (SELECT 1 FROM keys))) r), f AS (SELECT fr.* FROM fr WHERE "
-           "fr.__pgt_id IN (SELECT g.__pgt_id FROM g))";
+           row_id_expression(target.domain, out_fields) + " AS __pgt_id FROM (" + rows +
+           ") r), f AS (SELECT fr.* FROM fr WHERE fr.__pgt_id IN (SELECT g.__pgt_id FROM g))";
 }
 
 namespace {

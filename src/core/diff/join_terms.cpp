@@ -83,9 +83,10 @@ struct States {
     std::vector<std::vector<SubqueryRead>> subqueries;
 };
 
-States region_states(const std::vector<int>& groups, std::size_t subqueries) {
+States region_states(const std::vector<int>& groups, const std::vector<int>& parents) {
     States out;
     const std::size_t n = groups.size();
+    const std::size_t subqueries = parents.size();
     for (int group = -1; group < static_cast<int>(subqueries); group++) {
         std::vector<std::size_t> members;
         for (std::size_t i = 0; i < n; i++) {
@@ -97,8 +98,13 @@ States region_states(const std::vector<int>& groups, std::size_t subqueries) {
             throw Error(sqlstate::kInternalError, "too many tables in one join group");
         }
         std::vector<SubqueryRead> modes(subqueries, SubqueryRead::kTrue);
-        if (group >= 0) {
-            modes[static_cast<std::size_t>(group)] = SubqueryRead::kImages;
+        // A nested subquery's images reach the query through each subquery
+        // around it, read over its tables as they are now.
+        for (int k = group; k >= 0; k = parents.at(static_cast<std::size_t>(k))) {
+            if (k >= static_cast<int>(subqueries) || parents[static_cast<std::size_t>(k)] >= k) {
+                throw Error(sqlstate::kInternalError, "a subquery nested in a later one");
+            }
+            modes[static_cast<std::size_t>(k)] = SubqueryRead::kImages;
         }
         // One table changed: its images of both kinds at once (a row of
         // either state with a changed row of it, the others as now); the
@@ -136,10 +142,10 @@ std::vector<std::vector<Padding>> padding_ways(const std::vector<TableRead>& tab
     return ways;
 }
 
-std::size_t count_region_terms(const std::vector<int>& groups, std::size_t subqueries,
+std::size_t count_region_terms(const std::vector<int>& groups, const std::vector<int>& parents,
                                const std::vector<OuterJoinTables>& outer) {
     std::size_t count = 0;
-    for (const std::vector<TableRead>& t : region_states(groups, subqueries).tables) {
+    for (const std::vector<TableRead>& t : region_states(groups, parents).tables) {
         std::size_t product = 1;
         for (const std::vector<Padding>& w : padding_ways(t, outer)) {
             product *= w.size();
@@ -149,10 +155,11 @@ std::size_t count_region_terms(const std::vector<int>& groups, std::size_t subqu
     return count;
 }
 
-std::vector<RegionTerm> region_terms(const std::vector<int>& groups, std::size_t subqueries,
+std::vector<RegionTerm> region_terms(const std::vector<int>& groups,
+                                     const std::vector<int>& parents,
                                      const std::vector<OuterJoinTables>& outer) {
     std::vector<RegionTerm> terms;
-    States s = region_states(groups, subqueries);
+    States s = region_states(groups, parents);
     for (std::size_t b = 0; b < s.tables.size(); b++) {
         // Every combination of the ways, the first outer join fastest:
         // one row can be padded by several joins.

@@ -33,7 +33,8 @@ using TableRead = ir::TableRead;
 // How a branch reads one WHERE subquery (of a region's FROM).
 enum class SubqueryRead : char {
     kTrue,    // its conjunct dropped (a superset)
-    kImages,  // its tables read images, its images condition added
+    kImages,  // its images condition added (its tables' images, or those of a
+              // subquery nested in it)
 };
 
 // How a branch reads one outer join.
@@ -78,15 +79,19 @@ std::vector<std::vector<Padding>> padding_ways(const std::vector<TableRead>& tab
                                                const std::vector<OuterJoinTables>& outer);
 
 // The number of terms region_terms would return (without making them).
-std::size_t count_region_terms(const std::vector<int>& groups, std::size_t subqueries,
+std::size_t count_region_terms(const std::vector<int>& groups, const std::vector<int>& parents,
                                const std::vector<OuterJoinTables>& outer);
 
 // The branches that find every changed row's identity key. groups: per
-// table, -1 for the query's FROM, k for WHERE subquery k (< subqueries).
+// table, -1 for the query's FROM, k for subquery k; parents: per subquery,
+// the earlier subquery whose WHERE holds it, or -1 (one of the query's).
 // Per group (FROM first), its tables' states with the others now: with a
-// subquery's group, that subquery reads images and the others are true.
+// subquery's group, that subquery and each around it read images (the
+// ones around it over their tables as now, its condition in place of the
+// conjunct holding it) and the others are true (their conjuncts dropped).
 // Throws kInternalError for a group of 63 tables or more.
-std::vector<RegionTerm> region_terms(const std::vector<int>& groups, std::size_t subqueries,
+std::vector<RegionTerm> region_terms(const std::vector<int>& groups,
+                                     const std::vector<int>& parents,
                                      const std::vector<OuterJoinTables>& outer);
 
 struct SignedTerm {

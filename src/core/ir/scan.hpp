@@ -175,6 +175,10 @@ inline std::string key_slot(std::size_t j) {
     return "$" + std::to_string(kKeySlotBase + static_cast<int>(j));
 }
 
+// Touched keys below which a join region reads its narrowed query even
+// when the stream table has fewer rows (JoinRegion::whole_query).
+inline constexpr int kWholeQueryKeys = 1000;
+
 // A kept copy of one source of a join region: the rows of the table that
 // pass its prefilter, only the columns the query reads, in a table of our
 // own with an index on each column another table is probed by. The
@@ -240,6 +244,13 @@ struct JoinRegion {
     // array of identity key j's touched values (a subquery narrowed to the
     // groups those rows can read).
     std::string query;
+    // "" or the same rows as `query` read in one pass (no key_slot): what
+    // the region reads instead when the touched keys outnumber both
+    // kWholeQueryKeys and the stream table's estimated rows. A query that
+    // reaches each key by itself (an index probe per key inside, or a
+    // subquery per row) costs that many probes; PostgreSQL plans it for
+    // a few keys, since it cannot know how many the refresh touches.
+    std::string whole_query;
     std::vector<std::string> outputs;  // quoted output columns, in order
     // Per identity key column (IdentityTarget::columns order): whether it
     // can be NULL (then NULL keys are matched too), and whether the query

@@ -531,6 +531,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     const bool flattened = flatten_plain_derived_tables(lowered);
     // Grouped derived tables joined on their whole key are the correlated
     // subqueries of one group each.
+    Query* before_groups = pg_call([&] { return static_cast<Query*>(copyObjectImpl(lowered)); });
     const bool groups = lower_joined_groups(lowered);
     if (groups) {
         // (a derived table that was the outer side of a join to groups is
@@ -549,14 +550,21 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
         if (a && a->differential_blocker.empty()) {
             if (groups && a->region.present) {
                 // A recompute evaluates the query as written: one grouping
-                // pass beats a subquery per row. The region narrows the
-                // lowered one, which reaches one group per key.
-                if (a->region.query.empty()) {
+                // pass beats a subquery per row. So does the region's, where
+                // the groups can be narrowed to the touched keys inside;
+                // else it narrows the lowered one, which reaches one group
+                // per key (a subquery per touched row).
+                std::string narrowed =
+                    narrowed_to_joined_groups(before_groups, a->identity.key_columns);
+                if (!narrowed.empty()) {
+                    a->region.query = narrowed;
+                } else if (a->region.query.empty()) {
                     a->region.query = a->effective;
                 }
                 a->effective = with_pinned_search_path([&] {
                     return std::string(pg_call([&] { return pg_get_querydef(q, false); }));
                 });
+                a->region.whole_query = a->effective;
             }
             if (!views.empty()) {
                 keep_views(q, views, *a);

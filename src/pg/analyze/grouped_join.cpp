@@ -7,11 +7,15 @@
 // caller deparses the result and analyses it again.
 #include "pg/analyze/grouped_join.hpp"
 
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "core/ir/scan.hpp"
 #include "pg/analyze/flatten_derived.hpp"
 #include "pg/analyze/range_entry.hpp"
 #include "pg/boundary/boundary.hpp"
+#include "pg/boundary/guc.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -20,6 +24,8 @@ extern "C" {
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
 }
 
 namespace pgt::pg {
@@ -254,7 +260,104 @@ bool has_candidate(Query* q) {
     return false;
 }
 
+// The joined group of FROM-list item `item` (as lower_left_join and
+// lower_inner_join find it), or none.
+std::optional<Group> joined_group(Query* q, ListCell* item) {
+    Node* n = static_cast<Node*>(lfirst(item));
+    List* conjuncts = NIL;
+    int varno = 0;
+    if (IsA(n, JoinExpr) && castNode(JoinExpr, n)->jointype == JOIN_LEFT &&
+        IsA(castNode(JoinExpr, n)->rarg, RangeTblRef) && castNode(JoinExpr, n)->quals != nullptr) {
+        varno = castNode(RangeTblRef, castNode(JoinExpr, n)->rarg)->rtindex;
+        conjuncts = make_ands_implicit(reinterpret_cast<Expr*>(castNode(JoinExpr, n)->quals));
+    } else if (IsA(n, RangeTblRef) && list_length(q->jointree->fromlist) >= 2 &&
+               q->jointree->quals != nullptr) {
+        varno = castNode(RangeTblRef, n)->rtindex;
+        conjuncts = make_ands_implicit(reinterpret_cast<Expr*>(q->jointree->quals));
+    } else {
+        return std::nullopt;
+    }
+    RangeTblEntry* rte = rt_fetch(static_cast<Index>(varno), q->rtable);
+    if (!grouped(rte)) {
+        return std::nullopt;
+    }
+    Group g{rte->subquery, key_joins(rte->subquery, varno, conjuncts)};
+    if (g.keys.empty()) {
+        return std::nullopt;
+    }
+    return g;
+}
+
+// `key = ANY(values)` with the key's grouping equality, values the array
+// parameter ir::key_slot(slot) of the key's type. Null when the type has no
+// array type.
+Expr* key_among(const KeyJoin& k, int slot) {
+    Oid type = exprType(reinterpret_cast<Node*>(k.key->expr));
+    Oid array = get_array_type(type);
+    if (array == InvalidOid) {
+        return nullptr;
+    }
+    Param* values = makeNode(Param);
+    values->paramkind = PARAM_EXTERN;
+    values->paramid = ir::kKeySlotBase + slot;
+    values->paramtype = array;
+    values->paramtypmod = -1;
+    values->paramcollid = exprCollation(reinterpret_cast<Node*>(k.key->expr));
+    values->location = -1;
+    ScalarArrayOpExpr* any = makeNode(ScalarArrayOpExpr);
+    any->opno = k.eqop;
+    any->opfuncid = get_opcode(k.eqop);
+    any->useOr = true;
+    any->inputcollid = k.collation;
+    any->args = list_make2(copyObjectImpl(k.key->expr), values);
+    any->location = -1;
+    return reinterpret_cast<Expr*>(any);
+}
+
 }  // namespace
+
+std::string narrowed_to_joined_groups(Query* q, const std::vector<int>& key_columns) {
+    return with_pinned_search_path([&] {
+        const char* text = pg_call([&]() -> const char* {
+            if (q->commandType != CMD_SELECT || q->setOperations != nullptr ||
+                q->jointree == nullptr || q->groupingSets != NIL || !has_candidate(q)) {
+                return nullptr;
+            }
+            auto* work = static_cast<Query*>(copyObjectImpl(q));
+            inner_joins_as_from_list(work);
+            bool narrowed = false;
+            ListCell* lc;
+            foreach (lc, work->jointree->fromlist) {
+                std::optional<Group> g = joined_group(work, lc);
+                for (std::size_t k = 0; g && k < g->keys.size(); k++) {
+                    const KeyJoin& kj = g->keys[k];
+                    Oid type = exprType(reinterpret_cast<Node*>(kj.key->expr));
+                    for (std::size_t j = 0; j < key_columns.size(); j++) {
+                        auto* out =
+                            static_cast<TargetEntry*>(list_nth(work->targetList, key_columns[j]));
+                        Expr* any = exprType(kj.outer) == type &&
+                                            equal(reinterpret_cast<Node*>(out->expr), kj.outer)
+                                        ? key_among(kj, static_cast<int>(j))
+                                        : nullptr;
+                        if (any == nullptr) {
+                            continue;
+                        }
+                        Query* s = g->s;  // the derived table's own query, in work
+                        s->jointree->quals = s->jointree->quals == nullptr
+                                                 ? reinterpret_cast<Node*>(any)
+                                                 : reinterpret_cast<Node*>(make_ands_explicit(
+                                                       list_make2(s->jointree->quals, any)));
+                        narrowed = true;
+                        k = g->keys.size();  // one key narrows the whole group
+                        break;
+                    }
+                }
+            }
+            return narrowed ? pg_get_querydef(work, false) : nullptr;
+        });
+        return text == nullptr ? std::string() : std::string(text);
+    });
+}
 
 bool lower_joined_groups(Query* q) {
     return pg_call([&] {

@@ -25,6 +25,9 @@
 //    the columns subqueries of the group.
 #pragma once
 
+#include <string>
+#include <vector>
+
 extern "C" {
 #include "postgres.h"
 #include "nodes/parsenodes.h"
@@ -35,5 +38,13 @@ namespace pgt::pg {
 // Lowers every such derived table of q's own level, in place; whether one
 // was. The result is to be deparsed and analysed again.
 bool lower_joined_groups(Query* q);
+
+// q (before lower_joined_groups) with each such derived table, joined on a
+// key by an output key column j (`key_columns[j]`, a select-list index),
+// narrowed inside to the groups whose key is among that column's touched
+// values (ir::key_slot(j)); "" when none is. A recompute of the touched
+// keys then computes their groups only, in one pass: each touched row meets
+// the group its key names, whole. Deparsed with the search_path pinned.
+std::string narrowed_to_joined_groups(Query* q, const std::vector<int>& key_columns);
 
 }  // namespace pgt::pg

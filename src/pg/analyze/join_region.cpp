@@ -317,8 +317,9 @@ bool collect_tables(Query* q, const std::vector<Index>& prefix, std::vector<Regi
         }
         if (rte->rtekind == RTE_SUBQUERY) {
             const char* b = derived_table_blocker(rte);
-            if (b != nullptr && grouped_derived(rte) && prefix.empty() && sublink < 0) {
-                b = grouped_table_blocker(q, rtindex);  // an aggregate over aggregates
+            if (b != nullptr && grouped_derived(rte) && prefix.empty()) {
+                // An aggregate over aggregates (of the query or of a subquery).
+                b = grouped_table_blocker(q, rtindex);
             }
             if (b != nullptr) {
                 out.differential_blocker = b;
@@ -673,7 +674,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     }
     std::vector<RegionTable> tables;
     RegionShape region;
-    std::vector<SubquerySite> sublinks = subquery_sites(q);
+    std::vector<SubquerySite> sublinks = region_sites(q);
     if (!collect_region_tables(q, sublinks, outer, tables, region, out) ||
         !identity_allows_region(q, out)) {
         return true;
@@ -696,8 +697,12 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     for (const RegionTable& t : tables) {
         groups.push_back(t.sublink);
     }
+    std::vector<int> parents;
+    for (const SubquerySite& s : sublinks) {
+        parents.push_back(s.parent);
+    }
     const std::vector<diff::OuterJoinTables> outer_tables = outer_join_tables(tables, outer);
-    const std::size_t count = diff::count_region_terms(groups, sublinks.size(), outer_tables);
+    const std::size_t count = diff::count_region_terms(groups, parents, outer_tables);
     if (count > kMaxRegionBranches) {
         out.differential_blocker = "a join whose delta needs " + std::to_string(count) +
                                    " branches (at most " + std::to_string(kMaxRegionBranches) +
@@ -711,7 +716,7 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     // (Subqueries: only semi-joins, whose branches read the FROM's tables
     // as they are now, or their images.)
     region.kept = kept_candidates(q, tables, region, outer.empty() && semi_joins && !gsets);
-    for (const diff::RegionTerm& t : diff::region_terms(groups, sublinks.size(), outer_tables)) {
+    for (const diff::RegionTerm& t : diff::region_terms(groups, parents, outer_tables)) {
         region.branches.push_back(
             {deparse_branch(q, keys, tables, t.tables, outer, t.padding, t.subqueries), t.tables});
     }

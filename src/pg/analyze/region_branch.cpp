@@ -571,21 +571,61 @@ void name_tables(Query* c, const std::vector<RegionTable>& tables,
     }
 }
 
-// WHERE without the conjuncts that hold a subquery, plus the images
-// condition of each subquery the branch reads images of. Runs under pg_call.
-void subquery_conditions(Query* c, List* conjuncts, const std::vector<SubquerySite>& sites,
-                         const std::vector<diff::SubqueryRead>& sublinks) {
+// The WHERE conjuncts of `quals` without those that hold a subquery whose
+// parent is `parent`, plus the condition of each such subquery the branch
+// reads images of (or of one nested in it). Runs under pg_call.
+Node* subquery_conditions(List* conjuncts, const std::vector<SubquerySite>& sites,
+                          const std::vector<diff::SubqueryRead>& sublinks, int parent);
+
+// Site k's images condition, its subquery's WHERE first read the same way
+// (a nested subquery's images reach the query through it; its own tables
+// are then read as they are now). Runs under pg_call.
+Node* site_condition(const std::vector<SubquerySite>& sites,
+                     const std::vector<diff::SubqueryRead>& sublinks, std::size_t k) {
+    Query* sub = castNode(Query, sites[k].link->subselect);
+    drop_grouped_having(sub);
+    if (sub->hasSubLinks && sub->jointree->quals != nullptr) {
+        sub->jointree->quals =
+            subquery_conditions(make_ands_implicit(reinterpret_cast<Expr*>(sub->jointree->quals)),
+                                sites, sublinks, static_cast<int>(k));
+    }
+    return images_condition(sites[k]);
+}
+
+Node* subquery_conditions(List* conjuncts, const std::vector<SubquerySite>& sites,
+                          const std::vector<diff::SubqueryRead>& sublinks, int parent) {
+    // Inside a subquery whose tables are read as they are now (subquery c
+    // nested in it reads images), a conjunct holding only subqueries ranked
+    // after c (SubquerySite::rank) stays as written. A row of that subquery
+    // read now changes its WHERE only when some conjuncts change value, and
+    // then the others are true in both states; the last ranked of those
+    // that change has a term of its own (through it) in which every
+    // conjunct kept is one that did not change: true now. A conjunct ranked
+    // before c is dropped (a superset): it may have changed too, and be
+    // false now. At the query's
+    // level, and in the subquery whose own tables read images, a changed
+    // row may be read, whose other conjuncts would be judged in the wrong
+    // state: every one is dropped.
+    std::size_t path = sites.size();
+    for (std::size_t k = 0; parent >= 0 && k < sites.size(); k++) {
+        if (sites[k].parent == parent && sublinks[k] == diff::SubqueryRead::kImages) {
+            path = k;
+        }
+    }
     std::vector<int> holding;
-    for (const SubquerySite& site : sites) {
-        holding.push_back(site.conjunct);
+    for (std::size_t k = 0; k < sites.size(); k++) {
+        if (sites[k].parent == parent &&
+            (path == sites.size() || sites[k].rank <= sites[path].rank)) {
+            holding.push_back(sites[k].conjunct);
+        }
     }
     List* conj = conjuncts_without(conjuncts, holding);
     for (std::size_t k = 0; k < sites.size(); k++) {
-        if (sublinks[k] == diff::SubqueryRead::kImages) {
-            conj = lappend(conj, images_condition(sites[k]));
+        if (sites[k].parent == parent && sublinks[k] == diff::SubqueryRead::kImages) {
+            conj = lappend(conj, site_condition(sites, sublinks, k));
         }
     }
-    c->jointree->quals = conj == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(conj));
+    return conj == NIL ? nullptr : reinterpret_cast<Node*>(make_ands_explicit(conj));
 }
 
 // A branch of inner joins reading one table's images: the join is driven
@@ -624,7 +664,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
         // images_condition is added to WHERE).
         std::vector<SubquerySite> sites;
         if (!sublinks.empty()) {
-            sites = subquery_sites(c);  // before the select list and HAVING go
+            sites = region_sites(c);  // before the select list and HAVING go
         }
         return std::string(pg_call([&] {
             List* conjuncts = NIL;
@@ -647,7 +687,7 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                 c, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(using_to_on_walker)),
                 nullptr, 0);
             if (!sublinks.empty()) {
-                subquery_conditions(c, conjuncts, sites, sublinks);
+                c->jointree->quals = subquery_conditions(conjuncts, sites, sublinks, -1);
             }
             if (g_drive_from_changes && sublinks.empty() && outer.empty()) {
                 drive_single_change(c, tables, states);

@@ -16,8 +16,12 @@
 // HAVING is dropped in branches (a superset of groups). The recompute runs
 // the query as written, narrowed by PostgreSQL, which pushes a condition
 // on grouping columns below the GROUP BY.
-// Invariant: a grouped derived table is a region part only at the query's
-// own FROM, not under an outer join, next to no WHERE subquery.
+// The same holds for a grouped derived table in a WHERE or scalar
+// subquery's FROM (TPC-H q15: `(SELECT max(total_revenue) FROM revenue0)`):
+// the subquery's condition over images reads its grouping columns only.
+// Invariant: a grouped derived table is a region part only in the FROM of
+// the query or of one of its subqueries, not under an outer join, next to
+// no subquery of that level.
 #include "pg/analyze/region_parts.hpp"
 
 #include "pg/boundary/boundary.hpp"

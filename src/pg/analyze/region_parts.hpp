@@ -48,10 +48,18 @@ struct OuterJoin {
 // (one column, `=`, a subquery whose selected values are its rows' own:
 // no LIMIT, window functions or DISTINCT ON, under GROUP BY a grouping
 // key); 'g': anything else (EXISTS, NOT EXISTS, scalar subqueries).
+// parent: the site whose subquery's WHERE holds this one (conjunct then
+// counts that WHERE's conjuncts), or -1 for the query's own. rank: its
+// place among the sites of its parent, those whose tables hold more rows
+// (by the planner's estimates) first: a branch through a nested site keeps
+// its later siblings' conditions as written (region_branch.cpp,
+// subquery_conditions), so the one whose tables change most prunes most.
 struct SubquerySite {
     SubLink* link;
     int conjunct;
     char form;
+    int parent = -1;
+    int rank = 0;
 };
 
 // A WHERE conjunct `[NOT] EXISTS (SELECT ... FROM s WHERE ...)` over one
@@ -76,6 +84,11 @@ struct SemiJoin {
 // order (pointers into q's own tree; the same order for a copy of q).
 std::vector<SubquerySite> subquery_sites(Query* q);
 
+// The subqueries a region follows: q's own (subquery_sites), then those of
+// each one's subquery, at any depth, each after the one holding it
+// (parent). The same order for a copy of q.
+std::vector<SubquerySite> region_sites(Query* q);
+
 // An EXISTS whose select list is never evaluated for its result: no
 // aggregate, grouping, DISTINCT, window function, set-returning function or
 // LIMIT for it to take part in. Its tables' images need not carry the
@@ -83,8 +96,9 @@ std::vector<SubquerySite> subquery_sites(Query* q);
 bool selects_nothing_read(const SubLink* link);
 
 // Why a region cannot follow this subquery ("" when it can): its FROM
-// must be tables and inner joins (no set operations, WITH or subqueries of
-// its own), and it may not use the query's aggregates.
+// must be tables and inner joins (no set operations or WITH), subqueries
+// of its own only in its WHERE conjuncts, and it may not use the query's
+// aggregates.
 std::string subquery_blocker(const SubquerySite& site);
 
 // A subquery's condition in a branch that reads its tables' images:

@@ -30,6 +30,7 @@ extern "C" {
 #include "postgres.h"
 #include "access/relation.h"
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
@@ -74,6 +75,31 @@ std::vector<SubLink*> links_of(Node* n) {
         out.push_back(static_cast<SubLink*>(lfirst(lc)));
     }
     return out;
+}
+
+// Adds the planner's row estimate (pg_class.reltuples; none for a table
+// never analysed) of each table n reads, in its subqueries too, to *ctx.
+bool rows_read_walker(Node* n, void* ctx) {
+    if (n == nullptr) {
+        return false;
+    }
+    auto walker = reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(rows_read_walker));
+    if (IsA(n, RangeTblEntry)) {
+        const RangeTblEntry* rte = castNode(RangeTblEntry, n);
+        if (rte->rtekind == RTE_RELATION) {
+            HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
+            if (HeapTupleIsValid(tuple)) {
+                float4 n_rows = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->reltuples;
+                *static_cast<double*>(ctx) += n_rows > 0 ? n_rows : 0;
+                ReleaseSysCache(tuple);
+            }
+        }
+        return false;
+    }
+    if (IsA(n, Query)) {
+        return query_tree_walker(castNode(Query, n), walker, ctx, QTW_EXAMINE_RTES_BEFORE);
+    }
+    return expression_tree_walker(n, walker, ctx);
 }
 
 // Whether sub's selected values are its rows' own (see SubquerySite).
@@ -256,8 +282,8 @@ SemiConjunct semi_conjunct(Node* c, Oid relid) {
 std::optional<SemiJoin> semi_join_of(Query* q, const SubquerySite& site, int k,
                                      const std::vector<RegionTable>& tables,
                                      const RegionShape& region) {
-    if (site.conjunct < 0 || site.link->subLinkType != EXISTS_SUBLINK ||
-        !selects_nothing_read(site.link)) {
+    if (site.conjunct < 0 || site.parent >= 0 || site.link->subLinkType != EXISTS_SUBLINK ||
+        !selects_nothing_read(site.link) || castNode(Query, site.link->subselect)->hasSubLinks) {
         return std::nullopt;
     }
     SemiJoin j;
@@ -351,6 +377,35 @@ std::vector<SubquerySite> subquery_sites(Query* q) {
     return out;
 }
 
+std::vector<SubquerySite> region_sites(Query* q) {
+    std::vector<SubquerySite> out = subquery_sites(q);
+    for (std::size_t k = 0; k < out.size(); k++) {  // (out grows)
+        Query* sub = castNode(Query, out[k].link->subselect);
+        if (!sub->hasSubLinks) {
+            continue;
+        }
+        for (SubquerySite s : subquery_sites(sub)) {
+            s.parent = static_cast<int>(k);
+            out.push_back(s);
+        }
+    }
+    std::vector<double> rows;
+    for (const SubquerySite& s : out) {
+        double n = 0;
+        pg_call([&] { (void)rows_read_walker(s.link->subselect, &n); });
+        rows.push_back(n);
+    }
+    for (std::size_t k = 0; k < out.size(); k++) {
+        for (std::size_t j = 0; j < out.size(); j++) {
+            if (j != k && out[j].parent == out[k].parent &&
+                (rows[j] > rows[k] || (rows[j] == rows[k] && j < k))) {
+                out[k].rank++;
+            }
+        }
+    }
+    return out;
+}
+
 // An EXISTS whose select list is never evaluated for its result: no
 // aggregate, grouping, DISTINCT, window function, set-returning function or
 // LIMIT for it to take part in. Its tables' images need not carry the
@@ -368,8 +423,15 @@ bool selects_nothing_read(const SubLink* link) {
 // its own), and it may not use the query's aggregates.
 std::string subquery_blocker(const SubquerySite& site) {
     Query* s = castNode(Query, site.link->subselect);
-    if (s->setOperations != nullptr || s->cteList != NIL || s->hasSubLinks || s->rowMarks != NIL) {
-        return "a subquery with set operations, WITH or subqueries of its own";
+    if (s->setOperations != nullptr || s->cteList != NIL || s->rowMarks != NIL) {
+        return "a subquery with set operations or WITH";
+    }
+    if (site.parent >= 0 && site.conjunct < 0) {
+        return "a subquery in the select list or HAVING of a subquery";
+    }
+    if (s->hasSubLinks && links_of(reinterpret_cast<Node*>(s->jointree)).size() !=
+                              links_of(s->jointree->quals).size()) {
+        return "a subquery in a join condition of a subquery";
     }
     if (outer_join(reinterpret_cast<Node*>(s->jointree)) != nullptr) {
         return "a subquery with an outer join";
