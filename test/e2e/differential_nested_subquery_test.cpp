@@ -119,10 +119,11 @@ TEST_F(DifferentialNestedSubquery, nested_subqueries_are_maintained_immediately)
         kCases, "IMMEDIATE", [&](std::mt19937& rng, int round) { change(rng, round); }, 8);
 }
 
-// Two subqueries nested side by side whose results flip together for one
-// row of the subquery around them (its line items go and its part leaves
-// 'forest' in one transaction): a branch through one reads the other as it
-// is now, so only the later one's branch may keep the earlier as written.
+// Two subqueries side by side — nested in a subquery, or the query's own —
+// whose results flip together for one row around them (its line items go
+// and its part leaves 'forest' in one transaction): a branch through one
+// reads the other as it is now, so only the later ranked one's branch may
+// keep the other as written.
 TEST_F(DifferentialNestedSubquery, siblings_that_flip_together_are_found) {
     const std::vector<ConstructCase> cases = {
         {"both_siblings",
@@ -133,6 +134,11 @@ TEST_F(DifferentialNestedSubquery, siblings_that_flip_together_are_found) {
          "SELECT s.id FROM sp s WHERE EXISTS (SELECT 1 FROM ps WHERE ps.sp = s.id AND ps.pt IN "
          "(SELECT pt.id FROM pt WHERE pt.name LIKE 'forest%') AND EXISTS (SELECT 1 FROM li "
          "WHERE li.pt = ps.pt AND li.sp = ps.sp))"},
+        // The same at the query's level: its own two subqueries.
+        {"top_level_siblings",
+         "SELECT s.id FROM sp s WHERE EXISTS (SELECT 1 FROM li WHERE li.sp = s.id AND li.id = "
+         "1000) AND s.id IN (SELECT ps.sp FROM ps JOIN pt ON pt.id = ps.pt WHERE pt.name LIKE "
+         "'forest%')"},
     };
     // Supplier 100 has one partsupp row, of a forest part with a line item;
     // each round takes both away or brings both back.
