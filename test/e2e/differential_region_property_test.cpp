@@ -26,6 +26,7 @@
 // writes the run as a psql script.
 // Invariant: the printed seed decides everything; PGT_PROPERTY_SEED replays it.
 #include <algorithm>
+#include <deque>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -1385,7 +1386,9 @@ std::string algebraic_query(Rng& r) {
 // of two (a table of the outer query now and then: a self-reference),
 // correlated to an outer item or not; IN also over GROUP BY ... HAVING
 // selecting a grouping key; a quarter hold one or two such subqueries of
-// their own in their WHERE, over their items (two levels deep at most). Next to
+// their own in their WHERE, over their items (two levels deep at most);
+// one in eight reads a SELECT DISTINCT derived table first (then no
+// nested subquery). Next to
 // LEFT/RIGHT joins (a fifth), correlated to the items no outer join pads;
 // never next to a FULL JOIN.
 // Subquery n's items are x<n> and y<n>: no clash with outer aliases.
@@ -1396,12 +1399,37 @@ struct SubFrom {
     Scope in;
     std::string from;
     std::vector<std::string> where;
+    bool distinct = false;  // its first item is a SELECT DISTINCT derived table
 };
+
+// How often (of 100) a subquery's first item is a SELECT DISTINCT derived
+// table over a table (every column of its rows a grouping column, so the
+// subquery may read any: a grouped derived table inside a subquery).
+constexpr int kDistinctSubqueryChance = 12;
+
+// That derived table over t, as a table of the generator's own (kept for
+// the run); its id is bucketed so that rows repeat.
+const Table* distinct_over(const Table& t) {
+    static std::deque<Table> made;
+    std::string cols = "id % 5 AS id";
+    for (const JoinKey& k : t.keys) {
+        cols += ", " + k.name;
+    }
+    cols += ", " + t.value + ", " + t.text + (t.numeric.empty() ? "" : ", " + t.numeric);
+    made.push_back({"(SELECT DISTINCT " + cols + " FROM " + source_name(t.name) + " s)", t.alias,
+                    t.keys, t.value, t.text, t.numeric});
+    return &made.back();
+}
 
 SubFrom sub_from(Rng& r, const Scope& outer, int n, int& tables_left) {
     SubFrom sf;
     const std::string tag = std::to_string(n);
     const Table* first = r.chance(30) ? outer.item(r).table : &r.pick(kTables);
+    const bool base = first >= kTables.data() && first < kTables.data() + kTables.size();
+    if (base && r.chance(kDistinctSubqueryChance)) {
+        first = distinct_over(*first);
+        sf.distinct = true;
+    }
     sf.in.items.push_back({first, "x" + tag, ""});
     sf.from = sf.in.items[0].sql();
     tables_left--;
@@ -1557,7 +1585,8 @@ std::string subquery_condition(Rng& r, const Scope& outer, int n, int& tables_le
     // Subqueries nested in this one's WHERE, over its items: now and then
     // two side by side, two levels at most (subquery 1 holds 11 and 12,
     // and 11 holds 111).
-    if (n < 100 && r.chance(kNestedSubqueryChance)) {
+    // (Not next to a grouped derived table: that level may hold no subquery.)
+    if (n < 100 && !sf.distinct && r.chance(kNestedSubqueryChance)) {
         for (int m = 1, count = r.chance(30) ? 2 : 1; m <= count && tables_left > 0; m++) {
             where.insert(where.begin() + r.range(0, static_cast<int>(where.size())),
                          subquery_condition(r, sf.in, n * 10 + m, tables_left));
