@@ -314,6 +314,28 @@ Expr* key_among(const KeyJoin& k, int slot) {
     return reinterpret_cast<Expr*>(any);
 }
 
+// The filter narrowing g to the touched keys: `key = ANY(values)` for the
+// first of its key equalities whose other side is output key column j
+// (select-list index key_columns[j]) of the same type; null when none is.
+// One key keeps whole groups: every row of a group has its value.
+Expr* key_filter(const Group& g, Query* work, const std::vector<int>& key_columns) {
+    for (const KeyJoin& kj : g.keys) {
+        Oid type = exprType(reinterpret_cast<Node*>(kj.key->expr));
+        for (std::size_t j = 0; j < key_columns.size(); j++) {
+            if (key_columns[j] < 0 || key_columns[j] >= list_length(work->targetList)) {
+                continue;
+            }
+            auto* out = static_cast<TargetEntry*>(list_nth(work->targetList, key_columns[j]));
+            if (exprType(kj.outer) == type && equal(reinterpret_cast<Node*>(out->expr), kj.outer)) {
+                if (Expr* any = key_among(kj, static_cast<int>(j))) {
+                    return any;
+                }
+            }
+        }
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 std::string narrowed_to_joined_groups(Query* q, const std::vector<int>& key_columns) {
@@ -329,28 +351,14 @@ std::string narrowed_to_joined_groups(Query* q, const std::vector<int>& key_colu
             ListCell* lc;
             foreach (lc, work->jointree->fromlist) {
                 std::optional<Group> g = joined_group(work, lc);
-                for (std::size_t k = 0; g && k < g->keys.size(); k++) {
-                    const KeyJoin& kj = g->keys[k];
-                    Oid type = exprType(reinterpret_cast<Node*>(kj.key->expr));
-                    for (std::size_t j = 0; j < key_columns.size(); j++) {
-                        auto* out =
-                            static_cast<TargetEntry*>(list_nth(work->targetList, key_columns[j]));
-                        Expr* any = exprType(kj.outer) == type &&
-                                            equal(reinterpret_cast<Node*>(out->expr), kj.outer)
-                                        ? key_among(kj, static_cast<int>(j))
-                                        : nullptr;
-                        if (any == nullptr) {
-                            continue;
-                        }
-                        Query* s = g->s;  // the derived table's own query, in work
-                        s->jointree->quals = s->jointree->quals == nullptr
-                                                 ? reinterpret_cast<Node*>(any)
-                                                 : reinterpret_cast<Node*>(make_ands_explicit(
-                                                       list_make2(s->jointree->quals, any)));
-                        narrowed = true;
-                        k = g->keys.size();  // one key narrows the whole group
-                        break;
-                    }
+                Expr* filter = g ? key_filter(*g, work, key_columns) : nullptr;
+                if (filter != nullptr) {
+                    Query* s = g->s;  // the derived table's own query, in work
+                    s->jointree->quals = s->jointree->quals == nullptr
+                                             ? reinterpret_cast<Node*>(filter)
+                                             : reinterpret_cast<Node*>(make_ands_explicit(
+                                                   list_make2(s->jointree->quals, filter)));
+                    narrowed = true;
                 }
             }
             return narrowed ? pg_get_querydef(work, false) : nullptr;
