@@ -564,7 +564,7 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
                 a->effective = with_pinned_search_path([&] {
                     return std::string(pg_call([&] { return pg_get_querydef(q, false); }));
                 });
-                a->region.whole_query = a->effective;
+                a->region.whole_when_many = true;
             }
             if (!views.empty()) {
                 keep_views(q, views, *a);

@@ -110,9 +110,9 @@ struct RegionShape {
     // (a key filter reaches below each one); "" otherwise.
     std::string query;
     // Where `query` reaches each touched key on its own (narrowed inside,
-    // or a subquery per row): the query that reads everything in one pass,
-    // for refreshes that touch many keys (ir::JoinRegion::whole_query).
-    std::string whole_query;
+    // or a subquery per row): refreshes that touch many keys read
+    // `effective` instead, in one pass (ir::JoinRegion::whole_query).
+    bool whole_when_many = false;
     // The identity is the key of one table of the FROM, read once (see
     // ir::JoinRegion::key_source): its source index and the query over its
     // new images; -1 otherwise.

@@ -14,6 +14,7 @@
 #include "core/ir/scan.hpp"
 #include "pg/analyze/flatten_derived.hpp"
 #include "pg/analyze/range_entry.hpp"
+#include "pg/analyze/scan_shape.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/boundary/guc.hpp"
 
@@ -288,32 +289,6 @@ std::optional<Group> joined_group(Query* q, ListCell* item) {
     return g;
 }
 
-// `key = ANY(values)` with the key's grouping equality, values the array
-// parameter ir::key_slot(slot) of the key's type. Null when the type has no
-// array type.
-Expr* key_among(const KeyJoin& k, int slot) {
-    Oid type = exprType(reinterpret_cast<Node*>(k.key->expr));
-    Oid array = get_array_type(type);
-    if (array == InvalidOid) {
-        return nullptr;
-    }
-    Param* values = makeNode(Param);
-    values->paramkind = PARAM_EXTERN;
-    values->paramid = ir::kKeySlotBase + slot;
-    values->paramtype = array;
-    values->paramtypmod = -1;
-    values->paramcollid = exprCollation(reinterpret_cast<Node*>(k.key->expr));
-    values->location = -1;
-    ScalarArrayOpExpr* any = makeNode(ScalarArrayOpExpr);
-    any->opno = k.eqop;
-    any->opfuncid = get_opcode(k.eqop);
-    any->useOr = true;
-    any->inputcollid = k.collation;
-    any->args = list_make2(copyObjectImpl(k.key->expr), values);
-    any->location = -1;
-    return reinterpret_cast<Expr*>(any);
-}
-
 // The filter narrowing g to the touched keys: `key = ANY(values)` for the
 // first of its key equalities whose other side is output key column j
 // (select-list index key_columns[j]) of the same type; null when none is.
@@ -327,7 +302,10 @@ Expr* key_filter(const Group& g, Query* work, const std::vector<int>& key_column
             }
             auto* out = static_cast<TargetEntry*>(list_nth(work->targetList, key_columns[j]));
             if (exprType(kj.outer) == type && equal(reinterpret_cast<Node*>(out->expr), kj.outer)) {
-                if (Expr* any = key_among(kj, static_cast<int>(j))) {
+                if (Expr* any =
+                        among_touched_keys(kj.key->expr, kj.eqop, kj.collation, type,
+                                           exprCollation(reinterpret_cast<Node*>(kj.key->expr)),
+                                           static_cast<int>(j))) {
                     return any;
                 }
             }
@@ -354,10 +332,8 @@ std::string narrowed_to_joined_groups(Query* q, const std::vector<int>& key_colu
                 Expr* filter = g ? key_filter(*g, work, key_columns) : nullptr;
                 if (filter != nullptr) {
                     Query* s = g->s;  // the derived table's own query, in work
-                    s->jointree->quals = s->jointree->quals == nullptr
-                                             ? reinterpret_cast<Node*>(filter)
-                                             : reinterpret_cast<Node*>(make_ands_explicit(
-                                                   list_make2(s->jointree->quals, filter)));
+                    s->jointree->quals =
+                        conjunction(s->jointree->quals, reinterpret_cast<Node*>(filter));
                     narrowed = true;
                 }
             }

@@ -51,9 +51,9 @@ struct OuterJoin {
 // parent: the site whose subquery's WHERE holds this one (conjunct then
 // counts that WHERE's conjuncts), or -1 for the query's own. rank: its
 // place among the sites of its parent, those whose tables hold more rows
-// (by the planner's estimates) first: a branch through a nested site keeps
-// its later siblings' conditions as written (region_branch.cpp,
-// subquery_conditions), so the one whose tables change most prunes most.
+// (by the planner's estimates) first (the query's own: in order, unused): a branch through a nested
+// site keeps its later siblings' conditions as written (region_branch.cpp, subquery_conditions), so
+// the one whose tables change most prunes most.
 struct SubquerySite {
     SubLink* link;
     int conjunct;

@@ -389,11 +389,13 @@ std::vector<SubquerySite> region_sites(Query* q) {
             out.push_back(s);
         }
     }
-    std::vector<double> rows;
-    for (const SubquerySite& s : out) {
-        double n = 0;
-        pg_call([&] { (void)rows_read_walker(s.link->subselect, &n); });
-        rows.push_back(n);
+    // Ranks matter among nested siblings only (region_branch.cpp,
+    // subquery_conditions): no catalog lookup for the query's own.
+    std::vector<double> rows(out.size(), 0);
+    for (std::size_t k = 0; k < out.size(); k++) {
+        if (out[k].parent >= 0) {
+            pg_call([&] { (void)rows_read_walker(out[k].link->subselect, &rows[k]); });
+        }
     }
     for (std::size_t k = 0; k < out.size(); k++) {
         for (std::size_t j = 0; j < out.size(); j++) {
@@ -553,26 +555,16 @@ std::string narrowed_query(Query* q, const std::vector<TargetEntry*>& keys) {
                     return false;
                 }
                 Oid commutator = get_commutator(test->opno);
-                Oid array = get_array_type(exprType(x));
-                if (commutator == InvalidOid || array == InvalidOid) {
+                if (commutator == InvalidOid) {
                     return false;
                 }
                 Query* sub = castNode(Query, site.link->subselect);
                 TargetEntry* te = static_cast<TargetEntry*>(linitial(sub->targetList));
-                Param* values = makeNode(Param);
-                values->paramkind = PARAM_EXTERN;
-                values->paramid = ir::kKeySlotBase + static_cast<int>(j);  // ir::key_slot(j)
-                values->paramtype = array;
-                values->paramtypmod = -1;
-                values->paramcollid = exprCollation(x);
-                values->location = -1;
-                ScalarArrayOpExpr* any = makeNode(ScalarArrayOpExpr);
-                any->opno = commutator;
-                any->opfuncid = get_opcode(commutator);
-                any->useOr = true;
-                any->inputcollid = test->inputcollid;
-                any->args = list_make2(copyObjectImpl(te->expr), values);
-                any->location = -1;
+                Expr* any = among_touched_keys(te->expr, commutator, test->inputcollid, exprType(x),
+                                               exprCollation(x), static_cast<int>(j));
+                if (any == nullptr) {
+                    return false;
+                }
                 sub->jointree->quals =
                     sub->jointree->quals == nullptr
                         ? reinterpret_cast<Node*>(any)

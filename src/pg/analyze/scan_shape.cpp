@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ir/scan.hpp"
 #include "pg/analyze/grouping_sets.hpp"
 #include "pg/analyze/join_region.hpp"
 #include "pg/analyze/output_key.hpp"
@@ -789,6 +790,29 @@ std::string image_prefilter(Node* quals, Index rtindex, Oid relid) {
         out += (out.empty() ? "" : " AND ") + p;
     }
     return out;
+}
+
+Expr* among_touched_keys(Expr* arg, Oid opno, Oid inputcollid, Oid element, Oid collation,
+                         int slot) {
+    Oid array = get_array_type(element);
+    if (array == InvalidOid) {
+        return nullptr;
+    }
+    Param* values = makeNode(Param);
+    values->paramkind = PARAM_EXTERN;
+    values->paramid = ir::kKeySlotBase + slot;  // ir::key_slot(slot)
+    values->paramtype = array;
+    values->paramtypmod = -1;
+    values->paramcollid = collation;
+    values->location = -1;
+    ScalarArrayOpExpr* any = makeNode(ScalarArrayOpExpr);
+    any->opno = opno;
+    any->opfuncid = get_opcode(opno);
+    any->useOr = true;
+    any->inputcollid = inputcollid;
+    any->args = list_make2(copyObjectImpl(arg), values);
+    any->location = -1;
+    return reinterpret_cast<Expr*>(any);
 }
 
 // Volatile functions block DIFFERENTIAL (named; STABLE ones are judged for

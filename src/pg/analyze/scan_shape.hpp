@@ -58,6 +58,13 @@ void for_each_binary_conjunct(Node* quals, const std::function<void(OpExpr*, Nod
 // Such conjuncts may filter change images before netting.
 std::string image_prefilter(Node* quals, Index rtindex, Oid relid);
 
+// `arg opno ANY (values)`, values the array parameter ir::key_slot(slot)
+// of type `element`'s array (collation `collation`): a condition narrowing
+// a query to identity key `slot`'s touched values. Null when `element` has
+// no array type. Runs under pg_call.
+Expr* among_touched_keys(Expr* arg, Oid opno, Oid inputcollid, Oid element, Oid collation,
+                         int slot);
+
 // What keeps a FROM item from being a DIFFERENTIAL source, or nullptr.
 const char* relation_blocker(const RangeTblEntry* rte);
 

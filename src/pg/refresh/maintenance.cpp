@@ -346,7 +346,7 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
     r.branches = q.region.branches;
     keep_copies(spi, st, q, r, !immediate);
     r.query = q.region.query.empty() ? q.effective : q.region.query;
-    r.whole_query = q.region.whole_query;
+    r.whole_query = q.region.whole_when_many ? q.effective : "";
     for (const OutputColumn& c : q.columns) {
         r.outputs.push_back(quote_ident(c.name));
     }
