@@ -62,7 +62,18 @@ ALTER TABLE pgtrickle.pgt_stream_tables
     -- the indexes pg_trickle made on the storage for a join's keys (names
     -- in the storage's schema, chosen free when made): the only indexes it
     -- ever drops there
-    ADD COLUMN key_indexes name[];
+    ADD COLUMN key_indexes name[],
+    -- cdc_mode as create_stream_table or alter_stream_table was given it
+    -- ('auto' or 'trigger'; NULL: not given). Changes are captured by row
+    -- triggers either way.
+    ADD COLUMN requested_cdc_mode text
+        CHECK (requested_cdc_mode IN ('auto', 'trigger')),
+    -- The Rust pg_trickle's fuse and partitioned storage, which tools such
+    -- as dbt-pgtrickle read here: not provided, so always off and NULL.
+    ADD COLUMN fuse_mode text NOT NULL DEFAULT 'off' CHECK (fuse_mode = 'off'),
+    ADD COLUMN fuse_ceiling bigint CHECK (fuse_ceiling IS NULL),
+    ADD COLUMN fuse_sensitivity integer CHECK (fuse_sensitivity IS NULL),
+    ADD COLUMN st_partition_key text CHECK (st_partition_key IS NULL);
 -- The delta program is a JSON document (src/core/diff/program.hpp): its
 -- statements and what each reads, queryable with jsonb operators. A 0.1.0
 -- program is not one: its stream table is reinitialised by its next refresh.
@@ -185,6 +196,37 @@ ALTER TABLE pgtrickle.pgt_refresh_history
 
 -- Lifecycle API -------------------------------------------------------------
 
+-- The arguments after initialize (create) and status (alter) up to notify
+-- are those of the Rust pg_trickle's API, in its order and with its
+-- defaults, so that tools written for it (dbt-pgtrickle) call these
+-- functions unchanged; notify (and cascade) follow them. Such an argument
+-- either takes effect (cdc_mode) or, given anything but its default, fails
+-- with 0A000 naming it (src/pg/api/compat_args.cpp).
+DROP FUNCTION pgtrickle.create_stream_table(text, text, text, text, boolean, text);
+CREATE FUNCTION pgtrickle.create_stream_table(
+    name text, query text,
+    schedule text DEFAULT 'calculated',
+    refresh_mode text DEFAULT 'AUTO',
+    initialize boolean DEFAULT true,
+    diamond_consistency text DEFAULT NULL,
+    diamond_schedule_policy text DEFAULT NULL,
+    cdc_mode text DEFAULT NULL,
+    append_only boolean DEFAULT false,
+    pooler_compatibility_mode boolean DEFAULT false,
+    partition_by text DEFAULT NULL,
+    max_differential_joins integer DEFAULT NULL,
+    max_delta_fraction double precision DEFAULT NULL,
+    output_distribution_column text DEFAULT NULL,
+    temporal boolean DEFAULT false,
+    storage_backend text DEFAULT NULL,
+    sink text DEFAULT NULL,
+    ducklake_sink_path text DEFAULT NULL,
+    ducklake_sink_table_id bigint DEFAULT NULL,
+    notify text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_create_stream_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 DROP FUNCTION pgtrickle.alter_stream_table(text, text, text, text, text, text);
 CREATE FUNCTION pgtrickle.alter_stream_table(
     name text,
@@ -192,6 +234,23 @@ CREATE FUNCTION pgtrickle.alter_stream_table(
     schedule text DEFAULT NULL,
     refresh_mode text DEFAULT NULL,
     status text DEFAULT NULL,
+    diamond_consistency text DEFAULT NULL,
+    diamond_schedule_policy text DEFAULT NULL,
+    cdc_mode text DEFAULT NULL,
+    append_only boolean DEFAULT NULL,
+    pooler_compatibility_mode boolean DEFAULT NULL,
+    tier text DEFAULT NULL,
+    fuse text DEFAULT NULL,
+    fuse_ceiling bigint DEFAULT NULL,
+    fuse_sensitivity integer DEFAULT NULL,
+    partition_by text DEFAULT NULL,
+    max_differential_joins integer DEFAULT NULL,
+    max_delta_fraction double precision DEFAULT NULL,
+    post_refresh_action text DEFAULT NULL,
+    reindex_drift_threshold double precision DEFAULT NULL,
+    sink text DEFAULT NULL,
+    ducklake_sink_path text DEFAULT NULL,
+    ducklake_sink_table_id bigint DEFAULT NULL,
     notify text DEFAULT '',
     "cascade" boolean DEFAULT false)
 RETURNS void
@@ -216,6 +275,20 @@ CREATE FUNCTION pgtrickle.create_stream_table_if_not_exists(
     schedule text DEFAULT 'calculated',
     refresh_mode text DEFAULT 'AUTO',
     initialize boolean DEFAULT true,
+    diamond_consistency text DEFAULT NULL,
+    diamond_schedule_policy text DEFAULT NULL,
+    cdc_mode text DEFAULT NULL,
+    append_only boolean DEFAULT false,
+    pooler_compatibility_mode boolean DEFAULT false,
+    partition_by text DEFAULT NULL,
+    max_differential_joins integer DEFAULT NULL,
+    max_delta_fraction double precision DEFAULT NULL,
+    output_distribution_column text DEFAULT NULL,
+    temporal boolean DEFAULT false,
+    storage_backend text DEFAULT NULL,
+    sink text DEFAULT NULL,
+    ducklake_sink_path text DEFAULT NULL,
+    ducklake_sink_table_id bigint DEFAULT NULL,
     notify text DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_create_stream_table_if_not_exists'
@@ -235,6 +308,17 @@ CREATE FUNCTION pgtrickle.create_or_replace_stream_table(
     schedule text DEFAULT 'calculated',
     refresh_mode text DEFAULT 'AUTO',
     initialize boolean DEFAULT true,
+    diamond_consistency text DEFAULT NULL,
+    diamond_schedule_policy text DEFAULT NULL,
+    cdc_mode text DEFAULT NULL,
+    append_only boolean DEFAULT false,
+    pooler_compatibility_mode boolean DEFAULT false,
+    partition_by text DEFAULT NULL,
+    max_differential_joins integer DEFAULT NULL,
+    max_delta_fraction double precision DEFAULT NULL,
+    output_distribution_column text DEFAULT NULL,
+    temporal boolean DEFAULT false,
+    storage_backend text DEFAULT NULL,
     notify text DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'pgt_create_or_replace_stream_table'
@@ -252,6 +336,15 @@ RETURNS void
 LANGUAGE sql VOLATILE
 BEGIN ATOMIC
     SELECT pgtrickle.alter_stream_table(name, status => 'ACTIVE');
+END;
+
+-- alter_stream_table(name, status => 'SUSPENDED'): the scheduler leaves it
+-- alone until it is resumed; a manual refresh still runs. Owner only.
+CREATE FUNCTION pgtrickle.pause_stream_table(name text)
+RETURNS void
+LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT pgtrickle.alter_stream_table(name, status => 'SUSPENDED');
 END;
 
 -- The library's version (the catalog's is pg_extension.extversion).
@@ -347,9 +440,11 @@ RETURNS text
 LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT pg_catalog.format(
-               'SELECT pgtrickle.create_stream_table(%L, %L, schedule => %L, refresh_mode => %L%s);',
+               'SELECT pgtrickle.create_stream_table(%L, %L, schedule => %L, refresh_mode => %L%s%s);',
                pg_catalog.format('%I.%I', s.pgt_schema, s.pgt_name), s.defining_query, s.schedule,
                s.requested_mode,
+               CASE WHEN s.requested_cdc_mode IS NULL THEN ''
+                    ELSE pg_catalog.format(', cdc_mode => %L', s.requested_cdc_mode) END,
                CASE WHEN s.notify_channel IS NULL THEN ''
                     ELSE pg_catalog.format(', notify => %L', s.notify_channel) END)
       FROM pgtrickle.pgt_stream_tables s
@@ -386,12 +481,17 @@ RETURNS TABLE (check_name text, ok boolean, detail text)
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT 'scheduler', st = 'running' OR pg_catalog.pg_is_in_recovery(),
+    SELECT 'scheduler', st IN ('running', 'waiting') OR pg_catalog.pg_is_in_recovery(),
            CASE WHEN pg_catalog.pg_is_in_recovery() THEN 'this server is a standby: stream '
                   'tables are refreshed on the primary and reach this server with the rest of '
                   'its data (no scheduler runs here, and refreshes are refused)'
              ELSE CASE st
              WHEN 'running' THEN 'a scheduler worker refreshes this database''s stream tables'
+             WHEN 'waiting' THEN pg_catalog.format('this database waits for its turn: more '
+                  'databases are due than the %s scheduler workers '
+                  '(pg_trickle.max_scheduler_workers) serve at once; each worker leaves after a '
+                  'look at its stream tables, and the most overdue database goes next',
+                  pg_catalog.current_setting('pg_trickle.max_scheduler_workers'))
              WHEN 'not_preloaded' THEN 'scheduling is off: pg_trickle is not in '
                   'shared_preload_libraries, so stream tables refresh only when '
                   'pgtrickle.refresh_stream_table() is called (from cron or the application)'
@@ -1578,6 +1678,43 @@ SELECT pg_catalog.format('%I.%I', st.pgt_schema, st.pgt_name) AS name,
        (SELECT pg_catalog.count(*) FROM pgtrickle.pgt_dependencies d
          WHERE d.pgt_id OPERATOR(pg_catalog.=) st.pgt_id) AS sources
   FROM pgtrickle.pgt_stream_tables st;
+
+-- Whether a stream table that has not been equal to its sources for
+-- `staleness` is behind its schedule: past its interval, or past the first
+-- cron fire time since; NULL for 'calculated' or never populated.
+CREATE FUNCTION pgtrickle._schedule_overdue(schedule text, staleness interval)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'pgt_schedule_overdue'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- One row per stream table with its refresh counts over the history kept
+-- (pg_trickle.history_retention), under the names the Rust pg_trickle's
+-- view has, which tools such as dbt-pgtrickle read. Every role may read it,
+-- as pgt_status() (staleness as there).
+CREATE VIEW pgtrickle.pg_stat_stream_tables AS
+SELECT st.pgt_id, st.pgt_schema::text AS pgt_schema, st.pgt_name::text AS pgt_name,
+       st.status, st.refresh_mode, st.requested_mode, st.schedule, st.is_populated,
+       st.data_timestamp, st.last_refresh_at, a.staleness,
+       pgtrickle._schedule_overdue(st.schedule, a.staleness) AS stale,
+       h.total_refreshes, h.successful_refreshes, h.failed_refreshes, h.avg_duration_ms,
+       st.consecutive_errors,
+       CASE WHEN EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f
+                          WHERE f.pgt_id OPERATOR(pg_catalog.=) st.pgt_id)
+                 OR st.refresh_mode OPERATOR(pg_catalog.=) 'IMMEDIATE'
+            THEN ARRAY['trigger'] ELSE '{}'::text[] END AS cdc_modes
+  FROM pgtrickle.pgt_stream_tables st
+  CROSS JOIN LATERAL (SELECT pgtrickle._staleness(st.pgt_id) AS staleness) a
+  CROSS JOIN LATERAL (
+      SELECT pg_catalog.count(*) AS total_refreshes,
+             pg_catalog.count(*) FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'SUCCESS')
+                 AS successful_refreshes,
+             pg_catalog.count(*) FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'FAILED')
+                 AS failed_refreshes,
+             pg_catalog.avg(1000 OPERATOR(pg_catalog.*) pg_catalog.date_part('epoch',
+                 r.end_time OPERATOR(pg_catalog.-) r.start_time)) AS avg_duration_ms
+        FROM pgtrickle.pgt_refresh_history r
+       WHERE r.pgt_id OPERATOR(pg_catalog.=) st.pgt_id) h;
+GRANT SELECT ON pgtrickle.pg_stat_stream_tables TO PUBLIC;
 
 -- Per stream table and refresh action, over the history kept
 -- (pg_trickle.history_retention): counts, failures, duration percentiles

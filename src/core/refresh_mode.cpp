@@ -129,11 +129,14 @@ std::optional<RefreshMode> mode_named(std::string_view spelling) noexcept {
 
 sched::Status parse_status(std::string_view text) {
     std::string up = upper_trimmed_mode(text);
+    if (up == "PAUSED") {
+        up = "SUSPENDED";  // dbt-pgtrickle's word for it
+    }
     if (up == "ACTIVE" || up == "SUSPENDED") {
         return sched::status_named(up);
     }
     throw Error(sqlstate::kInvalidParameterValue, "invalid status \"" + std::string(text) + "\"",
-                "", "Valid values are 'ACTIVE' and 'SUSPENDED'.");
+                "", "Valid values are 'ACTIVE' and 'SUSPENDED' ('PAUSED' is 'SUSPENDED').");
 }
 
 }  // namespace pgt

@@ -72,6 +72,7 @@ TEST(RefreshMode, unknown_mode_is_invalid_parameter) {
 TEST(Status, active_and_suspended_only) {
     EXPECT_EQ(pgt::parse_status("active"), pgt::sched::Status::Active);
     EXPECT_EQ(pgt::parse_status("SUSPENDED"), pgt::sched::Status::Suspended);
+    EXPECT_EQ(pgt::parse_status(" paused "), pgt::sched::Status::Suspended);
     EXPECT_EQ(sqlstate_of([] { pgt::parse_status("ERROR"); }), "22023");
 }
 

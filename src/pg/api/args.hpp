@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 extern "C" {
 #include "postgres.h"
@@ -22,9 +23,22 @@ public:
     std::string text_or(int n, const char* fallback) const;
     bool bool_or(int n, bool fallback) const;
 
+    // The position of the called function's argument called name (its
+    // pg_proc entry), -1 when it has none: functions that share code but
+    // not an argument list find their arguments by name.
+    int position(const char* name) const;
+    bool is_null(int n) const { return n < 0 || n >= PG_NARGS() || PG_ARGISNULL(n); }
+    // The type OID of argument n (its pg_proc entry).
+    Oid type_of(int n) const;
+    // The called function's name and argument names (pg_proc).
+    const std::string& function_name() const;
+
 private:
-    bool is_null(int n) const { return n >= PG_NARGS() || PG_ARGISNULL(n); }
+    void load_signature() const;
     FunctionCallInfo fcinfo;  // this name lets the PG_* macros work in members
+    mutable std::string name_;
+    mutable std::vector<std::string> names_;
+    mutable std::vector<Oid> types_;
 };
 
 // Sends a NOTICE to the client; does nothing for an empty message.

@@ -34,7 +34,8 @@ int64_t adopt_restored(Spi& spi, bool force, const std::string& initiated_by);
 RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row, const std::string& initiated_by);
 
 // pgtrickle.create_stream_table(name, query, schedule, refresh_mode,
-// initialize, notify), arguments in that order.
+// initialize, ...): the first five in that order, the others (compat_args,
+// notify) found by name.
 void create_stream_table(const Args& a);
 
 // What alter_stream_table was asked to change (absent: unchanged).
@@ -44,7 +45,8 @@ struct AlterRequest {
     std::optional<std::string> schedule;
     std::optional<std::string> mode;
     std::optional<std::string> status;
-    bool notify_given = false;  // notify (NULL: removed) is to be set
+    std::optional<std::string> cdc_mode;  // 'auto' or 'trigger'
+    bool notify_given = false;            // notify (NULL: removed) is to be set
     std::optional<std::string> notify;
     bool cascade = false;
 };

@@ -13,6 +13,7 @@
 #include "core/sched/schedule.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/api/args.hpp"
+#include "pg/api/compat_args.hpp"
 #include "pg/api/lifecycle.hpp"
 #include "pg/api/names.hpp"
 #include "pg/boundary/as_role.hpp"
@@ -59,6 +60,7 @@ std::string stored_form(const catalog::StreamTableRow& row, const std::string& q
 
 void create_if_not_exists(const Args& a) {
     const std::string name = a.required_text(0, "name");
+    (void)compat_args(a);  // refused whether or not the stream table exists
     Spi spi = Spi::connect();
     open_stream_tables(spi);
     const bool exists = existing_stream_table(spi, name).has_value();
@@ -76,7 +78,8 @@ void create_or_replace(const Args& a) {
     const std::string query = a.required_text(1, "query");
     const std::string schedule = a.text_or(2, "calculated");
     const std::string mode = a.text_or(3, "AUTO");
-    const std::optional<std::string> notify = a.optional_text(5);
+    const CompatArgs compat = compat_args(a);
+    const std::optional<std::string> notify = named_text(a, "notify");
     Spi spi = Spi::connect();
     open_stream_tables(spi);
     if (!existing_stream_table(spi, r.name)) {
@@ -100,7 +103,10 @@ void create_or_replace(const Args& a) {
     }
     r.notify_given = notify != row.notify_channel;
     r.notify = notify;
-    if (!r.query && !r.schedule && !r.mode && !r.notify_given) {
+    if (compat.cdc_mode != row.requested_cdc_mode) {
+        r.cdc_mode = compat.cdc_mode;
+    }
+    if (!r.query && !r.schedule && !r.mode && !r.notify_given && !r.cdc_mode) {
         notice("stream table \"" + r.name + "\" is unchanged");
         return;
     }

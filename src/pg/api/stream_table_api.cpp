@@ -21,6 +21,7 @@
 #include "pg/rowid/identity_types.hpp"
 #include "pg/api/advice.hpp"
 #include "pg/api/args.hpp"
+#include "pg/api/compat_args.hpp"
 #include "pg/api/lifecycle.hpp"
 #include "pg/api/names.hpp"
 #include "pg/boundary/as_role.hpp"
@@ -55,7 +56,6 @@ extern "C" {
 
 PG_FUNCTION_INFO_V1(pgt_create_stream_table);
 PG_FUNCTION_INFO_V1(pgt_alter_stream_table);
-PG_FUNCTION_INFO_V1(pgt_drop_stream_table);
 PG_FUNCTION_INFO_V1(pgt_refresh_stream_table);
 PG_FUNCTION_INFO_V1(pgt_version);
 PG_FUNCTION_INFO_V1(pgt_reinit_immediate);
@@ -351,7 +351,8 @@ void create_stream_table(const Args& a) {
     std::string schedule = sched::parse_schedule(a.text_or(2, "calculated")).canonical;
     std::string mode_text = a.text_or(3, "AUTO");
     bool initialize = a.bool_or(4, true);
-    std::optional<std::string> notify = a.optional_text(5);
+    const CompatArgs compat = compat_args(a);
+    std::optional<std::string> notify = named_text(a, "notify");
     if (notify) {
         check_notify_channel(*notify);
     }
@@ -397,6 +398,7 @@ void create_stream_table(const Args& a) {
     row.status = sched::Status::Active;
     set_identity(row, q);
     row.notify_channel = notify;
+    row.requested_cdc_mode = compat.cdc_mode;
     row.query_settings = current_query_settings();
     if (old_snapshot) {
         // Rows committed after the transaction's snapshot and before the
@@ -665,6 +667,20 @@ void redefine(Spi& spi, catalog::StreamTableRow& row, const std::optional<std::s
     }
 }
 
+// Whether row's requested mode resolves to the mode its refreshes run now,
+// its stored query analysed again as its owner, restricted.
+bool resolves_as_before(Spi& spi, const catalog::StreamTableRow& row) {
+    const Oid owner = relation_owner(row.relid);
+    return as_role_restricted(owner, [&] {
+        const std::string text =
+            row.query_tree ? deparse_stored_query(*row.query_tree) : row.effective_query;
+        AnalyzedQuery q =
+            with_pinned_search_path([&] { return analyze_defining_query(text, true); });
+        return resolve_mode_quietly(spi, mode_name(row.requested_mode), q, owner).effective ==
+               row.refresh_mode;
+    });
+}
+
 }  // namespace
 
 void alter_stream_table(const AlterRequest& r) {
@@ -680,10 +696,19 @@ void alter_stream_table(const AlterRequest& r) {
     if (r.notify_given) {
         row.notify_channel = r.notify;
     }
+    if (r.cdc_mode) {
+        row.requested_cdc_mode = r.cdc_mode;
+    }
     if (r.status) {  // resuming (or suspending) by hand starts the error count again
         catalog::set_health(spi, row.pgt_id, row.status, 0);
     }
-    if (!r.query && !r.mode) {
+    // The mode it already has, resolving as it did: nothing to rebuild or
+    // recompute (tools that declare a stream table's settings pass them on
+    // every run). AUTO asked again may resolve otherwise now (a setting or
+    // a right changed): then it is rebuilt, as for another mode.
+    const bool new_mode = r.mode && (upper_trimmed_mode(*r.mode) != mode_name(row.requested_mode) ||
+                                     row.reinit_reason || !resolves_as_before(spi, row));
+    if (!r.query && !new_mode) {
         catalog::update_definition(spi, row);
         sync_notify_trigger(spi, row);
         spi.close();
@@ -697,7 +722,7 @@ void alter_stream_table(const AlterRequest& r) {
         ~CallerPath() { g_caller_search_path.reset(); }
     } caller_path;
     as_role_restricted(relation_owner(row.relid), [&] {
-        redefine(spi, row, r.query, false, r.mode, r.cascade,
+        redefine(spi, row, r.query, false, new_mode ? r.mode : std::nullopt, r.cascade,
                  r.query ? "defining query replaced" : "refresh mode changed");
     });
     spi.close();
@@ -712,13 +737,15 @@ void alter_from_args(const Args& a) {
     r.schedule = a.optional_text(2);
     r.mode = a.optional_text(3);
     r.status = a.optional_text(4);
+    r.cdc_mode = compat_args(a).cdc_mode;
     // notify: omitted ('') leaves it unchanged, NULL removes it.
-    r.notify = a.optional_text(5);
+    const int notify = a.position("notify");
+    r.notify = a.optional_text(notify);
     r.notify_given = !r.notify || !r.notify->empty();
     if (r.notify_given && r.notify) {
         check_notify_channel(*r.notify);
     }
-    r.cascade = a.bool_or(6, false);
+    r.cascade = a.bool_or(a.position("cascade"), false);
     alter_stream_table(r);
 }
 
@@ -774,39 +801,6 @@ RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row,
 }
 
 namespace {
-
-void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
-    std::vector<catalog::StreamTableRow> dependents = catalog::dependents_of(spi, row.relid);
-    if (!dependents.empty() && !cascade) {
-        std::string list;
-        for (const auto& d : dependents) {
-            list += (list.empty() ? "" : ", ") + quoted_relation_name(d.relid);
-        }
-        throw pgt::Error("2BP01",
-                         "cannot drop stream table " + relation_display_name(row.relid) +
-                             " because other stream tables depend on it",
-                         "Stream tables reading it: " + list + ".",
-                         "Drop those first, or use cascade => true to drop them too.");
-    }
-    for (const auto& d : dependents) {
-        drop_one(spi, d, cascade);
-    }
-    detach_frontiers(spi, row.pgt_id);
-    drop_kept_copies(spi, row.pgt_id);
-    drop_immediate(spi, row.pgt_id);
-    drop_change_notes(spi, row.pgt_id);
-    spi.exec("DROP TABLE " + quoted_relation_name(row.relid) + (cascade ? " CASCADE" : ""));
-    catalog::delete_stream_table(spi, row.pgt_id);
-}
-
-void drop_stream_table(const Args& a) {
-    std::string name = a.required_text(0, "name");
-    bool cascade = a.bool_or(1, false);
-    Spi spi = Spi::connect();
-    open_stream_tables(spi);
-    drop_one(spi, resolve_stream_table(spi, name, /*must_own=*/true), cascade);
-    spi.close();
-}
 
 void refresh_stream_table(const Args& a) {
     std::string name = a.required_text(0, "name");
@@ -952,13 +946,6 @@ Datum pgt_create_stream_table(PG_FUNCTION_ARGS) {
 Datum pgt_alter_stream_table(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] {
         pgt::pg::alter_from_args(pgt::pg::Args(fcinfo));
-        PG_RETURN_VOID();
-    });
-}
-
-Datum pgt_drop_stream_table(PG_FUNCTION_ARGS) {
-    return pgt::pg::pgt_entry([&] {
-        pgt::pg::drop_stream_table(pgt::pg::Args(fcinfo));
         PG_RETURN_VOID();
     });
 }

@@ -80,7 +80,7 @@ const char* kSelectColumns =
     "requested_mode, refresh_mode, status, is_populated, row_identity_domain, "
     "row_identity_version, row_probe_version, delta_program, notify_channel, query_tree, "
     "reinit_reason, delta_version, delta_strategy, operator_tree, "
-    "pg_catalog.array_to_string(query_settings, E'\\n')";
+    "pg_catalog.array_to_string(query_settings, E'\\n'), requested_cdc_mode";
 
 StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
     StreamTableRow row;
@@ -122,6 +122,7 @@ StreamTableRow row_from(const std::vector<std::optional<std::string>>& r) {
         row.query_settings.push_back(r[21]->substr(pos, end - pos));
         pos = end + 1;
     }
+    row.requested_cdc_mode = r[22];
     return row;
 }
 
@@ -216,7 +217,7 @@ bool is_stream_table(Spi& spi, Oid relid) {
     return find_by_relid(spi, relid).has_value();
 }
 
-// Parameters shared by insert and update: $2..$22 in this order.
+// Parameters shared by insert and update: $2..$24 in this order.
 std::vector<SpiParam> definition_params(const StreamTableRow& row) {
     return {oid_param(row.relid),
             text_param(row.schema),
@@ -239,7 +240,8 @@ std::vector<SpiParam> definition_params(const StreamTableRow& row) {
             row.delta_version ? int8_param(*row.delta_version) : SpiParam{INT4OID, (Datum)0, true},
             text_param(row.delta_strategy),
             text_param(row.operator_tree),
-            text_param(text_array_literal(row.query_settings))};
+            text_param(text_array_literal(row.query_settings)),
+            text_param(row.requested_cdc_mode)};
 }
 
 int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
@@ -252,9 +254,10 @@ int64_t insert_stream_table(Spi& spi, const StreamTableRow& row) {
             " schedule, requested_mode, refresh_mode, status, is_populated,"
             " row_identity_domain, row_identity_columns, row_identity_version,"
             " row_probe_version, delta_program, notify_channel, query_tree, reinit_reason,"
-            " delta_version, delta_strategy, operator_tree, query_settings) VALUES ($2, $3, $4,"
-            " $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14, $15,"
-            " $16::pg_catalog.jsonb, $17, $18, $19, $20, $21, $22, $23::pg_catalog.text[])",
+            " delta_version, delta_strategy, operator_tree, query_settings, requested_cdc_mode)"
+            " VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::pg_catalog.text[], $14,"
+            " $15, $16::pg_catalog.jsonb, $17, $18, $19, $20, $21, $22, $23::pg_catalog.text[],"
+            " $24)",
         params);
     return find_by_relid(spi, row.relid).value().pgt_id;
 }
@@ -272,8 +275,8 @@ void update_definition(Spi& spi, const StreamTableRow& row) {
             " row_identity_version = $14, row_probe_version = $15, delta_program = "
             "$16::pg_catalog.jsonb,"
             " notify_channel = $17, query_tree = $18, reinit_reason = $19, delta_version = $20,"
-            " delta_strategy = $21, operator_tree = $22, query_settings = $23::pg_catalog.text[]"
-            " WHERE pgt_id OPERATOR(pg_catalog.=) $1",
+            " delta_strategy = $21, operator_tree = $22, query_settings = $23::pg_catalog.text[],"
+            " requested_cdc_mode = $24 WHERE pgt_id OPERATOR(pg_catalog.=) $1",
         params);
 }
 

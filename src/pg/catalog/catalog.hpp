@@ -47,6 +47,8 @@ struct StreamTableRow {
     // name=value of each setting the query's values may depend on, recorded
     // when it was defined (none: computed under the session's settings)
     std::vector<std::string> query_settings;
+    // cdc_mode as the API was given it ('auto', 'trigger'; none: not given)
+    std::optional<std::string> requested_cdc_mode;
 };
 
 struct Dependency {

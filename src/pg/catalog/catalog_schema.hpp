@@ -48,6 +48,11 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {27, "operator_tree", "text"},
     {28, "query_settings", "text[]"},
     {29, "key_indexes", "name[]"},
+    {30, "requested_cdc_mode", "text"},
+    {31, "fuse_mode", "text"},
+    {32, "fuse_ceiling", "bigint"},
+    {33, "fuse_sensitivity", "integer"},
+    {34, "st_partition_key", "text"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";

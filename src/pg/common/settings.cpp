@@ -14,6 +14,7 @@ namespace pgt::pg {
 
 bool g_scheduler_enabled = true;
 int g_scheduler_interval_ms = 1000;
+int g_max_scheduler_workers = 4;
 int g_refresh_work_mem_kb = 64 * 1024;
 double g_delta_random_page_cost = 1.1;
 int g_default_schedule_seconds = 1;
@@ -63,6 +64,12 @@ void define_settings() {
         "Longest time a scheduler waits between two looks at its stream tables.", nullptr,
         &g_scheduler_interval_ms, 1000, 10, 60000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
         nullptr);
+    DefineCustomIntVariable(
+        "pg_trickle.max_scheduler_workers",
+        "Most scheduler workers running at once, across all databases.",
+        "With more databases than workers, each worker leaves after a tick when another "
+        "database is due, and databases take turns, most overdue first.",
+        &g_max_scheduler_workers, 4, 1, 256, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pg_trickle.default_schedule_seconds",
                             "Interval of a 'calculated' stream table that no stream table reads.",
                             nullptr, &g_default_schedule_seconds, 1, 1, 86400, PGC_SIGHUP,

@@ -6,6 +6,7 @@
 namespace pgt::pg {
 
 extern bool g_scheduler_enabled;           // pg_trickle.enabled
+extern int g_max_scheduler_workers;        // pg_trickle.max_scheduler_workers
 extern int g_scheduler_interval_ms;        // pg_trickle.scheduler_interval_ms
 extern int g_default_schedule_seconds;     // pg_trickle.default_schedule_seconds
 extern int g_min_schedule_seconds;         // pg_trickle.min_schedule_seconds

@@ -11,9 +11,11 @@
 // adopts the workers its predecessor started (their slots in shared memory).
 // Invariant: the launcher never connects to a database; it reads only the
 // shared catalog pg_database, so it never blocks DROP DATABASE.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "pg/common/settings.hpp"
@@ -62,7 +64,8 @@ struct Worker {
     TimestampTz adopted_at = 0;
 };
 
-std::map<Oid, Worker> g_workers;
+std::map<Oid, Worker> g_workers;  // databases whose worker runs, starts, or just left
+bool g_warned_no_worker = false;
 std::set<Oid> g_no_extension;  // probed, no pg_trickle: not probed again until asked
 
 // Databases a scheduler may run in (connectable, not templates).
@@ -95,7 +98,23 @@ bool database_exists(Oid dboid) {
     return false;
 }
 
+// Workers of the pool running or starting (watched), at most
+// pg_trickle.max_scheduler_workers.
+int busy_workers() {
+    int n = 0;
+    for (const auto& [db, w] : g_workers) {
+        n += w.handle != nullptr || w.adopted ? 1 : 0;
+    }
+    return n;
+}
+
+// Starts a worker for dboid, or puts it in the queue (kWaiting, due now)
+// while the pool is full; serve_waiting starts it in its turn.
 bool start_worker(Oid dboid) {
+    if (busy_workers() >= g_max_scheduler_workers) {
+        (void)queue_slot(dboid, GetCurrentTimestamp());
+        return false;
+    }
     if (!claim_slot(dboid)) {
         return false;
     }
@@ -113,13 +132,52 @@ bool start_worker(Oid dboid) {
     BackgroundWorkerHandle* handle = nullptr;
     if (!RegisterDynamicBackgroundWorker(&w, &handle)) {
         free_slot(dboid);
-        ereport(WARNING, (errmsg("pg_trickle could not start a scheduler for database %u", dboid),
-                          errhint("Raise max_worker_processes.")));
-        g_workers[dboid].retry_at = GetCurrentTimestamp() + kRestartDelayMs * 1000;
+        (void)queue_slot(dboid, GetCurrentTimestamp() + kRestartDelayMs * 1000);
+        if (!g_warned_no_worker) {  // once until a worker starts again, not per attempt
+            ereport(WARNING,
+                    (errmsg("pg_trickle could not start a scheduler worker: every background "
+                            "worker slot is in use"),
+                     errdetail("Databases wait for a worker and are served as workers end."),
+                     errhint("Raise max_worker_processes, or lower "
+                             "pg_trickle.max_scheduler_workers.")));
+            g_warned_no_worker = true;
+        }
         return false;
     }
+    g_warned_no_worker = false;
     g_workers[dboid] = Worker{handle, 0};
     return true;
+}
+
+// Starts workers for the databases whose turn it is, most overdue first,
+// while the pool has room, and asks as many running workers as there are
+// databases still due to leave after their tick. Returns how long to wait
+// (ms) before the next waiting database is due.
+long serve_waiting() {
+    const TimestampTz now = GetCurrentTimestamp();
+    std::vector<std::pair<TimestampTz, Oid>> due;
+    TimestampTz next = 0;
+    for (const WaitingDb& d : waiting_slots()) {
+        if (g_workers.count(d.dboid) != 0) {
+            continue;  // its worker just left: reap_workers looks at it
+        }
+        if (d.state == SlotState::kDropping) {
+            g_workers[d.dboid] = Worker{};  // a drop came while it waited: as a worker that left
+            continue;
+        }
+        if (d.woken || d.due <= now) {
+            due.emplace_back(std::min(d.due, now), d.dboid);
+        } else if (next == 0 || d.due < next) {
+            next = d.due;
+        }
+    }
+    std::sort(due.begin(), due.end());
+    std::size_t started = 0;
+    while (started < due.size() && busy_workers() < g_max_scheduler_workers) {
+        (void)start_worker(due[started++].second);
+    }
+    want_yields(static_cast<int>(due.size() - started));
+    return next == 0 ? 1000 : std::clamp<long>((next - now) / 1000 + 1, 1, 1000);
 }
 
 // Workers an earlier launcher started (it was terminated): watched through
@@ -166,6 +224,10 @@ void reap_workers() {
             continue;
         }
         std::optional<SlotState> st = slot_state(dboid);
+        if (st == SlotState::kWaiting) {  // left for another database's turn
+            it = g_workers.erase(it);
+            continue;
+        }
         bool clean = st == SlotState::kNoExtension || st == SlotState::kDropping ||
                      st == SlotState::kRecovery;
         if (clean) {
@@ -195,12 +257,16 @@ void reap_workers() {
             it = g_workers.erase(it);
             continue;
         }
-        if (watched) {  // failed: wait, then start again
+        if (watched) {  // failed: its turn comes again after a delay
             free_slot(dboid);
-            w = Worker{nullptr, now + kRestartDelayMs * 1000};
+            (void)queue_slot(dboid, now + kRestartDelayMs * 1000);
+            it = g_workers.erase(it);
+            continue;
         }
-        if (now >= w.retry_at) {
-            start_worker(dboid);
+        if (now >= w.retry_at) {  // a drop's grace has passed, and it still exists
+            (void)queue_slot(dboid, now);
+            it = g_workers.erase(it);
+            continue;
         }
         ++it;
     }
@@ -211,9 +277,11 @@ void reap_workers() {
 // postmaster start the launcher again (at shutdown it is not restarted).
 [[noreturn]] void launcher_loop() {
     TimestampTz last_rescan = 0;  // rescan at once when enabled
+    long wait_ms = 1000;
     for (;;) {
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, wait_ms,
                         PG_WAIT_EXTENSION);
+        wait_ms = 1000;
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
         if (ConfigReloadPending) {
@@ -224,6 +292,7 @@ void reap_workers() {
             (void)take_probe_requests();  // looked at again when enabled
             g_no_extension.clear();
             last_rescan = 0;
+            want_yields(0);
             continue;  // running workers see the setting too and idle
         }
         for (Oid db : take_probe_requests()) {
@@ -236,12 +305,20 @@ void reap_workers() {
         // has pg_trickle sends no request: look again now and then.
         if (TimestampDifferenceExceeds(last_rescan, GetCurrentTimestamp(), kRescanMs)) {
             last_rescan = GetCurrentTimestamp();
-            for (Oid db : list_databases()) {
-                if (g_workers.count(db) == 0 && g_no_extension.count(db) == 0) {
+            const std::vector<Oid> dbs = list_databases();
+            for (Oid db : dbs) {
+                if (g_workers.count(db) == 0 && g_no_extension.count(db) == 0 && !slot_state(db)) {
                     start_worker(db);
                 }
             }
+            for (const WaitingDb& d : waiting_slots()) {  // dropped while waiting
+                if (d.state == SlotState::kWaiting &&
+                    std::find(dbs.begin(), dbs.end(), d.dboid) == dbs.end()) {
+                    free_slot(d.dboid);
+                }
+            }
         }
+        wait_ms = serve_waiting();
     }
 }
 

@@ -5,6 +5,8 @@
 
 #include "pg/common/settings.hpp"
 
+#include <algorithm>
+
 extern "C" {
 #include "postgres.h"
 #include "miscadmin.h"
@@ -18,7 +20,9 @@ namespace pgt::pg {
 
 namespace {
 
-constexpr int kSlots = 64;
+// Databases with pg_trickle (running, starting or waiting for a worker)
+// a server serves at once.
+constexpr int kSlots = 256;
 constexpr int kQueue = 64;
 
 // Writes to captured sources are counted per bucket of source OIDs (two
@@ -34,11 +38,14 @@ struct DbSlot {
     bool stop;
     uint32 written[kWriteBuckets];
     uint64 wake_on[kWriteBuckets / 64];
+    TimestampTz due;  // kWaiting: wants a worker from then on
+    bool woken;       // kWaiting: a commit wrote a wake source
 };
 
 struct SchedulerShared {
     slock_t mutex;
     Latch* launcher_latch;
+    int yields_wanted;  // want_yields
     int nqueued;
     Oid queue[kQueue];
     DbSlot slots[kSlots];
@@ -124,7 +131,7 @@ bool claim_slot(Oid dboid) {
             }
         }
         if (s != nullptr) {
-            *s = DbSlot{dboid, SlotState::kStarting, 0, nullptr, false, {}, {}};
+            *s = DbSlot{dboid, SlotState::kStarting, 0, nullptr, false, {}, {}, 0, false};
             claimed = true;
         }
     }
@@ -167,6 +174,88 @@ void free_slot(Oid dboid) {
         *s = DbSlot{};
     }
     SpinLockRelease(&g_shared->mutex);
+}
+
+bool queue_slot(Oid dboid, TimestampTz due) {
+    bool queued = false;
+    SpinLockAcquire(&g_shared->mutex);
+    DbSlot* s = find_slot(dboid);
+    if (s == nullptr) {
+        for (DbSlot& f : g_shared->slots) {
+            if (f.state == SlotState::kFree) {
+                s = &f;
+                f = DbSlot{dboid, SlotState::kWaiting, 0, nullptr, false, {}, {}, due, false};
+                break;
+            }
+        }
+        queued = s != nullptr;
+    } else if (!live(s) && s->state != SlotState::kDropping) {
+        s->due = s->state == SlotState::kWaiting ? std::min(s->due, due) : due;
+        s->state = SlotState::kWaiting;
+        queued = true;
+    }
+    SpinLockRelease(&g_shared->mutex);
+    return queued;
+}
+
+std::vector<WaitingDb> waiting_slots() {
+    std::vector<WaitingDb> out;
+    out.reserve(kSlots);
+    SpinLockAcquire(&g_shared->mutex);
+    for (const DbSlot& s : g_shared->slots) {
+        if (s.state == SlotState::kWaiting ||
+            (s.state == SlotState::kDropping && s.pid == 0 && s.latch == nullptr)) {
+            out.push_back(WaitingDb{s.dboid, s.state, s.due, s.woken});
+        }
+    }
+    SpinLockRelease(&g_shared->mutex);
+    return out;
+}
+
+void want_yields(int n) {
+    Latch* wake[kSlots];
+    int woken = 0;
+    SpinLockAcquire(&g_shared->mutex);
+    if (n > 0 && g_shared->yields_wanted == 0) {
+        for (const DbSlot& s : g_shared->slots) {
+            if (s.state == SlotState::kRunning && s.latch != nullptr) {
+                wake[woken++] = s.latch;
+            }
+        }
+    }
+    g_shared->yields_wanted = n;
+    SpinLockRelease(&g_shared->mutex);
+    for (int i = 0; i < woken; i++) {
+        SetLatch(wake[i]);
+    }
+}
+
+bool take_yield() {
+    SpinLockAcquire(&g_shared->mutex);
+    const bool yield = g_shared->yields_wanted > 0;
+    if (yield) {
+        g_shared->yields_wanted--;
+    }
+    SpinLockRelease(&g_shared->mutex);
+    return yield;
+}
+
+void yield_worker(Oid dboid, TimestampTz due) {
+    SpinLockAcquire(&g_shared->mutex);
+    if (DbSlot* s = find_slot(dboid)) {
+        if (s->pid == MyProcPid) {
+            s->state = s->stop ? SlotState::kDropping : SlotState::kWaiting;
+            s->pid = 0;
+            s->latch = nullptr;
+            s->due = due;
+            s->woken = false;
+        }
+    }
+    Latch* launcher = g_shared->launcher_latch;
+    SpinLockRelease(&g_shared->mutex);
+    if (launcher != nullptr) {
+        SetLatch(launcher);
+    }
 }
 
 void attach_worker(Oid dboid) {
@@ -247,6 +336,9 @@ void note_committed_writes(Oid dboid, const Oid* relids, int n) {
         }
         if (wake && s->state == SlotState::kRunning) {
             latch = s->latch;
+        } else if (wake && s->state == SlotState::kWaiting) {
+            s->woken = true;  // its turn comes at once
+            latch = g_shared->launcher_latch;
         }
     }
     SpinLockRelease(&g_shared->mutex);
@@ -295,6 +387,8 @@ bool stop_worker_for_drop(Oid dboid) {
     if (was_live) {
         s->stop = true;
         latch = s->latch;
+    } else if (s != nullptr && s->state == SlotState::kWaiting) {
+        s->state = SlotState::kDropping;  // no worker is started for it during the drop
     }
     SpinLockRelease(&g_shared->mutex);
     if (latch != nullptr) {

@@ -12,6 +12,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "datatype/timestamp.h"
 }
 
 namespace pgt::pg {
@@ -25,6 +26,10 @@ enum class SlotState : uint8 {
     kNoExtension,  // database has no pg_trickle: the worker left
     kDropping,     // DROP DATABASE asked the worker to leave
     kRecovery,     // server in recovery: the worker left
+    // No worker: the database waits for one of the pool
+    // (pg_trickle.max_scheduler_workers) from due_at on, or at once when a
+    // commit wrote a source that wakes it.
+    kWaiting,
 };
 
 // True once _PG_init ran as a preloaded library and requested the memory.
@@ -50,10 +55,31 @@ std::optional<SlotView> slot_view(Oid dboid);
 // their workers).
 std::vector<Oid> live_slots();
 void free_slot(Oid dboid);
+// dboid waits for a worker from due on (no worker runs for it); false when
+// one is starting or running, or no slot is free.
+bool queue_slot(Oid dboid, TimestampTz due);
+struct WaitingDb {
+    Oid dboid;
+    SlotState state;  // kWaiting or kDropping (a drop asked while it waited)
+    TimestampTz due;  // kWaiting: due from then on
+    bool woken;       // kWaiting: a commit wrote one of its wake sources
+};
+// The slots of databases without a worker that wait for one, or whose drop
+// came while they waited.
+std::vector<WaitingDb> waiting_slots();
+// n databases wait for a worker while every worker of the pool is busy:
+// the first n running workers to end a tick leave for them (raising it
+// from 0 sets every running worker's latch).
+void want_yields(int n);
+// Worker side, after a tick: whether this worker is one of those that leave.
+bool take_yield();
 
 // Worker side.
 void attach_worker(Oid dboid);  // kRunning, pid and latch recorded
 void leave_worker(Oid dboid, SlotState why);
+// The worker leaves for another database's turn: its database waits again
+// from due on (kWaiting), its wake sources kept.
+void yield_worker(Oid dboid, TimestampTz due);
 bool worker_stop_requested(Oid dboid);
 
 // Writes to captured sources, counted at commit per bucket of source OIDs.

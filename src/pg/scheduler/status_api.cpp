@@ -17,10 +17,17 @@ PG_FUNCTION_INFO_V1(pgt_scheduler_state);
 
 Datum pgt_scheduler_state(PG_FUNCTION_ARGS) {
     return pgt::pg::pgt_entry([&] {
-        const char* state = !pgt::pg::scheduler_preloaded()         ? "not_preloaded"
-                            : !pgt::pg::g_scheduler_enabled         ? "disabled"
-                            : pgt::pg::worker_running(MyDatabaseId) ? "running"
-                                                                    : "not_running";
+        const char* state = "not_running";
+        if (!pgt::pg::scheduler_preloaded()) {
+            state = "not_preloaded";
+        } else if (!pgt::pg::g_scheduler_enabled) {
+            state = "disabled";
+        } else if (pgt::pg::worker_running(MyDatabaseId)) {
+            state = "running";
+        } else if (const auto slot = pgt::pg::slot_state(MyDatabaseId);
+                   slot == pgt::pg::SlotState::kWaiting || slot == pgt::pg::SlotState::kStarting) {
+            state = "waiting";  // for its turn among the pool's workers, or its turn begins
+        }
         return pgt::pg::pg_call([&] { return PointerGetDatum(cstring_to_text(state)); });
     });
 }

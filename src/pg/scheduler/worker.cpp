@@ -2,8 +2,9 @@
 // launcher, and at the commit of a write to a source of a stream table
 // that is due as soon as it has a change) until the next stream table is
 // due by time, at most pg_trickle.scheduler_interval_ms, then runs a tick. Leaves cleanly when the
-// extension is gone, the database is being dropped, or the server is in recovery. Invariant:
-// between ticks no transaction is open and no lock is held.
+// extension is gone, the database is being dropped, or the server is in recovery, and after a
+// tick when another database waits for a worker of the pool (its own database then waits in
+// turn). Invariant: between ticks no transaction is open and no lock is held.
 #include <algorithm>
 #include <exception>
 #include <string>
@@ -26,6 +27,7 @@ extern "C" {
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 PGDLLEXPORT void pgt_scheduler_main(Datum arg);
 }
@@ -89,6 +91,13 @@ void worker_loop() {
             set_wake_sources(g_dboid, {});
         } else if (!tick_survived(memory)) {
             leave(SlotState::kNoExtension);
+        }
+        if (g_scheduler_enabled && take_yield()) {
+            // Another database waits for a worker of the pool: this one's
+            // turn ends after a tick, and it waits in the queue for its
+            // next due time (at once when it is due now).
+            yield_worker(g_dboid, GetCurrentTimestamp() + memory.sleep_ms * INT64CONST(1000));
+            proc_exit(0);
         }
         if (memory.sleep_ms == 0) {
             continue;  // a wake source was written while the tick ran
