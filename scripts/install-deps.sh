@@ -5,7 +5,8 @@ set -euo pipefail
 # --runtime: only what building the extension and running the demo need.
 PKGS=(g++ cmake make postgresql-15 postgresql-server-dev-15 libxxhash-dev)
 if [ "${1:-}" != "--runtime" ]; then
-  PKGS+=(git clang-format libgtest-dev librapidcheck-dev libbenchmark-dev libpq-dev)
+  PKGS+=(git clang-format libgtest-dev librapidcheck-dev libbenchmark-dev libpq-dev
+        python3-psycopg2)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

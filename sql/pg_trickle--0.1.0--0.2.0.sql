@@ -748,6 +748,14 @@ CREATE EVENT TRIGGER pgt_ddl_start ON ddl_command_start
 
 -- A stream table's storage dropped with plain DROP TABLE (or DROP SCHEMA
 -- ... CASCADE) takes its catalog rows with it.
+-- {"op":"RESYNC","reason":...} on a stream table's channel, at commit
+-- (src/pg/notify/stream_notify.cpp); for the sql_drop event trigger.
+CREATE FUNCTION pgtrickle._notify_resync(channel text, schema text, name text, reason text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pgt_notify_resync'
+LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION pgtrickle._notify_resync(text, text, text, text) FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION pgtrickle._on_sql_drop()
 RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER
@@ -849,6 +857,14 @@ BEGIN
         AND x.func = 'pgtrickle._capture_row'::pg_catalog.regproc
         AND x.relid <> x.root_relid
         AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = s.source_relid);
+    -- Listeners of a dropped stream table learn it is gone (at commit).
+    PERFORM pgtrickle._notify_resync(st.notify_channel, st.pgt_schema, st.pgt_name, 'dropped')
+       FROM pgtrickle.pgt_stream_tables st
+       JOIN pg_catalog.pg_event_trigger_dropped_objects() d
+         ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+        AND d.objsubid = 0
+        AND d.objid = st.pgt_relid
+      WHERE st.notify_channel IS NOT NULL;
     DELETE FROM pgtrickle.pgt_stream_tables st
      USING pg_catalog.pg_event_trigger_dropped_objects() d
      WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass

@@ -1550,8 +1550,11 @@ CREATE TRIGGER tree_bump AFTER UPDATE OF grp ON tree FOR EACH ROW
                 return g.chance(10) ? "DELETE FROM tree WHERE id = (SELECT min(id) FROM tree "
                                       "WHERE parent IS NULL AND id > " +
                                           lo + ")"
+                                    // (as in case 2: no moved row refers to another)
                                     : "UPDATE tree SET id = id - 200 WHERE id >= 200 AND "
-                                      "id - 200 NOT IN (SELECT id FROM tree)";
+                                      "id - 200 NOT IN (SELECT id FROM tree) AND "
+                                      "coalesce(parent < 200, true) AND coalesce(buddy < 200, "
+                                      "true)";
         }
     };
     return s;

@@ -861,6 +861,62 @@ TEST_F(Notify, keyless_stream_table_is_keyed_by_row_id_and_alter_keeps_the_chann
     EXPECT_NE(got[0].find(R"("key":{"__pgt_row_id":"\\x)"), std::string::npos) << got[0];
 }
 
+// Hidden algebraic state is never listed: an UPDATE lists only output
+// columns, and one that changes only hidden columns sends nothing.
+TEST_F(Notify, stream_table_updates_list_no_hidden_columns) {
+    db->exec(
+        "CREATE TABLE src (id int PRIMARY KEY, g int, v int);"
+        "INSERT INTO src VALUES (1, 1, 5), (2, 1, 5), (3, 2, 7)");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('st', 'SELECT g, avg(v) AS mean FROM src GROUP BY "
+        "g', refresh_mode => 'DIFFERENTIAL', notify => 'changes')");
+    ASSERT_NE(db->scalar("SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute "
+                         "WHERE attrelid = 'st'::regclass AND starts_with(attname, '__pgt_') AND "
+                         "attnum > 0"),
+              "__pgt_row_id,__pgt_row_probe")
+        << "the stream table keeps hidden state";
+    db->exec("UPDATE src SET v = 7 WHERE id = 1");
+    db->exec("SELECT pgtrickle.refresh_stream_table('st')");
+    EXPECT_MATCHES_QUERY(*db, "st");
+    EXPECT_EQ(payloads(), Payloads{R"({"table":"public.st","op":"UPDATE","seq":#,"key":{"g":1},)"
+                                   R"("columns":["mean"]})"});
+    // A row that leaves the mean as it was (7, 5 and 6): only the hidden
+    // sum and count change.
+    db->exec("INSERT INTO src VALUES (4, 1, 6)");
+    db->exec("SELECT pgtrickle.refresh_stream_table('st')");
+    EXPECT_MATCHES_QUERY(*db, "st");
+    EXPECT_EQ(payloads(), Payloads{});
+}
+
+// Whenever every row may have changed, listeners are told to read the
+// stream table again, with a reason: a new query, a reinitialisation, a
+// drop (by drop_stream_table or DROP TABLE).
+TEST_F(Notify, stream_table_sends_resync_on_new_query_reinitialisation_and_drop) {
+    db->exec(
+        "CREATE FUNCTION f(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 + 1';"
+        "CREATE TABLE src (id int PRIMARY KEY, v int); INSERT INTO src VALUES (1, 1), (2, 2)");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('st', 'SELECT id, f(v) AS w FROM src', "
+        "refresh_mode => 'DIFFERENTIAL', notify => 'changes');"
+        "SELECT pgtrickle.create_stream_table('st2', 'SELECT id FROM src', notify => 'changes')");
+    db->exec(
+        "SELECT pgtrickle.alter_stream_table('st', query => 'SELECT id, f(v) AS w, v FROM src')");
+    EXPECT_EQ(payloads(), Payloads{R"({"table":"public.st","op":"RESYNC","seq":#,)"
+                                   R"("reason":"defining query replaced"})"});
+    db->exec(
+        "CREATE OR REPLACE FUNCTION f(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 + 2'");
+    db->exec("SELECT pgtrickle.refresh_stream_table('st')");
+    EXPECT_MATCHES_QUERY(*db, "st");
+    std::vector<std::string> got = raw_payloads();
+    ASSERT_FALSE(got.empty());
+    EXPECT_EQ(field(got.back(), "{op}"), "RESYNC");
+    EXPECT_NE(field(got.back(), "{reason}").find("reinitialised"), std::string::npos) << got.back();
+    db->exec("SELECT pgtrickle.drop_stream_table('st'); DROP TABLE st2");
+    EXPECT_EQ(sorted(payloads()),
+              sorted({R"({"table":"public.st","op":"RESYNC","seq":#,"reason":"dropped"})",
+                      R"({"table":"public.st2","op":"RESYNC","seq":#,"reason":"dropped"})"}));
+}
+
 TEST_F(Notify, stream_table_channel_is_checked_before_anything_is_created) {
     db->exec("CREATE TABLE src (id int PRIMARY KEY)");
     for (const std::string& channel : {std::string(), std::string(64, 'c')}) {

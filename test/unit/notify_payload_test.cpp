@@ -56,6 +56,32 @@ TEST(NotifyPayload, minimal_has_table_op_and_seq_only) {
     EXPECT_EQ(checked_build(ev), R"({"table":"public.docs","op":"UPDATE","seq":9})");
 }
 
+TEST(NotifyPayload, resync_has_a_reason_and_no_key_even_when_minimal) {
+    ChangeEvent ev;
+    ev.schema = "public";
+    ev.table = "st";
+    ev.op = Op::kResync;
+    ev.seq = 3;
+    ev.reason = "defining query \"replaced\"";
+    EXPECT_EQ(
+        checked_build(ev),
+        R"({"table":"public.st","op":"RESYNC","seq":3,"reason":"defining query \"replaced\""})");
+    ev.minimal = true;
+    EXPECT_EQ(
+        checked_build(ev),
+        R"({"table":"public.st","op":"RESYNC","seq":3,"reason":"defining query \"replaced\""})");
+    const std::string long_reason(9000, 'r');
+    ev.reason = long_reason;
+    EXPECT_EQ(checked_build(ev), R"({"table":"public.st","op":"RESYNC","seq":3,"truncated":true})");
+    ev.reason = "";
+    ev.key_names = {"id"};
+    ev.key_json = {"1"};
+    EXPECT_THROW(build_payload(ev), pgt::Error);
+    ChangeEvent row = docs_event(Op::kDelete, 4);
+    row.reason = "why";
+    EXPECT_THROW(build_payload(row), pgt::Error);
+}
+
 TEST(NotifyPayload, delete_has_key_and_no_columns) {
     EXPECT_EQ(checked_build(docs_event(Op::kDelete, 42)),
               R"({"table":"public.docs","op":"DELETE","seq":42,"key":{"id":1}})");

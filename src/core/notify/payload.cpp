@@ -62,6 +62,10 @@ std::string qualified_table(const ChangeEvent& ev) {
 
 void check_event(const ChangeEvent& ev) {
     const bool update = ev.op == Op::kUpdate;
+    if (ev.op == Op::kResync ? !ev.key_names.empty() || !ev.key_json.empty() : !ev.reason.empty()) {
+        throw Error(sqlstate::kInternalError,
+                    "notify payload: a RESYNC has a reason and no key, a row event no reason");
+    }
     if (!update && (ev.key_changed || !ev.changed_columns.empty())) {
         throw Error(sqlstate::kInternalError,
                     "notify payload: key_changed/changed_columns are only valid for UPDATE");
@@ -90,6 +94,8 @@ std::string_view op_name(Op op) {
             return "UPDATE";
         case Op::kDelete:
             return "DELETE";
+        case Op::kResync:
+            return "RESYNC";
     }
     throw Error(sqlstate::kInternalError, "notify payload: invalid operation");
 }
@@ -102,7 +108,10 @@ void append_payload(std::string& out, const ChangeEvent& ev, std::size_t limit) 
     out.append(",\"op\":\"").append(op_name(ev.op)).append("\",\"seq\":");
     append_uint(out, ev.seq);
     const std::size_t after_seq = out.size();
-    if (!ev.minimal) {
+    if (ev.op == Op::kResync) {
+        out += ",\"reason\":";
+        append_json_string(out, ev.reason);
+    } else if (!ev.minimal) {
         out += ",\"key\":";
         append_key_object(out, ev.key_names, ev.key_json);
     }

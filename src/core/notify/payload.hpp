@@ -17,9 +17,13 @@ namespace pgt::notify {
 // NOTIFY rejects payloads of this many bytes or more (NOTIFY_PAYLOAD_MAX_LENGTH).
 inline constexpr std::size_t kPayloadLimit = 8000;
 
-enum class Op : std::uint8_t { kInsert, kUpdate, kDelete };
+// kResync: not a row event; every row of the table may have changed (its
+// query replaced, a reinitialisation, a restore, a drop): listeners read it
+// all again. It carries a reason and no key.
+enum class Op : std::uint8_t { kInsert, kUpdate, kDelete, kResync };
 
-// "INSERT", "UPDATE" or "DELETE"; throws pgt::Error XX000 for any other value.
+// "INSERT", "UPDATE", "DELETE" or "RESYNC"; throws pgt::Error XX000 for any
+// other value.
 std::string_view op_name(Op op);
 
 // One row event. All views must stay valid during the build call.
@@ -43,6 +47,8 @@ struct ChangeEvent {
     // table, op and seq only (pg_trickle.notify_payload = 'minimal'): any
     // role may LISTEN on any channel, so no key value and no column name.
     bool minimal = false;
+    // RESYNC only: why (JSON-escaped; dropped when the payload is too long).
+    std::string_view reason;
 };
 
 // Full payload, truncated (columns, then key/old_key dropped, with

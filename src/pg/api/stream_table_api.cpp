@@ -655,6 +655,11 @@ void redefine(Spi& spi, catalog::StreamTableRow& row, const std::optional<std::s
     prepare_maintenance(spi, row, q);
     full_refresh(spi, row, "ALTER", reason);
     sync_notify_trigger(spi, row);  // also after a rebuilt storage (its trigger went with it)
+    if (query) {
+        // A rebuilt storage was filled before its trigger existed, and a
+        // listener's reads may name columns that are gone.
+        notify_resync(row, reason);
+    }
     for (int64_t id : readers) {
         std::optional<catalog::StreamTableRow> r = catalog::find_by_id(spi, id);
         if (!r) {
@@ -796,7 +801,9 @@ RefreshResult reinitialize(Spi& spi, catalog::StreamTableRow& row,
         // Capture disabled (what may have marked it) fires ALWAYS again
         // before this recompute; other readers are marked already.
         (void)repair_disabled_capture(spi, row.pgt_id);
-        return full_refresh(spi, row, initiated_by, why);
+        RefreshResult result = full_refresh(spi, row, initiated_by, why);
+        notify_resync(row, why);
+        return result;
     });
 }
 

@@ -12,6 +12,8 @@
 
 #include "core/error.hpp"
 #include "core/notify/payload.hpp"
+#include "core/sql/names.hpp"
+#include "pg/notify/stream_notify.hpp"
 #include "pg/boundary/boundary.hpp"
 #include "pg/common/settings.hpp"
 #include "pg/boundary/datum_equal.hpp"
@@ -217,7 +219,11 @@ std::vector<std::string_view> changed_columns(TriggerData* td, const NotifyPlan&
     std::vector<std::string_view> changed;
     for (int i = 0; i < desc->natts; i++) {
         Form_pg_attribute att = TupleDescAttr(desc, i);
-        if (!att->attisdropped && !same_datum(o, n, i, att)) {
+        // A stream table's hidden state (__pgt_count, ...) is not listed.
+        if (!att->attisdropped &&
+            std::strncmp(NameStr(att->attname), sql::kReservedPrefix,
+                         std::strlen(sql::kReservedPrefix)) != 0 &&
+            !same_datum(o, n, i, att)) {
             changed.emplace_back(NameStr(att->attname));
         }
     }
@@ -254,8 +260,8 @@ Datum notify_changes(FunctionCallInfo fcinfo) {
     std::vector<std::string_view> changed;
     if (TRIGGER_FIRED_BY_UPDATE(td->tg_event)) {
         changed = changed_columns(td, plan, ev.key_changed);
-        if (changed.empty()) {
-            return PointerGetDatum(nullptr);  // nothing changed: no JSON, no NOTIFY
+        if (changed.empty() && !ev.key_changed) {
+            return PointerGetDatum(nullptr);  // nothing shown changed: no JSON, no NOTIFY
         }
         ev.op = notify::Op::kUpdate;
     } else {
@@ -277,7 +283,7 @@ Datum notify_changes(FunctionCallInfo fcinfo) {
     ev.schema = plan.schema_q;
     ev.table = plan.table_q;
     ev.names_quoted = true;
-    ev.seq = ++g_seq;
+    ev.seq = next_notify_seq();
     if (!ev.minimal) {
         for (const KeyColumn& k : plan.keys) {
             ev.key_names.emplace_back(k.name);
@@ -290,6 +296,11 @@ Datum notify_changes(FunctionCallInfo fcinfo) {
 }
 
 }  // namespace
+
+uint64_t next_notify_seq() {
+    return ++g_seq;
+}
+
 }  // namespace pgt::pg
 
 Datum pgt_notify_changes(PG_FUNCTION_ARGS) {

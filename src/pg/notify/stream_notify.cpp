@@ -6,9 +6,21 @@
 #include "pg/notify/stream_notify.hpp"
 
 #include "core/error.hpp"
+#include "core/notify/payload.hpp"
+#include "pg/api/args.hpp"
+#include "pg/boundary/boundary.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/common/relation_names.hpp"
 #include "pg/refresh/storage.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "commands/async.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(pgt_notify_resync);
+}
 
 namespace pgt::pg {
 
@@ -58,4 +70,37 @@ void sync_notify_trigger(Spi& spi, const catalog::StreamTableRow& row) {
              sql_literal(*row.notify_channel) + key_arguments(row) + ")");
 }
 
+void notify_resync(const std::string& channel, const std::string& schema, const std::string& name,
+                   const std::string& reason) {
+    notify::ChangeEvent ev;
+    const std::string schema_q = pg_call([&] { return quote_identifier(schema.c_str()); });
+    const std::string name_q = pg_call([&] { return quote_identifier(name.c_str()); });
+    ev.schema = schema_q;
+    ev.table = name_q;
+    ev.names_quoted = true;
+    ev.op = notify::Op::kResync;
+    ev.seq = next_notify_seq();
+    ev.reason = reason;
+    const std::string payload = notify::build_payload(ev);
+    pg_call([&] { Async_Notify(channel.c_str(), payload.c_str()); });
+}
+
+void notify_resync(const catalog::StreamTableRow& row, const std::string& reason) {
+    if (row.notify_channel) {
+        notify_resync(*row.notify_channel, row.schema, row.name, reason);
+    }
+}
+
 }  // namespace pgt::pg
+
+// pgtrickle._notify_resync(channel, schema, name, reason): for the sql_drop
+// event trigger, when a stream table's storage is dropped (by
+// drop_stream_table or DROP TABLE).
+Datum pgt_notify_resync(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&] {
+        pgt::pg::Args a(fcinfo);
+        pgt::pg::notify_resync(a.required_text(0, "channel"), a.required_text(1, "schema"),
+                               a.required_text(2, "name"), a.required_text(3, "reason"));
+        PG_RETURN_VOID();
+    });
+}

@@ -3,6 +3,7 @@
 // Invariant: the trigger exists exactly when the catalog row names a channel.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -16,5 +17,17 @@ void check_notify_channel(const std::string& channel);
 
 // (Re)creates or removes the trigger so that it matches row.notify_channel.
 void sync_notify_trigger(Spi& spi, const catalog::StreamTableRow& row);
+
+// Sends {"op":"RESYNC","reason":...} on row's channel (none: nothing), at
+// this transaction's commit: every row of it may have changed (its query
+// replaced, a reinitialisation, a drop), so listeners read it all again.
+void notify_resync(const catalog::StreamTableRow& row, const std::string& reason);
+// The same for the stream table schema.name (raw names) on channel.
+void notify_resync(const std::string& channel, const std::string& schema, const std::string& name,
+                   const std::string& reason);
+
+// The next value of this backend's notification counter ("seq"), shared by
+// the row trigger and notify_resync.
+uint64_t next_notify_seq();
 
 }  // namespace pgt::pg
