@@ -1796,3 +1796,188 @@ REVOKE ALL ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change
     pgtrickle.refresh_progress FROM PUBLIC;
 GRANT SELECT ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers,
     pgtrickle.refresh_progress TO pg_monitor;
+
+-- The Rust pg_trickle's monitoring and operations API ----------------------
+-- Same names, columns and arguments as the Rust project's
+-- (docs/sql-reference.md, "The Rust pg_trickle's API"); every role may read
+-- the monitoring ones, as pgt_status().
+
+-- pgt_stream_tables with the staleness as pgt_status() computes it and
+-- whether it is behind its schedule.
+CREATE VIEW pgtrickle.stream_tables_info AS
+SELECT st.*, a.staleness, pgtrickle._schedule_overdue(st.schedule, a.staleness) AS stale
+  FROM pgtrickle.pgt_stream_tables st
+  CROSS JOIN LATERAL (SELECT pgtrickle._staleness(st.pgt_id) AS staleness) a;
+GRANT SELECT ON pgtrickle.stream_tables_info TO PUBLIC;
+
+-- One row: how many stream tables, failing and behind their schedule,
+-- whether this database's scheduler worker runs, and a word for all that.
+CREATE VIEW pgtrickle.quick_health AS
+SELECT c.total_stream_tables, c.error_tables, c.stale_tables,
+       pgtrickle._scheduler_state() OPERATOR(pg_catalog.=) 'running' AS scheduler_running,
+       CASE WHEN c.total_stream_tables OPERATOR(pg_catalog.=) 0 THEN 'EMPTY'
+            WHEN c.suspended_tables OPERATOR(pg_catalog.>) 0 THEN 'CRITICAL'
+            WHEN c.error_tables OPERATOR(pg_catalog.>) 0
+                 OR c.stale_tables OPERATOR(pg_catalog.>) 0 THEN 'WARNING'
+            ELSE 'OK' END AS status
+  FROM (SELECT pg_catalog.count(*) AS total_stream_tables,
+               pg_catalog.count(*) FILTER (WHERE s.status OPERATOR(pg_catalog.=) 'ERROR'
+                                           OR s.consecutive_errors OPERATOR(pg_catalog.>) 0)
+                   AS error_tables,
+               pg_catalog.count(*) FILTER (WHERE s.stale) AS stale_tables,
+               pg_catalog.count(*) FILTER (WHERE s.status OPERATOR(pg_catalog.=) 'SUSPENDED')
+                   AS suspended_tables
+          FROM pgtrickle.stream_tables_info s) c;
+GRANT SELECT ON pgtrickle.quick_health TO PUBLIC;
+
+-- Per stream table: refresh counts over the history kept, the last
+-- refresh, staleness in seconds.
+CREATE FUNCTION pgtrickle.st_refresh_stats()
+RETURNS TABLE (pgt_name text, pgt_schema text, status text, refresh_mode text,
+               is_populated boolean, total_refreshes bigint, successful_refreshes bigint,
+               failed_refreshes bigint, total_rows_inserted bigint, total_rows_deleted bigint,
+               avg_duration_ms double precision, last_refresh_action text,
+               last_refresh_status text, last_refresh_at timestamptz,
+               staleness_secs double precision, stale boolean)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.pgt_name, s.pgt_schema, s.status, s.refresh_mode, s.is_populated,
+           s.total_refreshes, s.successful_refreshes, s.failed_refreshes,
+           coalesce(h.ins, 0)::bigint, coalesce(h.del, 0)::bigint, s.avg_duration_ms,
+           l.action, l.status, s.last_refresh_at,
+           pg_catalog.date_part('epoch', s.staleness), s.stale
+      FROM pgtrickle.pg_stat_stream_tables s
+      LEFT JOIN LATERAL (SELECT sum(r.rows_inserted) AS ins, sum(r.rows_deleted) AS del
+                           FROM pgtrickle.pgt_refresh_history r
+                          WHERE r.pgt_id = s.pgt_id) h ON true
+      LEFT JOIN LATERAL (SELECT r.action, r.status FROM pgtrickle.pgt_refresh_history r
+                          WHERE r.pgt_id = s.pgt_id
+                          ORDER BY r.refresh_id DESC LIMIT 1) l ON true
+     ORDER BY s.pgt_schema, s.pgt_name
+$$;
+
+-- Every capture trigger pg_trickle keeps on a source: its row (or
+-- statement) trigger and its TRUNCATE trigger, whether each exists and
+-- fires in every session (ENABLE ALWAYS).
+CREATE FUNCTION pgtrickle.trigger_inventory()
+RETURNS TABLE (source_table text, source_oid bigint, trigger_name text, trigger_type text,
+               present boolean, enabled boolean)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.source_relid::regclass::text, s.source_relid::oid::bigint,
+           e.name, e.kind, t.oid IS NOT NULL, coalesce(t.tgenabled = 'A', false)
+      FROM pgtrickle.pgt_sources s
+     CROSS JOIN LATERAL (VALUES ('pgt_capture_' || s.source_id, 'DML'),
+                                ('pgt_capture_' || s.source_id || '_truncate', 'TRUNCATE'))
+                 e(name, kind)
+      LEFT JOIN pg_catalog.pg_trigger t
+             ON t.tgrelid = s.source_relid AND t.tgname = e.name
+            AND t.tgfoid IN ('pgtrickle._capture_row'::regproc,
+                             'pgtrickle._capture_statement'::regproc,
+                             'pgtrickle._capture_truncate'::regproc)
+     ORDER BY 1, 4
+$$;
+
+-- Per captured source: its capture (always by triggers here) and what is
+-- wrong with it, if anything.
+CREATE FUNCTION pgtrickle.check_cdc_health()
+RETURNS TABLE (source_relid bigint, source_table text, cdc_mode text, slot_name text,
+               lag_bytes bigint, confirmed_lsn text, alert text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT i.source_oid, i.source_table, 'TRIGGER', NULL::text, NULL::bigint, NULL::text,
+           CASE WHEN bool_and(i.present) IS NOT TRUE THEN 'capture_trigger_missing'
+                WHEN bool_and(i.enabled) IS NOT TRUE THEN 'capture_trigger_not_always_enabled'
+           END
+      FROM pgtrickle.trigger_inventory() i
+     GROUP BY i.source_oid, i.source_table
+     ORDER BY 2
+$$;
+
+-- A publication of a stream table's storage for logical replication,
+-- named pgt_pub_<table>; dropped with the stream table. The caller needs
+-- the rights CREATE PUBLICATION needs (CREATE on the database, ownership of
+-- the table). The name resolves in the caller's search_path (the body is
+-- SQL-standard); _publication runs with a pinned one.
+CREATE FUNCTION pgtrickle._publication(id bigint, publish boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    st record;
+BEGIN
+    SELECT s.pgt_relid, s.pgt_name INTO st FROM pgtrickle.pgt_stream_tables s
+     WHERE s.pgt_id = id;
+    IF publish THEN
+        EXECUTE format('CREATE PUBLICATION %I FOR TABLE %s', 'pgt_pub_' || st.pgt_name,
+                       st.pgt_relid::regclass);
+    ELSE
+        EXECUTE format('DROP PUBLICATION %I', 'pgt_pub_' || st.pgt_name);
+    END IF;
+END
+$$;
+
+CREATE FUNCTION pgtrickle.stream_table_to_publication(name text)
+RETURNS void
+LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT pgtrickle._publication(pgtrickle._stream_table_id(name), true);
+END;
+
+CREATE FUNCTION pgtrickle.drop_stream_table_publication(name text)
+RETURNS void
+LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT pgtrickle._publication(pgtrickle._stream_table_id(name), false);
+END;
+
+-- Creates each stream table of a JSON array of objects (name, query and
+-- create_stream_table's other arguments by name), all or none; returns one
+-- {"name", "status": "created", "pgt_id"} per element. An error names the
+-- element (its index from 0 and its name) and keeps its SQLSTATE. C, so the
+-- names resolve in the caller's search_path and nothing else does.
+CREATE FUNCTION pgtrickle.bulk_create(definitions jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'pgt_bulk_create'
+LANGUAGE C VOLATILE;
+
+-- Sets status (SUSPENDED or ACTIVE) on every stream table the caller owns
+-- (a member of its owner role; a superuser: every one) that has another;
+-- returns how many changed. pause_all and resume_all.
+CREATE FUNCTION pgtrickle._set_status_all(new_status text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint := 0;
+    st record;
+BEGIN
+    FOR st IN SELECT s.pgt_relid FROM pgtrickle.pgt_stream_tables s
+               WHERE s.status <> new_status AND pg_has_role(
+                     (SELECT c.relowner FROM pg_class c WHERE c.oid = s.pgt_relid), 'USAGE')
+               ORDER BY s.pgt_id LOOP
+        PERFORM pgtrickle.alter_stream_table(st.pgt_relid::regclass::text, status => new_status);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+
+CREATE FUNCTION pgtrickle.pause_all()
+RETURNS bigint
+LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT pgtrickle._set_status_all('SUSPENDED');
+END;
+
+CREATE FUNCTION pgtrickle.resume_all()
+RETURNS bigint
+LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT pgtrickle._set_status_all('ACTIVE');
+END;

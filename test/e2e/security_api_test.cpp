@@ -136,6 +136,22 @@ const std::vector<std::pair<std::string, std::string>> kCalls = {
     {"numeric_scale_acc", "SELECT pgtrickle.numeric_scale_acc(0, 1.25, 1)"},
     {"numeric_scale_combine", "SELECT pgtrickle.numeric_scale_combine(1, 2)"},
     {"numeric_scale_merge", "SELECT pgtrickle.numeric_scale_merge(2, 1, 0)"},
+    {"st_refresh_stats", "SELECT * FROM pgtrickle.st_refresh_stats()"},
+    {"trigger_inventory", "SELECT * FROM pgtrickle.trigger_inventory()"},
+    {"check_cdc_health", "SELECT * FROM pgtrickle.check_cdc_health()"},
+    {"stream_tables_info", "SELECT * FROM pgtrickle.stream_tables_info"},
+    {"quick_health", "SELECT * FROM pgtrickle.quick_health"},
+    {"stream_table_to_publication", "SELECT pgtrickle.stream_table_to_publication('bob.d')"},
+    {"drop_stream_table_publication", "SELECT pgtrickle.drop_stream_table_publication('bob.d')"},
+    {"_publication", "SELECT pgtrickle._publication(pgtrickle._stream_table_id('bob.d'), true)"},
+    {"_publication", "SELECT pgtrickle._publication(pgtrickle._stream_table_id('bob.d'), false)"},
+    {"bulk_create",
+     "SELECT pgtrickle.bulk_create('[{\"name\": \"public.bulk1\", \"query\": \"SELECT id, v "
+     "FROM bob.t\", \"refresh_mode\": \"DIFFERENTIAL\"}]')"},
+    {"drop_stream_table", "SELECT pgtrickle.drop_stream_table('public.bulk1')"},
+    {"pause_all", "SELECT pgtrickle.pause_all()"},
+    {"resume_all", "SELECT pgtrickle.resume_all()"},
+    {"_set_status_all", "SELECT pgtrickle._set_status_all('ACTIVE')"},
     {"drop_stream_table", "SELECT pgtrickle.drop_stream_table('public.mine')"},
 };
 

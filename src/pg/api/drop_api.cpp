@@ -49,6 +49,19 @@ void drop_one(Spi& spi, const catalog::StreamTableRow& row, bool cascade) {
     drop_kept_copies(spi, row.pgt_id);
     drop_immediate(spi, row.pgt_id);
     drop_change_notes(spi, row.pgt_id);
+    // Its publication (stream_table_to_publication), when it publishes
+    // nothing else and the caller may drop it.
+    SpiRows pub = spi.query(
+        "SELECT pg_catalog.quote_ident(p.pubname) FROM pg_catalog.pg_publication p WHERE "
+        "p.pubname OPERATOR(pg_catalog.=) ('pgt_pub_' OPERATOR(pg_catalog.||) $2) AND "
+        "pg_catalog.pg_has_role(p.pubowner, 'USAGE') AND NOT p.puballtables AND NOT EXISTS "
+        "(SELECT 1 FROM pg_catalog.pg_publication_rel r WHERE r.prpubid OPERATOR(pg_catalog.=) "
+        "p.oid AND r.prrelid OPERATOR(pg_catalog.<>) $1) AND NOT EXISTS (SELECT 1 FROM "
+        "pg_catalog.pg_publication_namespace n WHERE n.pnpubid OPERATOR(pg_catalog.=) p.oid)",
+        {oid_param(row.relid), text_param(row.name)});
+    if (!pub.rows.empty()) {
+        spi.exec("DROP PUBLICATION " + *pub.rows[0][0]);
+    }
     spi.exec("DROP TABLE " + quoted_relation_name(row.relid) + (cascade ? " CASCADE" : ""));
     catalog::delete_stream_table(spi, row.pgt_id);
 }
