@@ -5,7 +5,10 @@
 #    picks the server; works as any user who can write its directories.
 #  - `make demo` and `make check` work on a fresh Debian 12 machine as root:
 #    they install what is missing first (scripts/install-deps.sh).
-#  - `make deb`: the Debian package postgresql-15-pg-trickle, smoke-tested.
+#  - `make deb`: the Debian package postgresql-15-pg-trickle (and its
+#    -dbgsym), smoke-tested and checked by lintian when it is installed.
+#  - `make installcheck`: pg_regress against a running server (PGHOST,
+#    PGPORT, PGUSER), the extension installed there.
 BUILD ?= build
 EXT_BUILD ?= build-ext
 WERROR ?= ON
@@ -13,7 +16,7 @@ JOBS ?= 2
 PG_CONFIG ?=
 PG_CONFIG_ARG = $(if $(PG_CONFIG),-DPG_CONFIG=$(PG_CONFIG))
 
-.PHONY: all deps demo-deps configure build install-all ext install demo check bench deb clean format
+.PHONY: all deps demo-deps configure build install-all ext install installcheck demo check bench deb clean format
 
 all: ext
 
@@ -40,6 +43,14 @@ build: configure
 
 install-all: build
 	cmake --install $(BUILD)
+
+# pg_regress's tests against a running server with pg_trickle installed
+# (`make install`), as PGXS's installcheck: libpq's PGHOST, PGPORT and
+# PGUSER (a superuser) name it; database contrib_regression.
+installcheck:
+	@scripts/run-regress.sh --installcheck $(EXT_BUILD)/installcheck \
+	  "$$($(or $(PG_CONFIG),pg_config) --bindir)" \
+	  "$$(dirname "$$(dirname "$$($(or $(PG_CONFIG),pg_config) --pgxs)")")"
 
 demo: demo-deps install
 	@scripts/demo.sh

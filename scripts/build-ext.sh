@@ -8,7 +8,7 @@ shift 2
 cd "$(dirname "$0")/.."
 LOG="$BUILD.log"
 start=$(date +%s)
-if ! { cmake -S . -B "$BUILD" -DPGT_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release "$@" &&
+if ! { cmake -S . -B "$BUILD" -DPGT_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
        cmake --build "$BUILD" --target pg_trickle -j"$JOBS"; } > "$LOG" 2>&1; then
   tail -40 "$LOG"
   echo "pg_trickle: build failed (full log: $LOG)"

@@ -13,14 +13,29 @@ ARCH="$(dpkg --print-architecture)"
 PKG=postgresql-15-pg-trickle
 STAGE="$BUILD/deb"
 rm -rf "$STAGE"
+MAINTAINER="$(sed -n 's/^ -- \(.*>\)  .*/\1/p' packaging/changelog | head -1)"
 DESTDIR="$ROOT/$STAGE" cmake --install "$BUILD" > "$BUILD.deb.log"
 install -D -m 644 LICENSE "$STAGE/usr/share/doc/$PKG/copyright"
+gzip -9n < packaging/changelog > "$STAGE/usr/share/doc/$PKG/changelog.gz"
+chmod 644 "$STAGE/usr/share/doc/$PKG/changelog.gz"
+# Debug symbols go to a -dbgsym package, found by the library's build id
+# (as debhelper's dh_strip does); the library itself is stripped.
+SO="$(find "$STAGE" -name pg_trickle.so)"
+BUILD_ID="$(readelf -n "$SO" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p')"
+DBG="$BUILD/deb-dbgsym"
+rm -rf "$DBG"
+DEBUG_FILE="$DBG/usr/lib/debug/.build-id/${BUILD_ID:0:2}/${BUILD_ID:2}.debug"
+mkdir -p "$(dirname "$DEBUG_FILE")" "$DBG/DEBIAN" "$DBG/usr/share/doc"
+objcopy --only-keep-debug --compress-debug-sections "$SO" "$DEBUG_FILE"
+chmod 644 "$DEBUG_FILE"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$SO"
+ln -s "$PKG" "$DBG/usr/share/doc/$PKG-dbgsym"
 mkdir -p "$STAGE/DEBIAN"
 cat > "$STAGE/DEBIAN/control" <<CONTROL
 Package: $PKG
 Version: $VERSION
 Architecture: $ARCH
-Maintainer: pg_trickle (C++) authors <pg-trickle@localhost>
+Maintainer: $MAINTAINER
 Depends: postgresql-15, libxxhash0, libstdc++6, libgcc-s1, libc6
 Section: database
 Priority: optional
@@ -28,9 +43,37 @@ Description: stream tables for PostgreSQL 15 (incremental view maintenance)
  pg_trickle keeps tables defined by a SQL query equal to it, by computing
  and applying only the changes of their sources.
 CONTROL
+cat > "$DBG/DEBIAN/control" <<CONTROL
+Package: $PKG-dbgsym
+Version: $VERSION
+Architecture: $ARCH
+Maintainer: $MAINTAINER
+Depends: $PKG (= $VERSION)
+Section: debug
+Priority: optional
+Description: debug symbols for $PKG
+Build-Ids: $BUILD_ID
+Auto-Built-Package: debug-symbols
+CONTROL
+for d in "$STAGE" "$DBG"; do
+  (cd "$d" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum > DEBIAN/md5sums)
+done
 OUT="${PKG}_${VERSION}_${ARCH}.deb"
+DBG_OUT="${PKG}-dbgsym_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group --build "$STAGE" "$OUT" >> "$BUILD.deb.log"
-echo "pg_trickle: built $OUT ($(dpkg-deb -c "$OUT" | grep -c '^-') files)"
+dpkg-deb --root-owner-group --build "$DBG" "$DBG_OUT" >> "$BUILD.deb.log"
+echo "pg_trickle: built $OUT ($(dpkg-deb -c "$OUT" | grep -c '^-') files) and $DBG_OUT"
+# lintian (when installed: make check installs it) must find nothing to
+# report at error or warning level.
+if command -v lintian >/dev/null 2>&1; then
+  if lintian --fail-on error,warning "$OUT" "$DBG_OUT" > "$BUILD.lintian.log" 2>&1; then
+    echo "pg_trickle: lintian found no error or warning"
+  else
+    cat "$BUILD.lintian.log"
+    echo "pg_trickle: lintian reports errors or warnings"
+    exit 1
+  fi
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   dpkg-deb -c "$OUT"

@@ -5,7 +5,7 @@ CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL);
 INSERT INTO items VALUES (1, 'bolt', 10), (2, 'nut', 0), (3, 'gear', 5);
 SELECT pgtrickle.create_stream_table('in_stock',
   'SELECT id, upper(name) AS name, qty FROM items WHERE qty > 0',
-  refresh_mode => 'DIFFERENTIAL');
+  schedule => '1h', refresh_mode => 'DIFFERENTIAL');
 SELECT property, value FROM pgtrickle.explain_st('in_stock')
  WHERE property NOT IN ('delta_statement', 'delta_plan');
 SELECT length(value) > 0 AS has_delta_statement FROM pgtrickle.explain_st('in_stock')
@@ -32,7 +32,7 @@ SELECT pgtrickle.refresh_stream_table('in_stock');
 SELECT id, name, qty FROM in_stock ORDER BY id;
 SELECT action, rows_inserted, rows_deleted, reason
   FROM pgtrickle.pgt_refresh_history ORDER BY refresh_id;
-SELECT count(*) AS buffered FROM pgtrickle_changes.changes_1;
+SELECT pending_rows AS buffered FROM pgtrickle.change_buffer_sizes();
 SELECT pgtrickle.drop_stream_table('in_stock');
 SELECT count(*) AS sources FROM pgtrickle.pgt_sources;
 SELECT count(*) AS capture_triggers FROM pg_trigger WHERE tgname LIKE 'pgt_capture%';
@@ -41,7 +41,7 @@ CREATE TABLE stock (id int PRIMARY KEY, shelf text, qty int);
 INSERT INTO stock VALUES (1, 'a', 5), (2, 'a', 7), (3, 'b', 1), (4, NULL, 2);
 SELECT pgtrickle.create_stream_table('per_shelf',
   'SELECT shelf, count(*) AS n, sum(qty) AS total FROM stock GROUP BY shelf HAVING sum(qty) > 1',
-  refresh_mode => 'DIFFERENTIAL');
+  schedule => '1h', refresh_mode => 'DIFFERENTIAL');
 SELECT shelf, n, total FROM per_shelf ORDER BY shelf;
 UPDATE stock SET shelf = 'b' WHERE id = 2;
 INSERT INTO stock VALUES (5, NULL, 9);
@@ -56,7 +56,7 @@ CREATE TABLE shelves (name text PRIMARY KEY, aisle int);
 INSERT INTO shelves VALUES ('a', 1), ('b', 2);
 SELECT pgtrickle.create_stream_table('stock_aisles',
   'SELECT s.id, h.name AS shelf, h.aisle, s.qty FROM stock s JOIN shelves h ON h.name = s.shelf',
-  refresh_mode => 'DIFFERENTIAL');
+  schedule => '1h', refresh_mode => 'DIFFERENTIAL');
 UPDATE shelves SET aisle = 3 WHERE name = 'b';
 DELETE FROM stock WHERE id = 1;
 SELECT pgtrickle.refresh_stream_table('stock_aisles');

@@ -5,7 +5,7 @@ CREATE TABLE products (id int PRIMARY KEY, category text, price numeric(8,2));
 INSERT INTO products VALUES (1, 'tools', 9.99), (2, 'tools', 20.00), (3, 'toys', 5.00);
 SELECT pgtrickle.create_stream_table('by_category',
   'SELECT category, count(*) AS n, sum(price) AS total FROM products GROUP BY category',
-  schedule => '1m', refresh_mode => 'FULL');
+  schedule => '1h', refresh_mode => 'FULL');
 SELECT category, n, total FROM by_category ORDER BY category;
 INSERT INTO products VALUES (4, 'garden', 12.50);
 UPDATE products SET price = price * 2 WHERE category = 'toys';
