@@ -73,7 +73,15 @@ ALTER TABLE pgtrickle.pgt_stream_tables
     ADD COLUMN fuse_mode text NOT NULL DEFAULT 'off' CHECK (fuse_mode = 'off'),
     ADD COLUMN fuse_ceiling bigint CHECK (fuse_ceiling IS NULL),
     ADD COLUMN fuse_sensitivity integer CHECK (fuse_sensitivity IS NULL),
-    ADD COLUMN st_partition_key text CHECK (st_partition_key IS NULL);
+    ADD COLUMN st_partition_key text CHECK (st_partition_key IS NULL),
+    -- What the history rows pruned by pg_trickle.history_retention
+    -- counted (every status, SUCCESS, FAILED; rows written), so that the
+    -- counts of pg_stat_stream_tables only grow.
+    ADD COLUMN pruned_refreshes bigint NOT NULL DEFAULT 0,
+    ADD COLUMN pruned_successes bigint NOT NULL DEFAULT 0,
+    ADD COLUMN pruned_failures bigint NOT NULL DEFAULT 0,
+    ADD COLUMN pruned_rows_inserted bigint NOT NULL DEFAULT 0,
+    ADD COLUMN pruned_rows_deleted bigint NOT NULL DEFAULT 0;
 -- The delta program is a JSON document (src/core/diff/program.hpp): its
 -- statements and what each reads, queryable with jsonb operators. A 0.1.0
 -- program is not one: its stream table is reinitialised by its next refresh.
@@ -1712,12 +1720,17 @@ SELECT st.pgt_id, st.pgt_schema::text AS pgt_schema, st.pgt_name::text AS pgt_na
        st.status, st.refresh_mode, st.requested_mode, st.schedule, st.is_populated,
        st.data_timestamp, st.last_refresh_at, a.staleness,
        pgtrickle._schedule_overdue(st.schedule, a.staleness) AS stale,
-       h.total_refreshes, h.successful_refreshes, h.failed_refreshes, h.avg_duration_ms,
-       st.consecutive_errors,
+       st.pruned_refreshes OPERATOR(pg_catalog.+) h.total_refreshes AS total_refreshes,
+       st.pruned_successes OPERATOR(pg_catalog.+) h.successful_refreshes
+           AS successful_refreshes,
+       st.pruned_failures OPERATOR(pg_catalog.+) h.failed_refreshes AS failed_refreshes,
+       h.avg_duration_ms, st.consecutive_errors,
        CASE WHEN EXISTS (SELECT 1 FROM pgtrickle.pgt_frontiers f
                           WHERE f.pgt_id OPERATOR(pg_catalog.=) st.pgt_id)
                  OR st.refresh_mode OPERATOR(pg_catalog.=) 'IMMEDIATE'
-            THEN ARRAY['trigger'] ELSE '{}'::text[] END AS cdc_modes
+            THEN ARRAY['trigger'] ELSE '{}'::text[] END AS cdc_modes,
+       st.pruned_rows_inserted OPERATOR(pg_catalog.+) h.rows_inserted AS rows_inserted_total,
+       st.pruned_rows_deleted OPERATOR(pg_catalog.+) h.rows_deleted AS rows_deleted_total
   FROM pgtrickle.pgt_stream_tables st
   CROSS JOIN LATERAL (SELECT pgtrickle._staleness(st.pgt_id) AS staleness) a
   CROSS JOIN LATERAL (
@@ -1727,7 +1740,9 @@ SELECT st.pgt_id, st.pgt_schema::text AS pgt_schema, st.pgt_name::text AS pgt_na
              pg_catalog.count(*) FILTER (WHERE r.status OPERATOR(pg_catalog.=) 'FAILED')
                  AS failed_refreshes,
              pg_catalog.avg(1000 OPERATOR(pg_catalog.*) pg_catalog.date_part('epoch',
-                 r.end_time OPERATOR(pg_catalog.-) r.start_time)) AS avg_duration_ms
+                 r.end_time OPERATOR(pg_catalog.-) r.start_time)) AS avg_duration_ms,
+             coalesce(pg_catalog.sum(r.rows_inserted), 0)::bigint AS rows_inserted,
+             coalesce(pg_catalog.sum(r.rows_deleted), 0)::bigint AS rows_deleted
         FROM pgtrickle.pgt_refresh_history r
        WHERE r.pgt_id OPERATOR(pg_catalog.=) st.pgt_id) h;
 GRANT SELECT ON pgtrickle.pg_stat_stream_tables TO PUBLIC;
@@ -1844,13 +1859,10 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT s.pgt_name, s.pgt_schema, s.status, s.refresh_mode, s.is_populated,
            s.total_refreshes, s.successful_refreshes, s.failed_refreshes,
-           coalesce(h.ins, 0)::bigint, coalesce(h.del, 0)::bigint, s.avg_duration_ms,
+           s.rows_inserted_total, s.rows_deleted_total, s.avg_duration_ms,
            l.action, l.status, s.last_refresh_at,
            pg_catalog.date_part('epoch', s.staleness), s.stale
       FROM pgtrickle.pg_stat_stream_tables s
-      LEFT JOIN LATERAL (SELECT sum(r.rows_inserted) AS ins, sum(r.rows_deleted) AS del
-                           FROM pgtrickle.pgt_refresh_history r
-                          WHERE r.pgt_id = s.pgt_id) h ON true
       LEFT JOIN LATERAL (SELECT r.action, r.status FROM pgtrickle.pgt_refresh_history r
                           WHERE r.pgt_id = s.pgt_id
                           ORDER BY r.refresh_id DESC LIMIT 1) l ON true

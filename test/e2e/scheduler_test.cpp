@@ -506,9 +506,14 @@ TEST_F(Scheduler, history_older_than_the_retention_is_pruned) {
     create_st("st", "SELECT id FROM src", "1s", "DIFFERENTIAL");
     db->exec(
         "INSERT INTO pgtrickle.pgt_refresh_history (pgt_id, action, status, initiated_by, "
-        "start_time, end_time) SELECT pgt_id, 'FULL', 'SUCCESS', 'MANUAL', now() - interval "
-        "'8 days', now() - interval '8 days' FROM pgtrickle.pgt_stream_tables WHERE pgt_name = "
-        "'st'");
+        "rows_inserted, rows_deleted, start_time, end_time) SELECT pgt_id, 'FULL', s, "
+        "'MANUAL', 5, 2, now() - interval '8 days', now() - interval '8 days' FROM "
+        "pgtrickle.pgt_stream_tables, unnest(ARRAY['SUCCESS', 'SUCCESS', 'FAILED']) s WHERE "
+        "pgt_name = 'st'");
+    // The totals count what the pruned rows counted: they only grow.
+    const std::string before = db->scalar(
+        "SELECT total_refreshes || '/' || successful_refreshes || '/' || failed_refreshes || '/' "
+        "|| rows_inserted_total || '/' || rows_deleted_total FROM pgtrickle.pg_stat_stream_tables");
     const std::string old_rows =
         "SELECT count(*) FROM pgtrickle.pgt_refresh_history WHERE end_time < now() - interval "
         "'7 days'";
@@ -516,6 +521,25 @@ TEST_F(Scheduler, history_older_than_the_retention_is_pruned) {
                            "the 8-day-old history row to be pruned"));
     EXPECT_NE(db->scalar("SELECT count(*) FROM pgtrickle.pgt_refresh_history"), "0")
         << "recent history is kept";
+    // Pruning took nothing from the totals (new refreshes may add to them).
+    const auto at_least = [&](const std::string& now) {
+        std::istringstream a(before), b(now);
+        std::string x, y;
+        while (std::getline(a, x, '/') && std::getline(b, y, '/')) {
+            if (std::stol(y) < std::stol(x)) {
+                return false;
+            }
+        }
+        return true;
+    };
+    const std::string after = db->scalar(
+        "SELECT total_refreshes || '/' || successful_refreshes || '/' || failed_refreshes || '/' "
+        "|| rows_inserted_total || '/' || rows_deleted_total FROM pgtrickle.pg_stat_stream_tables");
+    EXPECT_TRUE(at_least(after)) << before << " then " << after;
+    EXPECT_EQ(db->scalar("SELECT pruned_refreshes || '/' || pruned_successes || '/' || "
+                         "pruned_failures || '/' || pruned_rows_inserted || '/' || "
+                         "pruned_rows_deleted FROM pgtrickle.pgt_stream_tables"),
+              "3/2/1/15/6");
 }
 
 // A tick that fails outside any refresh (here: a schedule in the catalog that

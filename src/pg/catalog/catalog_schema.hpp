@@ -53,6 +53,11 @@ inline constexpr ColumnDef kStreamTableColumns[] = {
     {32, "fuse_ceiling", "bigint"},
     {33, "fuse_sensitivity", "integer"},
     {34, "st_partition_key", "text"},
+    {35, "pruned_refreshes", "bigint"},
+    {36, "pruned_successes", "bigint"},
+    {37, "pruned_failures", "bigint"},
+    {38, "pruned_rows_inserted", "bigint"},
+    {39, "pruned_rows_deleted", "bigint"},
 };
 
 inline constexpr const char* kDependencies = "pgt_dependencies";

@@ -517,7 +517,9 @@ std::vector<dag::RefreshUnit> fair_units(const TickState& ts, const SchedulerMem
 }
 
 // Deletes refresh history older than pg_trickle.history_retention, at most
-// once per kPruneEveryUs, in its own transaction (0 keeps everything).
+// once per kPruneEveryUs, in its own transaction (0 keeps everything); what
+// the deleted rows counted is added to their stream tables' pruned_*
+// columns, so the totals of pg_stat_stream_tables only grow.
 constexpr int64_t kPruneEveryUs = 10 * sched::kMicrosPerSecond;
 
 void prune_history(SchedulerMemory& mem) {
@@ -529,8 +531,21 @@ void prune_history(SchedulerMemory& mem) {
     begin_transaction();
     Spi spi = Spi::connect();
     spi.exec(
-        "DELETE FROM pgtrickle.pgt_refresh_history WHERE end_time OPERATOR(pg_catalog.<) "
-        "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))",
+        "WITH gone AS (DELETE FROM pgtrickle.pgt_refresh_history WHERE end_time "
+        "OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) "
+        "pg_catalog.make_interval(secs => $1)) RETURNING pgt_id, status, rows_inserted, "
+        "rows_deleted), counted AS (SELECT g.pgt_id, pg_catalog.count(*) AS n, "
+        "pg_catalog.count(*) FILTER (WHERE g.status OPERATOR(pg_catalog.=) 'SUCCESS') AS ok, "
+        "pg_catalog.count(*) FILTER (WHERE g.status OPERATOR(pg_catalog.=) 'FAILED') AS failed, "
+        "coalesce(pg_catalog.sum(g.rows_inserted), 0)::pg_catalog.int8 AS ins, "
+        "coalesce(pg_catalog.sum(g.rows_deleted), 0)::pg_catalog.int8 AS del "
+        "FROM gone g GROUP BY g.pgt_id) UPDATE pgtrickle.pgt_stream_tables st SET "
+        "pruned_refreshes = st.pruned_refreshes OPERATOR(pg_catalog.+) c.n, "
+        "pruned_successes = st.pruned_successes OPERATOR(pg_catalog.+) c.ok, "
+        "pruned_failures = st.pruned_failures OPERATOR(pg_catalog.+) c.failed, "
+        "pruned_rows_inserted = st.pruned_rows_inserted OPERATOR(pg_catalog.+) c.ins, "
+        "pruned_rows_deleted = st.pruned_rows_deleted OPERATOR(pg_catalog.+) c.del "
+        "FROM counted c WHERE st.pgt_id OPERATOR(pg_catalog.=) c.pgt_id",
         {int8_param(g_history_retention_seconds)});
     spi.close();
     commit_transaction();
