@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(g++ cmake make postgresql-15 postgresql-server-dev-15 libxxhash-dev)
 if [ "${1:-}" != "--runtime" ]; then
   PKGS+=(git clang-format libgtest-dev librapidcheck-dev libbenchmark-dev libpq-dev
-        python3-psycopg2 lintian)
+        python3-psycopg2 lintian prometheus)
 fi
 missing=()
 for p in "${PKGS[@]}"; do
