@@ -1687,9 +1687,10 @@ BEGIN
 END
 $$;
 
--- Views for exporters (monitoring/postgres_exporter.yml), readable by
--- pg_monitor. Pending changes are counted for pg_monitor's members
--- (pg_read_all_stats) and for roles that may read the source.
+-- Views for exporters (monitoring/postgres_exporter.yml), readable by every
+-- role, as pg_stat_* views and pgt_status() are. Pending changes are
+-- counted for roles that may read the source and for members of
+-- pg_read_all_stats (so pg_monitor).
 
 -- One row per stream table: its state and freshness.
 CREATE VIEW pgtrickle.stream_tables AS
@@ -1784,8 +1785,6 @@ CREATE FUNCTION pgtrickle._refresh_progress(
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pgt_refresh_progress'
 LANGUAGE C VOLATILE;
-REVOKE EXECUTE ON FUNCTION pgtrickle._refresh_progress() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION pgtrickle._refresh_progress() TO pg_monitor;
 
 -- The refreshes of this database's stream tables running now: the backend,
 -- who started it, since when, and the step it is in (its statement, or
@@ -1807,10 +1806,8 @@ SELECT p.pid,
    AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
                 WHERE a.pid OPERATOR(pg_catalog.=) p.pid);
 
-REVOKE ALL ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers,
-    pgtrickle.refresh_progress FROM PUBLIC;
 GRANT SELECT ON pgtrickle.stream_tables, pgtrickle.refresh_stats, pgtrickle.change_buffers,
-    pgtrickle.refresh_progress TO pg_monitor;
+    pgtrickle.refresh_progress TO PUBLIC;
 
 -- The Rust pg_trickle's monitoring and operations API ----------------------
 -- Same names, columns and arguments as the Rust project's

@@ -271,8 +271,9 @@ std::vector<std::string> exporter_queries() {
 }
 
 // Every exporter query runs as a member of pg_monitor (and nothing else)
-// and returns the stream tables' rows, pending changes counted; the views
-// are not readable by a role outside pg_monitor.
+// and returns the stream tables' rows, pending changes counted; any other
+// role reads the views too, as pg_stat_* views, without the pending
+// changes of sources it may not read.
 TEST_F(Monitoring, every_exporter_query_runs_as_pg_monitor) {
     db->exec(
         "CREATE TABLE t (id int PRIMARY KEY, v int);"
@@ -308,16 +309,16 @@ TEST_F(Monitoring, every_exporter_query_runs_as_pg_monitor) {
                          "AND action = 'DIFFERENTIAL'"),
               "1");
     db->exec("RESET ROLE; SET ROLE outsider");
-    for (const char* view : {"stream_tables", "refresh_stats", "change_buffers"}) {
-        EXPECT_EQ(db->error_of(std::string("SELECT * FROM pgtrickle.") + view).sqlstate, "42501")
-            << view;
-    }
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.stream_tables"), 2);
+    EXPECT_GE(count("SELECT * FROM pgtrickle.refresh_stats"), 2);
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.change_buffers"), 0)
+        << "sources the role may not read are not listed";
     db->exec("RESET ROLE");
 }
 
 // pgtrickle.refresh_progress: while a refresh runs in another session, a
 // pg_monitor member sees it (the stream table, who started it, its step);
-// once it ends, the row is gone. A role outside pg_monitor may not read it.
+// once it ends, the row is gone. Any role may read it, as pg_stat_progress_*.
 TEST_F(Monitoring, refresh_progress_shows_a_running_refresh) {
     db->exec(
         "CREATE TABLE t (id int PRIMARY KEY);"
@@ -352,7 +353,7 @@ TEST_F(Monitoring, refresh_progress_shows_a_running_refresh) {
     EXPECT_EQ(seen, refresher_pid + " public.slow MANUAL FULL recompute true true true");
     EXPECT_EQ(count("SELECT * FROM pgtrickle.refresh_progress"), 0);
     db->exec("RESET ROLE; SET ROLE outsider");
-    EXPECT_EQ(db->error_of("SELECT * FROM pgtrickle.refresh_progress").sqlstate, "42501");
+    EXPECT_EQ(count("SELECT * FROM pgtrickle.refresh_progress"), 0);
     db->exec("RESET ROLE");
     EXPECT_MATCHES_QUERY(*db, "slow");
 }

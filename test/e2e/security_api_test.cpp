@@ -136,6 +136,8 @@ const std::vector<std::pair<std::string, std::string>> kCalls = {
     {"numeric_scale_acc", "SELECT pgtrickle.numeric_scale_acc(0, 1.25, 1)"},
     {"numeric_scale_combine", "SELECT pgtrickle.numeric_scale_combine(1, 2)"},
     {"numeric_scale_merge", "SELECT pgtrickle.numeric_scale_merge(2, 1, 0)"},
+    {"_refresh_progress", "SELECT * FROM pgtrickle._refresh_progress()"},
+    {"refresh_progress", "SELECT * FROM pgtrickle.refresh_progress"},
     {"st_refresh_stats", "SELECT * FROM pgtrickle.st_refresh_stats()"},
     {"trigger_inventory", "SELECT * FROM pgtrickle.trigger_inventory()"},
     {"check_cdc_health", "SELECT * FROM pgtrickle.check_cdc_health()"},
