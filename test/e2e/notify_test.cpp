@@ -877,6 +877,7 @@ TEST_F(Notify, stream_table_updates_list_no_hidden_columns) {
         << "the stream table keeps hidden state";
     db->exec("UPDATE src SET v = 7 WHERE id = 1");
     db->exec("SELECT pgtrickle.refresh_stream_table('st')");
+    EXPECT_EQ(last_action("st"), "DIFFERENTIAL");
     EXPECT_MATCHES_QUERY(*db, "st");
     EXPECT_EQ(payloads(), Payloads{R"({"table":"public.st","op":"UPDATE","seq":#,"key":{"g":1},)"
                                    R"("columns":["mean"]})"});
@@ -884,6 +885,7 @@ TEST_F(Notify, stream_table_updates_list_no_hidden_columns) {
     // sum and count change.
     db->exec("INSERT INTO src VALUES (4, 1, 6)");
     db->exec("SELECT pgtrickle.refresh_stream_table('st')");
+    EXPECT_EQ(last_action("st"), "DIFFERENTIAL");
     EXPECT_MATCHES_QUERY(*db, "st");
     EXPECT_EQ(payloads(), Payloads{});
 }
@@ -906,6 +908,7 @@ TEST_F(Notify, stream_table_sends_resync_on_new_query_reinitialisation_and_drop)
     db->exec(
         "CREATE OR REPLACE FUNCTION f(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 + 2'");
     db->exec("SELECT pgtrickle.refresh_stream_table('st')");
+    EXPECT_EQ(last_action("st"), "FULL");  // the reinitialisation
     EXPECT_MATCHES_QUERY(*db, "st");
     std::vector<std::string> got = raw_payloads();
     ASSERT_FALSE(got.empty());

@@ -21,6 +21,11 @@ TABLES = {
     "public.totals": "grp, total, n",
     "public.vals": "v",
 }
+# Each stream table's defining query, for the oracle.
+QUERIES = {
+    "public.totals": "SELECT grp, sum(v) AS total, count(*) AS n FROM src GROUP BY grp",
+    "public.vals": "SELECT v FROM src",
+}
 
 
 class Mirror:
@@ -124,11 +129,23 @@ def main():
 
     passed, failed = 0, 0
 
-    def step(name, sql):
+    def step(name, sql, action="DIFFERENTIAL"):
         nonlocal passed, failed
         w.execute(sql)
         for t in TABLES:
             w.execute("SELECT pgtrickle.refresh_stream_table(%s)", (t,))
+            # The oracle: the stream table equals its query, as a multiset,
+            # and the refresh that ran is the one expected.
+            w.execute(
+                f"SELECT NOT EXISTS ((SELECT {TABLES[t]} FROM {t} EXCEPT ALL {QUERIES[t]}) "
+                f"UNION ALL ({QUERIES[t]} EXCEPT ALL SELECT {TABLES[t]} FROM {t})), "
+                "(SELECT action FROM pgtrickle.get_refresh_history(%s, 1))",
+                (t,),
+            )
+            equal, ran = w.fetchone()
+            if not equal or ran != action:
+                failed += 1
+                print(f"FAIL {name}: {t} equals its query: {equal}, refresh {ran} ({action} expected)")
         mirror.drain()
         for t in TABLES:
             if mirror.equals_table(t):
@@ -143,7 +160,7 @@ def main():
     step("delete", "DELETE FROM src WHERE id % 7 = 0")
     step("duplicates", "INSERT INTO src VALUES (100, 1, 99), (101, 1, 99), (102, 2, 99)")
     step("one copy of a duplicate deleted", "DELETE FROM src WHERE id = 101")
-    step("truncate", "TRUNCATE src")
+    step("truncate", "TRUNCATE src", action="FULL")
     step("refill", "INSERT INTO src SELECT g, g % 3, g % 2 FROM generate_series(1, 30) g")
 
     # A new query: a RESYNC, and the mirror follows.

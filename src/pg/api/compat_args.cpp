@@ -3,11 +3,8 @@
 // names the argument, what it asks for and the value that is accepted.
 #include "pg/api/compat_args.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <string_view>
-
 #include "core/error.hpp"
+#include "core/refresh_mode.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -50,19 +47,6 @@ constexpr Unprovided kUnprovided[] = {
     {"reindex_drift_threshold", "reindexing after a refresh", nullptr, nullptr},
 };
 
-std::string lower_trimmed(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) {
-        s.remove_suffix(1);
-    }
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
 void refuse(const Args& a, const Unprovided& u, bool boolean) {
     const std::string name = u.name;
     std::string hint = u.hint != nullptr ? u.hint : "Omit " + name + ".";
@@ -84,11 +68,11 @@ std::optional<std::string> cdc_mode_of(const Args& a) {
     if (!given) {
         return std::nullopt;
     }
-    const std::string mode = lower_trimmed(*given);
-    if (mode == "auto" || mode == "trigger") {
-        return mode;
+    const std::string mode = upper_trimmed_mode(*given);
+    if (mode == "AUTO" || mode == "TRIGGER") {
+        return mode == "AUTO" ? "auto" : "trigger";
     }
-    if (mode == "wal") {
+    if (mode == "WAL") {
         throw pgt::Error(sqlstate::kFeatureNotSupported,
                          "pg_trickle does not provide change capture from the WAL (cdc_mode "
                          "'wal')",
@@ -120,7 +104,7 @@ CompatArgs compat_args(const Args& a) {
             continue;
         }
         if (type == TEXTOID && u.accepted != nullptr &&
-            lower_trimmed(*a.optional_text(n)) == u.accepted) {
+            upper_trimmed_mode(*a.optional_text(n)) == upper_trimmed_mode(u.accepted)) {
             continue;
         }
         refuse(a, u, false);

@@ -73,11 +73,8 @@ void sync_notify_trigger(Spi& spi, const catalog::StreamTableRow& row) {
 void notify_resync(const std::string& channel, const std::string& schema, const std::string& name,
                    const std::string& reason) {
     notify::ChangeEvent ev;
-    const std::string schema_q = pg_call([&] { return quote_identifier(schema.c_str()); });
-    const std::string name_q = pg_call([&] { return quote_identifier(name.c_str()); });
-    ev.schema = schema_q;
-    ev.table = name_q;
-    ev.names_quoted = true;
+    ev.schema = schema;  // quoted by the payload builder, as quote_ident does
+    ev.table = name;
     ev.op = notify::Op::kResync;
     ev.seq = next_notify_seq();
     ev.reason = reason;
