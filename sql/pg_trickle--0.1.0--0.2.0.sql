@@ -671,8 +671,10 @@ LANGUAGE C VOLATILE;
 
 -- Time since the stream table was last known equal to its sources: zero
 -- when every source it reads is captured and none has a change it has not
--- consumed (and always for IMMEDIATE), else the time since its last
--- refresh's snapshot; NULL when it was never populated.
+-- consumed (and always for IMMEDIATE), else the time since data_timestamp
+-- (its last refresh's snapshot, or for a FULL table with change notes the
+-- scheduler's last finding that none of its tables was written); NULL when
+-- it was never populated.
 CREATE FUNCTION pgtrickle._staleness(id bigint)
 RETURNS interval
 LANGUAGE sql VOLATILE

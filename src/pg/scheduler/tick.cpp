@@ -65,6 +65,7 @@ struct TableInfo {
     std::string refresh_mode;
     int consecutive_errors = 0;
     std::optional<int64_t> last_refresh_us;
+    std::optional<int64_t> data_us;  // data_timestamp: last known equal to its sources
     int64_t created_us = 0;
     bool pending = false;
     bool must_refresh = false;  // unpopulated, or a reinitialisation asked for
@@ -78,6 +79,7 @@ struct TickState {
     std::map<int64_t, TableInfo> tables;
     dag::Graph graph;
     SourceWriteCounts counts{};  // read before the tick's first snapshot
+    int64_t counts_us = 0;       // when they were read
 };
 
 int64_t now_us() {
@@ -97,7 +99,8 @@ void load_tables(Spi& spi, TickState& ts) {
         "(pg_catalog.date_part('epoch', last_refresh_at) * 1000000)::pg_catalog.int8, "
         "(pg_catalog.date_part('epoch', created_at) * 1000000)::pg_catalog.int8, is_populated, "
         "reinit_reason IS NOT NULL, (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid "
-        "OPERATOR(pg_catalog.=) pgt_relid) FROM pgtrickle.pgt_stream_tables WHERE instance "
+        "OPERATOR(pg_catalog.=) pgt_relid), (pg_catalog.date_part('epoch', data_timestamp) * "
+        "1000000)::pg_catalog.int8 FROM pgtrickle.pgt_stream_tables WHERE instance "
         "OPERATOR(pg_catalog.=) pgtrickle._instance()");
     for (const auto& r : rows.rows) {
         TableInfo t;
@@ -116,6 +119,7 @@ void load_tables(Spi& spi, TickState& ts) {
         // kept by their sources' statements: refreshed only to reinitialise.
         t.must_refresh = *r[9] != "t" || *r[10] == "t";
         t.owner = r[11] ? static_cast<Oid>(std::stoul(*r[11])) : InvalidOid;
+        t.data_us = micros(r[12]);
         t.pending =
             t.must_refresh || (t.refresh_mode != "DIFFERENTIAL" && t.refresh_mode != "IMMEDIATE");
         ts.graph.add_node(t.pgt_id);
@@ -230,6 +234,54 @@ void commit_transaction() {
         PopActiveSnapshot();
         CommitTransactionCommand();
     });
+}
+
+// How long a quiet noted table's data_timestamp may lag before
+// confirm_quiet moves it: half its interval, at most a minute (10 s for
+// the other timings), so its staleness stays well inside its schedule
+// while costing one catalog write per that period, not a recompute.
+int64_t confirm_every_us(const sched::EffectiveSchedule& e) {
+    constexpr int64_t kMostUs = 60 * sched::kMicrosPerSecond;
+    if (e.timing != sched::Timing::Interval) {
+        return 10 * sched::kMicrosPerSecond;
+    }
+    const int64_t half =
+        std::chrono::duration_cast<std::chrono::microseconds>(e.interval).count() / 2;
+    return std::min(half, kMostUs);
+}
+
+// A FULL table with change notes that none of its tables' writes made
+// pending (load_notes) equals its sources as of the moment the write
+// counts were read: its data_timestamp, which its staleness is measured
+// from, moves there (never back: a refresh may have moved it further).
+// Without this an idle FULL table would age as if behind.
+void confirm_quiet(const TickState& ts,
+                   const std::map<dag::NodeId, sched::EffectiveSchedule>& eff) {
+    std::string ids;
+    for (const auto& [id, t] : ts.tables) {
+        if (!t.noted || t.pending || !t.data_us ||
+            ts.counts_us - *t.data_us < confirm_every_us(eff.at(id))) {
+            continue;
+        }
+        ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    }
+    if (ids.empty()) {
+        return;
+    }
+    begin_transaction();
+    Spi spi = Spi::connect();
+    catalog::exec_as_owner(
+        spi,
+        "UPDATE pgtrickle.pgt_stream_tables SET data_timestamp = ('epoch'::pg_catalog.timestamptz "
+        "OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => $2::pg_catalog.float8 "
+        "OPERATOR(pg_catalog./) 1000000)) WHERE pgt_id OPERATOR(pg_catalog.=) ANY "
+        "($1::pg_catalog.int8[]) AND is_populated AND refresh_mode OPERATOR(pg_catalog.=) 'FULL' "
+        "AND data_timestamp OPERATOR(pg_catalog.<) ('epoch'::pg_catalog.timestamptz "
+        "OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => $2::pg_catalog.float8 "
+        "OPERATOR(pg_catalog./) 1000000))",
+        {text_param("{" + ids + "}"), int8_param(ts.counts_us)});
+    spi.close();
+    commit_transaction();
 }
 
 // Reads everything the decisions need, in one short transaction. Returns
@@ -674,6 +726,7 @@ bool run_tick(SchedulerMemory& memory) {
     memory.sleep_ms = g_scheduler_interval_ms;
     TickState ts;
     // Before any snapshot of this tick (load_pending's rule).
+    ts.counts_us = now_us();
     ts.counts = source_write_counts(MyDatabaseId);
     if (!read_state(ts, memory)) {
         return false;
@@ -690,6 +743,7 @@ bool run_tick(SchedulerMemory& memory) {
     auto eff = dag::effective_schedules(ts.graph, schedules,
                                         std::chrono::seconds(g_default_schedule_seconds),
                                         std::chrono::seconds(g_min_schedule_seconds));
+    confirm_quiet(ts, eff);
     const dag::DueInputs inputs = due_inputs(ts, memory);
     std::set<int64_t> due = dag::due_set(ts.graph, eff, inputs);
     const int64_t began = now_us();
