@@ -84,7 +84,8 @@ void Cluster::launch() {
     running_ = true;
 }
 
-void Cluster::start(const std::string& workdir, bool scheduler, bool preload, bool logical) {
+void Cluster::start(const std::string& workdir, bool scheduler, bool preload, bool logical,
+                    const std::string& extra_conf) {
     prepare(workdir);
     sh(run_prefix() + PGT_PG_BINDIR "/initdb -D '" + datadir_ +
        "' -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 > '" + workdir + "/initdb.log' 2>&1");
@@ -97,7 +98,7 @@ void Cluster::start(const std::string& workdir, bool scheduler, bool preload, bo
          << "pg_trickle.scheduler_interval_ms = 200\n"
          << "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
          << "max_connections = 50\n"
-         << (logical ? "wal_level = logical\n" : "");
+         << (logical ? "wal_level = logical\n" : "") << extra_conf;
     conf.close();
     launch();
 }

@@ -16,8 +16,9 @@ public:
     // `preload`, pg_trickle is not in shared_preload_libraries (it is then
     // loaded on first use, and no scheduler can start).
     // `logical`: wal_level = logical (a publisher for logical replication).
+    // `extra_conf`: lines appended to postgresql.conf (later lines win).
     void start(const std::string& workdir, bool scheduler = false, bool preload = true,
-               bool logical = false);
+               bool logical = false, const std::string& extra_conf = "");
     // Starts a streaming hot standby of the running `primary` under workdir
     // (pg_basebackup -R: the primary's settings, its own port and socket);
     // throws std::runtime_error. Promote it with SELECT pg_promote().

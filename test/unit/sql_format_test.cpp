@@ -2,6 +2,7 @@
 // clauses on their own lines, indented by depth, and nothing but
 // whitespace outside literals changed.
 #include "core/sql/format.hpp"
+#include "core/sql/quote.hpp"
 
 #include <gtest/gtest.h>
 
@@ -173,6 +174,21 @@ TEST(SqlFormat, a_plain_program_is_its_one_statement) {
     EXPECT_EQ(format_program(R"({"main": "SELECT 1 FROM t"})"),
               "refresh: the steps below, in order\n`- apply: returns (inserted, deleted, "
               "updated)\n     SELECT 1\n     FROM t");
+}
+
+}  // namespace
+
+namespace {
+
+// The comment before our statements: a name cannot end it (nor open a
+// nested one, which PostgreSQL would expect closed).
+TEST(StatementTag, a_name_cannot_close_or_nest_the_comment) {
+    EXPECT_EQ(pgt::sql::statement_tag("refresh of public.st"),
+              "/* pg_trickle: refresh of public.st */ ");
+    const std::string t = pgt::sql::statement_tag("refresh of public.\"a*/b/*c\"");
+    EXPECT_EQ(t, "/* pg_trickle: refresh of public.\"a_/b/_c\" */ ");
+    EXPECT_EQ(t.find("*/"), t.size() - 3);
+    EXPECT_EQ(t.find("/*", 1), std::string::npos);
 }
 
 }  // namespace

@@ -79,4 +79,13 @@ std::string quote_identifier(std::string_view ident) {
     return out;
 }
 
+std::string statement_tag(std::string_view what) {
+    std::string out = "/* pg_trickle: ";
+    for (char c : what) {
+        out += c == '*' ? '_' : c;
+    }
+    out += " */ ";
+    return out;
+}
+
 }  // namespace pgt::sql

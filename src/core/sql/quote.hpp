@@ -17,4 +17,10 @@ bool is_quoted_keyword(std::string_view word) noexcept;
 std::string quote_identifier(std::string_view ident);
 void append_quoted_identifier(std::string& out, std::string_view ident);
 
+// "/* pg_trickle: <what> */ ", put before the statements run for one stream
+// table so pg_stat_statements, the server log and auto_explain name it.
+// Every '*' of what becomes '_': a name cannot close the comment or open a
+// nested one (PostgreSQL nests block comments).
+std::string statement_tag(std::string_view what);
+
 }  // namespace pgt::sql

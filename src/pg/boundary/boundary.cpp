@@ -45,11 +45,13 @@ const char* copy_optional(const std::string& s) {
 }
 
 // Text of a statement the extension generated: it names our hidden
-// columns or schemas, which no user query does.
+// columns or schemas, which no user query does, or begins with our tag
+// (sql::statement_tag).
 bool names_ours(const char* s, size_t len) {
     const std::string_view text(s, len);
     return text.find("__pgt_") != std::string_view::npos ||
-           text.find("pgtrickle") != std::string_view::npos;
+           text.find("pgtrickle") != std::string_view::npos ||
+           text.find("/* pg_trickle: ") != std::string_view::npos;
 }
 
 // Whether a context entry starts at s (one PostgreSQL's own callbacks or a

@@ -199,8 +199,31 @@ int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool r
         [&] { return run_unpinned(sql, params, read_only, snapshot, sized_plan); });
 }
 
-int Spi::run_unpinned(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,
+namespace {
+
+// sql::statement_tag of this process's statements ("": none).
+std::string g_process_tag;
+
+// raw with the process's tag before it, unless it begins with a comment
+// (a statement run for one stream table names it); kept in holder.
+const std::string& with_process_tag(const std::string& raw, std::string& holder) {
+    if (g_process_tag.empty() || raw.rfind("/*", 0) == 0) {
+        return raw;
+    }
+    holder = g_process_tag + raw;
+    return holder;
+}
+
+}  // namespace
+
+void Spi::tag_process_statements(const std::string& tag) {
+    g_process_tag = tag;
+}
+
+int Spi::run_unpinned(const std::string& raw, const std::vector<SpiParam>& params, bool read_only,
                       Snapshot snapshot, bool sized_plan) {
+    std::string holder;
+    const std::string& sql = with_process_tag(raw, holder);
     // Parsed from this text (now, or again after an invalidation), the
     // statement reads change buffers with their owner's rights.
     InternalStatement internal(sql.c_str());
@@ -310,7 +333,9 @@ void Spi::register_tuplestore(const std::string& name, TupleDesc desc, Tuplestor
                                             : 0.0);
 }
 
-SpiRows Spi::query_kept(const std::string& sql, Snapshot snapshot) {
+SpiRows Spi::query_kept(const std::string& raw, Snapshot snapshot) {
+    std::string holder;
+    const std::string& sql = with_process_tag(raw, holder);
     InternalStatement internal(sql.c_str());
     std::vector<Oid> types;
     SPIPlanPtr* cached = &plan_cache_slot(sql, types);

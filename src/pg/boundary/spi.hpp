@@ -61,6 +61,12 @@ public:
     static Spi connect();
     void close();
 
+    // Every statement this process runs through Spi from now on begins
+    // with tag (sql::statement_tag), unless its text begins with a comment
+    // already. For the scheduler worker, whose statements pg_stat_statements
+    // tracks as top-level ones.
+    static void tag_process_statements(const std::string& tag);
+
     // Runs sql; returns the number of rows processed.
     uint64_t exec(const std::string& sql, const std::vector<SpiParam>& params = {},
                   bool read_only = false);

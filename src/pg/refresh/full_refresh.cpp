@@ -19,6 +19,7 @@
 #include "core/diff/join_region.hpp"
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
+#include "core/sql/quote.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/boundary/as_role.hpp"
 #include "pg/boundary/boundary.hpp"
@@ -94,6 +95,26 @@ struct Window {
 // EXPLAIN (ANALYZE, BUFFERS) and its plan kept here.
 std::vector<ExplainedStatement>* t_explained = nullptr;
 
+// The comment naming the stream table the running refresh is for
+// (sql::statement_tag), before each statement made for it.
+std::string t_tag;
+
+// Sets t_tag for one refresh of st (restored after: refreshes nest when a
+// refresh's query reads a stream table that is refreshed on demand).
+class TagScope {
+public:
+    explicit TagScope(const catalog::StreamTableRow& st) : saved_(std::move(t_tag)) {
+        t_tag =
+            sql::statement_tag("refresh of " + quote_ident(st.schema) + "." + quote_ident(st.name));
+    }
+    ~TagScope() { t_tag = std::move(saved_); }
+    TagScope(const TagScope&) = delete;
+    TagScope& operator=(const TagScope&) = delete;
+
+private:
+    std::string saved_;
+};
+
 // Runs a statement of the refresh (or, explaining, runs it under EXPLAIN
 // ANALYZE and answers an apply's result of zero rows).
 SpiRows run_statement(Spi& spi, const RefreshSnapshot& rs, const std::string& what,
@@ -101,9 +122,10 @@ SpiRows run_statement(Spi& spi, const RefreshSnapshot& rs, const std::string& wh
                       bool replan = false) {
     if (t_explained == nullptr) {
         progress_statement(what);
-        return spi.query_at(rs.snapshot, sql, params, replan);
+        return spi.query_at(rs.snapshot, t_tag + sql, params, replan);
     }
-    SpiRows plan = spi.query_at(rs.snapshot, "EXPLAIN (ANALYZE, BUFFERS) " + sql, params, replan);
+    SpiRows plan =
+        spi.query_at(rs.snapshot, t_tag + "EXPLAIN (ANALYZE, BUFFERS) " + sql, params, replan);
     std::string text;
     for (const auto& row : plan.rows) {
         text += (text.empty() ? "" : "\n") + row.at(0).value_or("");
@@ -155,10 +177,10 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
         pin_query_settings(st.query_settings);
         // An empty stream table (its first population) takes the rows as
         // they come, in the query's order.
-        const bool empty =
-            spi.query_at(rs.snapshot, "SELECT NOT EXISTS (SELECT FROM " + target.table + ")")
-                .rows.at(0)
-                .at(0) == "t";
+        const bool empty = spi.query_at(rs.snapshot, t_tag + "SELECT NOT EXISTS (SELECT FROM " +
+                                                         target.table + ")")
+                               .rows.at(0)
+                               .at(0) == "t";
         const std::string sql =
             diff::full_diff_sql(outs, target, query, row_id_expression(st, "q"), alike, empty);
         SpiRows counts = run_statement(spi, rs, "FULL recompute", sql);
@@ -182,7 +204,7 @@ WindowCount window_count(Spi& spi, const RefreshSnapshot& rs, const Window& w, i
     }
     std::vector<SpiParam> p = window_params(rs, w.frontier);
     p.push_back(at_most < 0 ? SpiParam{INT8OID, (Datum)0, true} : int8_param(at_most));
-    SpiRows r = spi.query_at(rs.snapshot, diff::window_count_sql(w.source.buffer), p);
+    SpiRows r = spi.query_at(rs.snapshot, t_tag + diff::window_count_sql(w.source.buffer), p);
     return {std::stoll(*r.rows.at(0).at(0)), *r.rows.at(0).at(1) == "t"};
 }
 
@@ -286,7 +308,7 @@ std::optional<double> keep_copies(Spi& spi, const catalog::StreamTableRow& st,
             continue;
         }
         if (is_valid) {
-            SpiRows r = spi.query_at(rs.snapshot, k.apply, {}, true);
+            SpiRows r = spi.query_at(rs.snapshot, t_tag + k.apply, {}, true);
             if (r.rows.at(0).at(0).value_or("f") == "t") {
                 continue;
             }
@@ -295,7 +317,7 @@ std::optional<double> keep_copies(Spi& spi, const catalog::StreamTableRow& st,
         }
         auto started = std::chrono::steady_clock::now();
         spi.exec("TRUNCATE " + k.table);
-        spi.query_at(rs.snapshot, k.rebuild);
+        spi.query_at(rs.snapshot, t_tag + k.rebuild);
         spi.exec("ANALYZE " + k.table);
         refill_ms = refill_ms.value_or(0) + std::chrono::duration<double, std::milli>(
                                                 std::chrono::steady_clock::now() - started)
@@ -343,7 +365,7 @@ std::optional<SpiRows> apply_program(Spi& spi, const catalog::StreamTableRow& st
                                     step.sql, step_params(step));
             }
             auto [olds, news] = spi.register_images(
-                rs.snapshot, step.sql, step_params(step),
+                rs.snapshot, t_tag + step.sql, step_params(step),
                 kept(reads_old, step.source, diff::region_old_images(step.source)),
                 kept(reads_new, step.source, diff::region_new_images(step.source)),
                 kept(reads_delta, step.source, diff::region_delta_images(step.source)));
@@ -496,6 +518,7 @@ RefreshResult run_refresh(Spi& spi, const catalog::StreamTableRow& st,
                           const std::string& initiated_by, std::string reason, F&& body) {
     check_identity_versions(st);
     ProgressScope progress(st.pgt_id, initiated_by);
+    TagScope tag(st);
     progress_statement("waiting for the refresh lock");
     lock_stream_table_for_refresh(st.pgt_id);
     const auto began = std::chrono::steady_clock::now();
@@ -702,6 +725,7 @@ RefreshResult refresh(Spi& spi, const catalog::StreamTableRow& st, const std::st
 
 RefreshResult apply_transition_program(Spi& spi, const catalog::StreamTableRow& st, bool newest) {
     RefreshSnapshot rs = RefreshSnapshot::take(spi, newest);
+    TagScope tag(st);
     RefreshResult r = apply_delta(spi, st, rs, {});
     rs.close();
     return r;

@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/sql/quote.hpp"
+
 #include "core/diff/aggregate.hpp"
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
@@ -424,6 +426,8 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
             }
         }
     }
+    const std::string tag = sql::statement_tag("maintenance of " + quote_ident(st->schema) + "." +
+                                               quote_ident(st->name));
     for (const auto& row : r.rows) {
         const char* at = std::strchr(kEvents, row.at(0)->at(0));
         const Oid relid = static_cast<Oid>(std::stoul(*row.at(2)));
@@ -435,15 +439,17 @@ std::shared_ptr<const Program> program_of(TriggerData* td) {
             p.sources = oid_array(*row.at(5));
         }
         const diff::DeltaProgram program = diff::decode_program(*row.at(1));
-        const std::string& main = program.main;
+        // Each statement names the stream table it maintains (sql::statement_tag).
+        auto tagged = [&](const std::string& sql) { return sql.empty() ? sql : tag + sql; };
+        const std::string main = tagged(program.main);
         if (p.multi && !program.key_rows.empty() && program.key_source < p.sources.size()) {
-            p.key_rows = program.key_rows;
+            p.key_rows = tagged(program.key_rows);
             p.key_relid = p.sources[program.key_source];
         }
         for (std::size_t i = 0; i < std::strlen(kEvents); i++) {
             if (p.multi || kEvents + i == at) {  // a join's one row serves every event
                 p.main[i] = main;
-                p.lock_sql[i] = row.at(4).value_or("");
+                p.lock_sql[i] = tagged(row.at(4).value_or(""));
             }
         }
         p.locking = row.at(3)->at(0);

@@ -101,7 +101,7 @@ void load_tables(Spi& spi, TickState& ts) {
         "reinit_reason IS NOT NULL, (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid "
         "OPERATOR(pg_catalog.=) pgt_relid), (pg_catalog.date_part('epoch', data_timestamp) * "
         "1000000)::pg_catalog.int8 FROM pgtrickle.pgt_stream_tables WHERE instance "
-        "OPERATOR(pg_catalog.=) pgtrickle._instance()");
+        "OPERATOR(pg_catalog.=) (SELECT i.id FROM pgtrickle.pgt_instance i)");
     for (const auto& r : rows.rows) {
         TableInfo t;
         t.pgt_id = std::stoll(*r[0]);

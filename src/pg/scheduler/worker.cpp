@@ -10,7 +10,9 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/sql/quote.hpp"
 #include "pg/boundary/boundary.hpp"
+#include "pg/boundary/spi.hpp"
 #include "pg/common/settings.hpp"
 #include "pg/scheduler/shared_state.hpp"
 #include "pg/scheduler/tick.hpp"
@@ -128,5 +130,6 @@ void pgt_scheduler_main(Datum arg) {
     // installed) was ignored: read the configuration files once now.
     ProcessConfigFile(PGC_SIGHUP);
     pgstat_report_appname("pg_trickle scheduler");
+    pgt::pg::Spi::tag_process_statements(pgt::sql::statement_tag("scheduler"));
     pgt::pg::worker_loop();
 }
