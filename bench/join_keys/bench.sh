@@ -16,6 +16,8 @@ set -uo pipefail
 rounds=${1:-3}
 P=(psql -X -q -At -v ON_ERROR_STOP=1)
 die() { echo "bench.sh: $*" >&2; exit 1; }
+# shellcheck source=../timed_refresh.sh
+. "$(dirname "$0")/../timed_refresh.sh"
 ms() { "${P[@]}" -c "\\timing on" -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1; }
 "${P[@]}" -c "SET client_min_messages = warning" -c "DROP EXTENSION IF EXISTS pg_trickle CASCADE" \
     -c "DROP TABLE IF EXISTS t, d, j_keyed, j_counted CASCADE" -c "DROP MATERIALIZED VIEW IF EXISTS mv_join" \
@@ -26,8 +28,8 @@ ms() { "${P[@]}" -c "\\timing on" -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1
     -c "INSERT INTO d SELECT g, 'g' || g FROM generate_series(0, 999) g" \
     -c "CREATE INDEX ON t (grp)" -c "CREATE SEQUENCE join_seq START 2000001" \
     -c "VACUUM ANALYZE t" -c "VACUUM ANALYZE d" || die "setup"
-"${P[@]}" -c "SELECT pgtrickle.create_stream_table('j_keyed', 'SELECT t.id, d.name, t.val FROM t JOIN d ON d.grp = t.grp', refresh_mode => 'DIFFERENTIAL')" \
-    -c "SELECT pgtrickle.create_stream_table('j_counted', 'SELECT t.id, d.name, t.val FROM t JOIN d ON d.grp + 0 = t.grp', refresh_mode => 'DIFFERENTIAL')" \
+"${P[@]}" -c "SELECT pgtrickle.create_stream_table('j_keyed', 'SELECT t.id, d.name, t.val FROM t JOIN d ON d.grp = t.grp', '24h', 'DIFFERENTIAL')" \
+    -c "SELECT pgtrickle.create_stream_table('j_counted', 'SELECT t.id, d.name, t.val FROM t JOIN d ON d.grp + 0 = t.grp', '24h', 'DIFFERENTIAL')" \
     -c "CREATE MATERIALIZED VIEW mv_join AS SELECT t.id, d.name, t.val FROM t JOIN d ON d.grp = t.grp" >/dev/null || die "create"
 "${P[@]}" -c "SELECT pgt_name || ': ' || row_identity_domain || ', ' || delta_strategy FROM pgtrickle.pgt_stream_tables ORDER BY 1"
 echo "| round | keyed (ms) | counted (ms) | REFRESH MATERIALIZED VIEW (ms) | counted / keyed | matview / keyed |"
@@ -38,7 +40,9 @@ for r in $(seq 1 "$rounds"); do
         -c "INSERT INTO t SELECT nextval('join_seq'), g % 1000, g FROM generate_series(1, 5000) g" \
         -c "DELETE FROM t WHERE id BETWEEN $lo + 500000 AND $lo + 504999" || die "changes"
     k=$(ms "SELECT pgtrickle.refresh_stream_table('j_keyed')")
+    did j_keyed DIFFERENTIAL
     c=$(ms "SELECT pgtrickle.refresh_stream_table('j_counted')")
+    did j_counted DIFFERENTIAL
     m=$(ms "REFRESH MATERIALIZED VIEW mv_join")
     awk -v r="$r" -v k="$k" -v c="$c" -v m="$m" 'BEGIN { printf "| %d | %.1f | %.1f | %.1f | %.2f | %.2f |\n", r, k, c, m, c / k, m / k }'
 done

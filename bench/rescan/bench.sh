@@ -21,6 +21,8 @@ groups=${2:-10000}
 shares=${3:-1,10}
 P=(psql -X -q -At -v ON_ERROR_STOP=1)
 die() { echo "bench.sh: $*" >&2; exit 1; }
+# shellcheck source=../timed_refresh.sh
+. "$(dirname "$0")/../timed_refresh.sh"
 ms() { "${P[@]}" -c "\\timing on" -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1; }
 Q="SELECT grp, min(val) AS lo, max(val) AS hi FROM r GROUP BY grp"
 "${P[@]}" -c "SET client_min_messages = warning" -c "DROP EXTENSION IF EXISTS pg_trickle CASCADE" \
@@ -28,8 +30,8 @@ Q="SELECT grp, min(val) AS lo, max(val) AS hi FROM r GROUP BY grp"
     -c "CREATE TABLE r (id int PRIMARY KEY, grp int NOT NULL, val int NOT NULL)" \
     -c "INSERT INTO r SELECT g, g % $groups, (random() * 1e6)::int FROM generate_series(1, 1000000) g" \
     -c "CREATE INDEX ON r (grp)" -c "VACUUM ANALYZE r" \
-    -c "SELECT pgtrickle.create_stream_table('r_diff', \$q\$$Q\$q\$, refresh_mode => 'DIFFERENTIAL')" \
-    -c "SELECT pgtrickle.create_stream_table('r_full', \$q\$$Q\$q\$, refresh_mode => 'FULL')" \
+    -c "SELECT pgtrickle.create_stream_table('r_diff', \$q\$$Q\$q\$, '24h', 'DIFFERENTIAL')" \
+    -c "SELECT pgtrickle.create_stream_table('r_full', \$q\$$Q\$q\$, '24h', 'FULL')" \
     -c "CREATE MATERIALIZED VIEW r_mv AS $Q" >/dev/null || die "setup"
 echo "| changed | round | DIFFERENTIAL (ms) | groups read again | FULL (ms) | REFRESH MATERIALIZED VIEW (ms) | query alone (ms) | DIFFERENTIAL / query | FULL / matview |"
 echo "|---|---|---|---|---|---|---|---|---|"
@@ -44,7 +46,9 @@ for s in ${shares//,/ }; do
             -c "VACUUM" -c "CHECKPOINT" >/dev/null || die "changes"
         n=$("${P[@]}" -c "SELECT n FROM rescanned")
         x=$(ms "SELECT pgtrickle.refresh_stream_table('r_diff')")
+        did r_diff DIFFERENTIAL
         f=$(ms "SELECT pgtrickle.refresh_stream_table('r_full')")
+        did r_full FULL
         m=$(ms "REFRESH MATERIALIZED VIEW r_mv")
         q=$(ms "SELECT count(*) FROM ($Q) x")
         awk -v s="$s" -v r="$r" -v x="$x" -v n="$n" -v f="$f" -v m="$m" -v q="$q" \

@@ -362,8 +362,9 @@ TEST_F(Scheduler, an_unwritten_full_stream_table_is_not_recomputed) {
     // its last refresh, without refreshing it.
     ASSERT_TRUE(eventually(
         [&] {
-            return db->scalar("SELECT data_timestamp > last_refresh_at FROM "
-                              "pgtrickle.pgt_stream_tables WHERE pgt_name = 'full_st'") == "t";
+            return db->scalar(
+                       "SELECT data_timestamp > last_refresh_at FROM "
+                       "pgtrickle.pgt_stream_tables WHERE pgt_name = 'full_st'") == "t";
         },
         "full_st to be confirmed equal to its unwritten sources"));
     EXPECT_EQ(scheduler_refreshes("full_st", idle_from), 0);
