@@ -1399,6 +1399,36 @@ AS 'MODULE_PATHNAME', 'pgt_explain_program'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 REVOKE ALL ON FUNCTION pgtrickle._explain_program(text) FROM PUBLIC;
 
+-- One generated statement over lines of at most 200 characters, broken
+-- before its clauses; only whitespace changes (explain_st).
+CREATE FUNCTION pgtrickle._format_statement(sql text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pgt_format_statement'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+REVOKE ALL ON FUNCTION pgtrickle._format_statement(text) FROM PUBLIC;
+
+-- The main statement of stream table `id`'s delta program, formatted
+-- (explain_st's delta_statement); reads only the catalog, as _delta_plan.
+CREATE FUNCTION pgtrickle._delta_statement(id bigint)
+RETURNS text
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT pgtrickle._format_statement(s.delta_program OPERATOR(pg_catalog.->>) 'main')
+      FROM pgtrickle.pgt_stream_tables s WHERE s.pgt_id OPERATOR(pg_catalog.=) id
+$$;
+
+-- The query FULL refreshes of stream table `id` run, formatted
+-- (explain_st's recompute_query).
+CREATE FUNCTION pgtrickle._recompute_query(id bigint)
+RETURNS text
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT pgtrickle._format_statement(s.effective_query)
+      FROM pgtrickle.pgt_stream_tables s WHERE s.pgt_id OPERATOR(pg_catalog.=) id
+$$;
+
 -- The delta plan of stream table `id` (explain_st): reads only the
 -- catalog, which PUBLIC can read, so it exposes nothing new.
 CREATE FUNCTION pgtrickle._delta_plan(id bigint)
@@ -1447,10 +1477,10 @@ BEGIN
                     pg_catalog.array_to_string(s.row_identity_columns, ', '), ')')),
                ('strategy', s.delta_strategy),
                ('operator_tree', s.operator_tree),
-               ('query_settings', pg_catalog.array_to_string(s.query_settings, ', ')),
+               ('query_settings', pg_catalog.array_to_string(s.query_settings, E'\n')),
                ('defining_query', s.defining_query),
-               ('recompute_query', s.effective_query),
-               ('change_buffers', (SELECT pg_catalog.string_agg(src.buffer_name, ', ')
+               ('recompute_query', pgtrickle._recompute_query(s.pgt_id)),
+               ('change_buffers', (SELECT pg_catalog.string_agg(src.buffer_name, E'\n')
                                      FROM pgtrickle.pgt_sources src
                                      JOIN pgtrickle.pgt_frontiers f
                                        ON f.source_id OPERATOR(pg_catalog.=) src.source_id
@@ -1466,7 +1496,7 @@ BEGIN
                           WHERE t.tgname OPERATOR(pg_catalog.=)
                                 ('pgt_note_' OPERATOR(pg_catalog.||) s.pgt_id)),
                         'none: recomputed at every due time') END),
-               ('delta_statement', s.delta_program OPERATOR(pg_catalog.->>) 'main'),
+               ('delta_statement', pgtrickle._delta_statement(s.pgt_id)),
                ('delta_plan', pgtrickle._delta_plan(s.pgt_id)))
             AS x(property, value)
      WHERE s.pgt_id OPERATOR(pg_catalog.=) id;

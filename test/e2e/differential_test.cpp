@@ -1256,7 +1256,7 @@ TEST_F(Differential, images_are_filtered_by_safe_conjuncts_before_netting) {
         "INSERT INTO dv SELECT g, g FROM generate_series(1, 9) g");
     create("q", "SELECT id, d FROM dv WHERE d > 2 AND 100 / d > 1 AND id = ANY (ARRAY[1, 3, 5])");
     std::string delta = db->scalar(
-        "SELECT value FROM pgtrickle.explain_st('q') WHERE property = 'delta_statement'");
+        "SELECT delta_program ->> 'main' FROM pgtrickle.pgt_stream_tables WHERE pgt_name = 'q'");
     EXPECT_NE(delta.find("LATERAL (SELECT (((__pgt_src.d > 2)) AND ((__pgt_src.id = ANY "
                          "(ARRAY[1, 3, 5])))) AS k"),
               std::string::npos)

@@ -38,6 +38,8 @@ extern "C" {
 
 PG_FUNCTION_INFO_V1(pgt_explain_program);
 Datum pgt_explain_program(PG_FUNCTION_ARGS);
+PG_FUNCTION_INFO_V1(pgt_format_statement);
+Datum pgt_format_statement(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(pgt_explain_refresh);
 Datum pgt_explain_refresh(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(pgt_validate_query);
@@ -194,6 +196,17 @@ Datum pgt_explain_program(PG_FUNCTION_ARGS) {
                 "22P02", "invalid input syntax for a delta program",
                 std::string("The text is not a delta program pg_trickle wrote: ") + e.what() + ".");
         }
+        return pgt::pg::pg_call([&] { return CStringGetTextDatum(formatted.c_str()); });
+    });
+}
+
+// One generated statement over lines of at most sql::kPlanWidth
+// characters, broken before its clauses (only whitespace changes).
+Datum pgt_format_statement(PG_FUNCTION_ARGS) {
+    return pgt::pg::pgt_entry([&]() -> Datum {
+        const char* sql = pgt::pg::pg_call([&] { return TextDatumGetCString(PG_GETARG_DATUM(0)); });
+        const std::string formatted =
+            pgt::sql::wrap_lines(pgt::sql::format_statement(sql), pgt::sql::kPlanWidth);
         return pgt::pg::pg_call([&] { return CStringGetTextDatum(formatted.c_str()); });
     });
 }
