@@ -5,6 +5,7 @@
 // Invariant: nothing is netted by image, nothing joins the stream table.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,35 @@ TEST(KeyedFull, a_key_whose_values_look_alike_matches_by_value) {
     sql = pgt::diff::full_diff_sql({"id", "val"}, grouped, q, id, {true, true});
     EXPECT_NE(sql.find("t.__pgt_row_id OPERATOR(pg_catalog.=) n.__pgt_id"), std::string::npos)
         << sql;
+}
+
+// FULL in two steps: the rows to write are computed by a plain SELECT
+// (which PostgreSQL may run in parallel), then written by a statement
+// reading them from the registered relation; the one-statement form is
+// the same difference. A counted stream table keeps one statement.
+TEST(KeyedFull, two_steps_compute_the_rows_in_a_plain_select) {
+    const std::string q = "SELECT id, val FROM public.t";
+    const std::string id = "pgtrickle.encode_row_id_v2('scan_key'::pg_catalog.text, ROW(q.id))";
+    for (bool empty : {false, true}) {
+        std::optional<pgt::diff::FullDiffSteps> steps = pgt::diff::full_diff_steps(
+            {"id", "val"}, target(), q, id, {true, false}, empty, "__pgt_full_rows");
+        ASSERT_TRUE(steps.has_value());
+        EXPECT_EQ(steps->rows.rfind("SELECT ", 0), 0u) << steps->rows;
+        for (const char* write : {"INSERT ", "UPDATE ", "DELETE ", "__pgt_full_rows"}) {
+            EXPECT_EQ(steps->rows.find(write), std::string::npos) << write << ": " << steps->rows;
+        }
+        EXPECT_NE(steps->apply.find("FROM __pgt_full_rows"), std::string::npos) << steps->apply;
+        EXPECT_EQ(steps->apply.find(q), std::string::npos) << steps->apply;
+        // The one statement is the same two parts, the first inline.
+        const std::string one =
+            pgt::diff::full_diff_sql({"id", "val"}, target(), q, id, {true, false}, empty);
+        EXPECT_NE(one.find(steps->rows), std::string::npos) << one;
+    }
+    pgt::ir::IdentityTarget counted = target();
+    counted.keyed = false;
+    EXPECT_FALSE(
+        pgt::diff::full_diff_steps({"id", "val"}, counted, q, id, {}, false, "__pgt_full_rows")
+            .has_value());
 }
 
 }  // namespace

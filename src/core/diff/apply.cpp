@@ -6,6 +6,7 @@
 #include "core/sql/names.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -236,7 +237,8 @@ std::string query_rows(const std::vector<std::string>& outs, const std::string& 
 // deleted, updated or inserted by address (addressed_apply_tail). Where
 // the identity's columns match by value (key_columns_match), the join is
 // on them, and the identity is computed only for the rows to write.
-std::string keyed_full_diff(const std::vector<std::string>& outs, const std::vector<bool>& alike,
+// Returns ft's SELECT.
+std::string keyed_full_rows(const std::vector<std::string>& outs, const std::vector<bool>& alike,
                             const ir::IdentityTarget& t, const std::string& query,
                             const std::string& row_id) {
     const std::string by_value = key_columns_match(outs, alike, t);
@@ -246,14 +248,25 @@ std::string keyed_full_diff(const std::vector<std::string>& outs, const std::vec
     const std::string fresh = late_id ? "__pgt_fresh" : "__pgt_id";
     const std::string id =
         late_id ? "CASE WHEN q.__pgt_fresh THEN " + row_id + " END" : "q.__pgt_id";
-    return "WITH ft AS MATERIALIZED (SELECT q.__pgt_tid, " + output_list(outs, "q.") +
-           (outs.empty() ? "" : ", ") + id +
+    return "SELECT q.__pgt_tid, " + output_list(outs, "q.") + (outs.empty() ? "" : ", ") + id +
            " AS __pgt_id FROM (SELECT t.ctid AS __pgt_tid, n.*, " + changed_full(outs, alike) +
            " AS __pgt_changed FROM " +
            query_rows(outs, query, late_id ? "true AS __pgt_fresh" : row_id + " AS __pgt_id") +
            " n FULL JOIN " + t.table + " t ON " +
            (late_id ? by_value : "t." + kRowId + kEq + "n.__pgt_id") + ") q WHERE q." + fresh +
-           " IS NULL OR q.__pgt_tid IS NULL OR q.__pgt_changed)" + addressed_apply_tail(outs, t);
+           " IS NULL OR q.__pgt_tid IS NULL OR q.__pgt_changed";
+}
+
+// The first population: the query's rows inserted in its order, read from
+// `rows` ("(SELECT ...) n" or a relation's name and alias).
+std::string insert_all(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                       const std::string& rows) {
+    // Rows go in in the query's order (a join would write them in the
+    // order of its hash table).
+    return "WITH ins AS (INSERT INTO " + t.table + " " + insert_columns(outs) + " SELECT " +
+           insert_values(outs, "n") + " FROM " + rows +
+           " n RETURNING 1), del AS (SELECT 1 WHERE false), upd AS (SELECT 1 WHERE false)" +
+           kCounts;
 }
 
 }  // namespace
@@ -273,16 +286,11 @@ std::string full_diff_sql(const std::vector<std::string>& outs, const ir::Identi
                           const std::string& query, const std::string& row_id,
                           const std::vector<bool>& alike, bool stored_empty) {
     if (stored_empty) {
-        // Rows go in in the query's order (a join would write them in the
-        // order of its hash table).
-        return "WITH ins AS (INSERT INTO " + target.table + " " + insert_columns(outs) +
-               " SELECT " + insert_values(outs, "n") + " FROM " +
-               query_rows(outs, query, row_id + " AS __pgt_id") +
-               " n RETURNING 1), del AS (SELECT 1 WHERE false), upd AS (SELECT 1 WHERE false)" +
-               kCounts;
+        return insert_all(outs, target, query_rows(outs, query, row_id + " AS __pgt_id"));
     }
     if (target.keyed) {
-        return keyed_full_diff(outs, alike, target, query, row_id);
+        return "WITH ft AS MATERIALIZED (" + keyed_full_rows(outs, alike, target, query, row_id) +
+               ")" + addressed_apply_tail(outs, target);
     }
     std::string cols = output_list(outs, "q.");
     std::string old_cols = output_list(outs, "t.");
@@ -290,6 +298,23 @@ std::string full_diff_sql(const std::vector<std::string>& outs, const ir::Identi
     return "WITH e AS (SELECT 1 AS __pgt_seq, 1 AS " + kSign + sep + cols + ", " + row_id +
            " AS __pgt_id FROM (" + query + ") q UNION ALL SELECT 0, -1" + sep + old_cols + ", t." +
            kRowId + " FROM " + target.table + " t)" + apply_tail(outs, target);
+}
+
+std::optional<FullDiffSteps> full_diff_steps(const std::vector<std::string>& outs,
+                                             const ir::IdentityTarget& target,
+                                             const std::string& query, const std::string& row_id,
+                                             const std::vector<bool>& alike, bool stored_empty,
+                                             const std::string& relation) {
+    if (stored_empty) {
+        const std::string rows = query_rows(outs, query, row_id + " AS __pgt_id");
+        return FullDiffSteps{rows.substr(1, rows.size() - 2), insert_all(outs, target, relation)};
+    }
+    if (!target.keyed) {
+        return std::nullopt;
+    }
+    return FullDiffSteps{
+        keyed_full_rows(outs, alike, target, query, row_id),
+        "WITH ft AS (SELECT * FROM " + relation + ")" + addressed_apply_tail(outs, target)};
 }
 
 }  // namespace pgt::diff

@@ -6,6 +6,7 @@
 #pragma once
 #include "core/core.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,5 +78,22 @@ std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::Id
 std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
                           const std::string& query, const std::string& row_id,
                           const std::vector<bool>& alike = {}, bool stored_empty = false);
+
+// The same difference in two statements, so that the one computing it can
+// run in parallel (PostgreSQL 15 plans no statement that writes in
+// parallel): `rows`, a plain SELECT of the rows to write (keyed: ft of
+// full_diff_sql; a first population: every row of the query), and
+// `apply`, which writes them reading `rows`' result from the relation
+// named `relation`. Same result row as full_diff_sql. nullopt for a
+// counted (keyless) stream table, whose difference is one statement.
+struct FullDiffSteps {
+    std::string rows;
+    std::string apply;
+};
+std::optional<FullDiffSteps> full_diff_steps(const std::vector<std::string>& outs,
+                                             const ir::IdentityTarget& target,
+                                             const std::string& query, const std::string& row_id,
+                                             const std::vector<bool>& alike, bool stored_empty,
+                                             const std::string& relation);
 
 }  // namespace pgt::diff

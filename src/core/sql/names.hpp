@@ -55,6 +55,9 @@ inline std::string delta_images(std::size_t source) {
 // as a branch of the region reads it: a CTE the branch defines as the table
 // now, its kept copy or its source's images (diff::compose_branch).
 inline constexpr const char* kRegionTablePrefix = "__pgt_rel_";
+// The rows a FULL refresh writes, computed by a statement of their own
+// (diff::full_diff_steps) and read by the one that writes them.
+inline constexpr const char* kFullRowsRelation = "__pgt_full_rows";
 inline std::string region_table(std::size_t i) {
     return kRegionTablePrefix + std::to_string(i);
 }

@@ -532,6 +532,93 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
     return {static_cast<uint64_t>(counts[0]), static_cast<uint64_t>(counts[1])};
 }
 
+namespace {
+
+// Receives a statement's rows into one tuplestore, its descriptor copied
+// into `cxt` (the connection's procedure context).
+struct RowsReceiver {
+    DestReceiver pub;
+    MemoryContext cxt;
+    Tuplestorestate* store;
+    TupleDesc desc;
+    double count;
+};
+
+void rows_startup(DestReceiver* self, int, TupleDesc in) {
+    auto* r = reinterpret_cast<RowsReceiver*>(self);
+    MemoryContext old = MemoryContextSwitchTo(r->cxt);
+    r->desc = CreateTupleDescCopy(in);
+    MemoryContextSwitchTo(old);
+}
+
+bool rows_receive(TupleTableSlot* slot, DestReceiver* self) {
+    auto* r = reinterpret_cast<RowsReceiver*>(self);
+    tuplestore_puttupleslot(r->store, slot);
+    r->count += 1;
+    return true;
+}
+
+void rows_shutdown(DestReceiver*) {}
+void rows_destroy(DestReceiver*) {}
+
+}  // namespace
+
+uint64_t Spi::register_rows(Snapshot snapshot, const std::string& raw, const std::string& name) {
+    std::string holder;
+    const std::string& sql = with_process_tag(raw, holder);
+    InternalStatement internal(sql.c_str());
+    double count = 0;
+    auto execute = [&] {
+        return pg_call([&] {
+            RowsReceiver r{};
+            r.pub.receiveSlot = rows_receive;
+            r.pub.rStartup = rows_startup;
+            r.pub.rShutdown = rows_shutdown;
+            r.pub.rDestroy = rows_destroy;
+            r.pub.mydest = DestNone;
+            r.cxt = CurrentMemoryContext;
+            r.store = tuplestore_begin_heap(false, false, work_mem);
+            // One-shot: planned for this run with CURSOR_OPT_PARALLEL_OK, so a
+            // parallel plan is possible (a kept plan is never parallel here).
+            SPIExecuteOptions options{};
+            options.read_only = true;  // runs in the active snapshot: the refresh's
+            options.dest = &r.pub;
+            PushActiveSnapshot(snapshot);
+            int result = SPI_execute_extended(sql.c_str(), &options);
+            PopActiveSnapshot();
+            if (result < 0) {
+                return result;
+            }
+            if (r.desc == nullptr) {
+                elog(ERROR, "rows statement returned no row type");
+            }
+            count = r.count;
+            auto* enr =
+                static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
+            enr->md.name = pstrdup(name.c_str());
+            enr->md.reliddesc = InvalidOid;
+            enr->md.tupdesc = r.desc;
+            enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+            enr->md.enrtuples = count;
+            enr->reldata = r.store;
+            stores_.push_back(r.store);
+            (void)SPI_unregister_relation(name.c_str());
+            int reg = SPI_register_relation(enr);
+            if (reg != SPI_OK_REL_REGISTER) {
+                elog(ERROR, "could not register relation \"%s\": %s", name.c_str(),
+                     SPI_result_code_string(reg));
+            }
+            return result;
+        });
+    };
+    const int rc = search_path_is_pinned() ? execute() : with_pinned_search_path(execute);
+    if (rc < 0) {
+        throw pgt::Error("XX000", "internal statement failed", SPI_result_code_string(rc));
+    }
+    registered_.emplace_back(name, count);
+    return static_cast<uint64_t>(count);
+}
+
 void Spi::forget_relations() {
     for (const auto& [name, rows] : registered_) {
         pg_call([&] { (void)SPI_unregister_relation(name.c_str()); });

@@ -98,6 +98,12 @@ public:
                                                   const std::string& delta_name = "");
     void unregister_relations();
 
+    // Runs sql (no parameters) once at snapshot, planned for that run so
+    // that PostgreSQL may choose a parallel plan, and keeps its rows as the
+    // ephemeral named relation `name` (as register_images does); returns
+    // their count.
+    uint64_t register_rows(Snapshot snapshot, const std::string& sql, const std::string& name);
+
     // Registers rows (nullptr: none) with descriptor desc under name on
     // this connection, in place, as a transition table is registered.
     void register_tuplestore(const std::string& name, TupleDesc desc, Tuplestorestate* store);

@@ -19,6 +19,7 @@
 #include "core/diff/join_region.hpp"
 #include "core/diff/program.hpp"
 #include "core/diff/scan_delta.hpp"
+#include "core/sql/names.hpp"
 #include "core/sql/quote.hpp"
 #include "pg/common/quote.hpp"
 #include "pg/boundary/as_role.hpp"
@@ -136,6 +137,31 @@ SpiRows run_statement(Spi& spi, const RefreshSnapshot& rs, const std::string& wh
     return none;
 }
 
+// Writes the difference between the query's rows and the stored ones.
+// The rows to write are computed first by a plain SELECT, which
+// PostgreSQL may run in parallel (REFRESH MATERIALIZED VIEW's query is;
+// a statement that also writes never is), then written by a second
+// statement reading them (diff::full_diff_steps). A counted stream table
+// takes one statement.
+SpiRows full_difference(Spi& spi, const RefreshSnapshot& rs, const std::vector<std::string>& outs,
+                        const ir::IdentityTarget& target, const std::string& query,
+                        const std::string& row_id, const std::vector<bool>& alike, bool empty) {
+    const std::optional<diff::FullDiffSteps> steps =
+        diff::full_diff_steps(outs, target, query, row_id, alike, empty, sql::kFullRowsRelation);
+    if (!steps) {
+        return run_statement(spi, rs, "FULL recompute",
+                             diff::full_diff_sql(outs, target, query, row_id, alike, empty));
+    }
+    if (t_explained != nullptr) {
+        (void)run_statement(spi, rs, "FULL recompute: rows to write", steps->rows);
+    }
+    progress_statement("FULL recompute: rows to write");
+    (void)spi.register_rows(rs.snapshot, t_tag + steps->rows, sql::kFullRowsRelation);
+    SpiRows counts = run_statement(spi, rs, "FULL apply", steps->apply, {}, true);
+    spi.unregister_relations();
+    return counts;
+}
+
 // Recomputes the defining query and writes only the difference to what the
 // stream table holds: unchanged rows keep their row version (no WAL, no
 // trigger, no notification); a keyed row whose values changed is updated in
@@ -181,9 +207,8 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
                                                          target.table + ")")
                                .rows.at(0)
                                .at(0) == "t";
-        const std::string sql =
-            diff::full_diff_sql(outs, target, query, row_id_expression(st, "q"), alike, empty);
-        SpiRows counts = run_statement(spi, rs, "FULL recompute", sql);
+        const std::string row_id = row_id_expression(st, "q");
+        SpiRows counts = full_difference(spi, rs, outs, target, query, row_id, alike, empty);
         r.rows_inserted =
             std::stoll(*counts.rows.at(0).at(0)) + std::stoll(*counts.rows.at(0).at(2));
         r.rows_deleted = std::stoll(*counts.rows.at(0).at(1));
