@@ -56,8 +56,8 @@ done
 for q in "${qs[@]}"; do
     cols=$("${P[@]}" -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
         WHERE attrelid = 'tpch_mv.${q}_st'::regclass AND attnum > 0 AND NOT attisdropped AND attname NOT LIKE '\_\_pgt\_%'")
-    n=$("${P[@]}" -c "SELECT count(*) FROM ((SELECT $cols FROM tpch_mv.${q}_st EXCEPT ALL $(qt "$q"))
-        UNION ALL ($(qt "$q") EXCEPT ALL SELECT $cols FROM tpch_mv.${q}_st)) d")
+    n=$("${P[@]}" -c "SELECT count(*) FROM ((SELECT $cols FROM tpch_mv.${q}_st EXCEPT ALL ($(qt "$q")))
+        UNION ALL (($(qt "$q")) EXCEPT ALL SELECT $cols FROM tpch_mv.${q}_st)) d")
     [[ $n == 0 ]] || die "${q}_st differs from its query in $n rows"
 done
 echo "every stream table equals its query"

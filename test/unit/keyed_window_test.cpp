@@ -102,7 +102,11 @@ TEST(KeyedWindow, without_key_columns_images_are_netted) {
 TEST(KeyedFull, a_key_whose_values_look_alike_matches_by_value) {
     const std::string q = "SELECT id, val FROM public.t";
     const std::string id = "pgtrickle.encode_row_id_v2('scan_key'::pg_catalog.text, ROW(q.id))";
-    std::string sql = pgt::diff::full_diff_sql({"id", "val"}, target(), q, id, {true, false});
+    auto rows = [&](const pgt::ir::IdentityTarget& t, const std::vector<bool>& alike,
+                    bool empty = false) {
+        return pgt::diff::full_diff_steps({"id", "val"}, t, q, id, alike, empty, "r");
+    };
+    std::string sql = rows(target(), {true, false}).rows;
     EXPECT_NE(sql.find("FULL JOIN public.st t ON t.id OPERATOR(pg_catalog.=) n.id)"),
               std::string::npos)
         << sql;
@@ -111,52 +115,49 @@ TEST(KeyedFull, a_key_whose_values_look_alike_matches_by_value) {
         << sql;
     EXPECT_EQ(sql.find("__pgt_row_id OPERATOR(pg_catalog.=)"), std::string::npos) << sql;
     for (const auto& alike : {std::vector<bool>{false, true}, std::vector<bool>{}}) {
-        sql = pgt::diff::full_diff_sql({"id", "val"}, target(), q, id, alike);
+        sql = rows(target(), alike).rows;
         EXPECT_NE(sql.find("t.__pgt_row_id OPERATOR(pg_catalog.=) n.__pgt_id"), std::string::npos)
             << sql;
     }
-    sql = pgt::diff::full_diff_sql({"id", "val"}, target(), q, id, {true, false}, true);
-    EXPECT_EQ(sql.rfind("WITH ins AS (INSERT INTO public.st (id, val, __pgt_row_id) SELECT n.id, "
-                        "n.val, n.__pgt_id FROM (SELECT q.id, q.val, " +
-                            id + " AS __pgt_id FROM (" + q + ") q) n RETURNING 1)",
-                        0),
+    const pgt::diff::FullDiffSteps first = rows(target(), {true, false}, true);
+    EXPECT_EQ(first.rows, "SELECT q.id, q.val, " + id + " AS __pgt_id FROM (" + q + ") q");
+    EXPECT_EQ(first.apply.rfind("WITH ins AS (INSERT INTO public.st (id, val, __pgt_row_id) "
+                                "SELECT n.id, n.val, n.__pgt_id FROM r n RETURNING 1)",
+                                0),
               0u)
-        << sql;
-    EXPECT_EQ(sql.find("JOIN"), std::string::npos) << sql;
+        << first.apply;
+    EXPECT_EQ(first.rows.find("JOIN"), std::string::npos) << first.rows;
     pgt::ir::IdentityTarget grouped = target();
     grouped.domain = pgt::rowid::Domain::kGroupKey;  // grouping keys may be NULL
-    sql = pgt::diff::full_diff_sql({"id", "val"}, grouped, q, id, {true, true});
+    sql = rows(grouped, {true, true}).rows;
     EXPECT_NE(sql.find("t.__pgt_row_id OPERATOR(pg_catalog.=) n.__pgt_id"), std::string::npos)
         << sql;
 }
 
 // FULL in two steps: the rows to write are computed by a plain SELECT
 // (which PostgreSQL may run in parallel), then written by a statement
-// reading them from the registered relation; the one-statement form is
-// the same difference. A counted stream table keeps one statement.
+// reading them from the registered relation. A counted stream table's
+// rows are net counts per identity and image.
 TEST(KeyedFull, two_steps_compute_the_rows_in_a_plain_select) {
     const std::string q = "SELECT id, val FROM public.t";
     const std::string id = "pgtrickle.encode_row_id_v2('scan_key'::pg_catalog.text, ROW(q.id))";
-    for (bool empty : {false, true}) {
-        std::optional<pgt::diff::FullDiffSteps> steps = pgt::diff::full_diff_steps(
-            {"id", "val"}, target(), q, id, {true, false}, empty, "__pgt_full_rows");
-        ASSERT_TRUE(steps.has_value());
-        EXPECT_EQ(steps->rows.rfind("SELECT ", 0), 0u) << steps->rows;
-        for (const char* write : {"INSERT ", "UPDATE ", "DELETE ", "__pgt_full_rows"}) {
-            EXPECT_EQ(steps->rows.find(write), std::string::npos) << write << ": " << steps->rows;
-        }
-        EXPECT_NE(steps->apply.find("FROM __pgt_full_rows"), std::string::npos) << steps->apply;
-        EXPECT_EQ(steps->apply.find(q), std::string::npos) << steps->apply;
-        // The one statement is the same two parts, the first inline.
-        const std::string one =
-            pgt::diff::full_diff_sql({"id", "val"}, target(), q, id, {true, false}, empty);
-        EXPECT_NE(one.find(steps->rows), std::string::npos) << one;
-    }
     pgt::ir::IdentityTarget counted = target();
     counted.keyed = false;
-    EXPECT_FALSE(
-        pgt::diff::full_diff_steps({"id", "val"}, counted, q, id, {}, false, "__pgt_full_rows")
-            .has_value());
+    for (const pgt::ir::IdentityTarget& t : {target(), counted}) {
+        for (bool empty : {false, true}) {
+            const pgt::diff::FullDiffSteps steps = pgt::diff::full_diff_steps(
+                {"id", "val"}, t, q, id, {true, false}, empty, "__pgt_full_rows");
+            const std::string& rows = steps.rows;
+            EXPECT_TRUE(rows.rfind("SELECT ", 0) == 0 || rows.rfind("WITH e AS (SELECT ", 0) == 0)
+                << rows;
+            for (const char* write : {"INSERT ", "UPDATE ", "DELETE ", "__pgt_full_rows"}) {
+                EXPECT_EQ(rows.find(write), std::string::npos) << write << ": " << rows;
+            }
+            EXPECT_NE(rows.find(q), std::string::npos) << rows;
+            EXPECT_NE(steps.apply.find("FROM __pgt_full_rows"), std::string::npos) << steps.apply;
+            EXPECT_EQ(steps.apply.find(q), std::string::npos) << steps.apply;
+        }
+    }
 }
 
 }  // namespace

@@ -79,20 +79,27 @@ std::string keyed_apply(const std::vector<std::string>& outs, const ir::Identity
            "(SELECT pg_catalog.count(*) FROM del), (SELECT pg_catalog.count(*) FROM upd)";
 }
 
-std::string counted_apply(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
-    // Rows equal as values can differ as shown (0 and 0.00 share an
-    // identity): counts are kept per identity *and* exact image.
+// ei: e's rows with their exact image. Rows equal as values can differ
+// as shown (0 and 0.00 share an identity): counts are kept per identity
+// *and* exact image.
+std::string counted_images(const std::vector<std::string>& outs) {
+    return "SELECT e.*, " + (outs.empty() ? std::string("''") : image(outs, "e.")) +
+           " AS __pgt_img FROM e";
+}
+
+// n: per identity and exact image, how many copies to add (> 0) or
+// remove (< 0), from ei's rows (CTE ei).
+std::string counted_net(const std::vector<std::string>& outs) {
     std::string cols = output_list(outs, "e.");
-    std::string img = outs.empty() ? "''" : image(outs, "e.");
-    return ", ei AS (SELECT e.*, " + img +
-           " AS __pgt_img FROM e), n AS (SELECT DISTINCT ON "
-           "(e.__pgt_id, e.__pgt_img) " +
-           cols + (cols.empty() ? "" : ", ") + "e.__pgt_id, e.__pgt_img, pg_catalog.sum(e." +
-           kSign +
-           ") OVER (PARTITION BY e.__pgt_id, "
-           "e.__pgt_img) AS __pgt_n FROM ei e ORDER BY e.__pgt_id, e.__pgt_img), del AS (DELETE "
-           "FROM " +
-           t.table +
+    return "SELECT DISTINCT ON (e.__pgt_id, e.__pgt_img) " + cols + (cols.empty() ? "" : ", ") +
+           "e.__pgt_id, e.__pgt_img, pg_catalog.sum(e." + kSign +
+           ") OVER (PARTITION BY e.__pgt_id, e.__pgt_img) AS __pgt_n FROM ei e ORDER BY "
+           "e.__pgt_id, e.__pgt_img";
+}
+
+// The writes of a counted apply from CTE n (counted_net's rows).
+std::string counted_writes(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    return ", del AS (DELETE FROM " + t.table +
            " t WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT x.ctid FROM n CROSS JOIN "
            "LATERAL (SELECT t2.ctid FROM " +
            t.table + " t2 WHERE " + id_match("t2", "n") + " AND " +
@@ -102,6 +109,11 @@ std::string counted_apply(const std::vector<std::string>& outs, const ir::Identi
            " FROM n CROSS JOIN LATERAL pg_catalog.generate_series(1, n.__pgt_n) WHERE n.__pgt_n > 0"
            " RETURNING 1) SELECT (SELECT pg_catalog.count(*) FROM ins), "
            "(SELECT pg_catalog.count(*) FROM del), 0::pg_catalog.int8";
+}
+
+std::string counted_apply(const std::vector<std::string>& outs, const ir::IdentityTarget& t) {
+    return ", ei AS (" + counted_images(outs) + "), n AS (" + counted_net(outs) + ")" +
+           counted_writes(outs, t);
 }
 
 }  // namespace
@@ -224,12 +236,12 @@ std::string key_columns_match(const std::vector<std::string>& outs, const std::v
     return join(eqs, " AND ");
 }
 
-// "(SELECT <outs>, <extra> FROM (<query>) q)": the query's rows as the
+// "SELECT <outs>, <extra> FROM (<query>) q": the query's rows as the
 // stream table's columns, then `extra` (over alias q).
-std::string query_rows(const std::vector<std::string>& outs, const std::string& query,
-                       const std::string& extra) {
-    return "(SELECT " + output_list(outs, "q.") + (outs.empty() ? "" : ", ") + extra + " FROM (" +
-           query + ") q)";
+std::string query_select(const std::vector<std::string>& outs, const std::string& query,
+                         const std::string& extra) {
+    return "SELECT " + output_list(outs, "q.") + (outs.empty() ? "" : ", ") + extra + " FROM (" +
+           query + ") q";
 }
 
 // Keyed FULL: one hash full join of the new contents with the stored rows
@@ -250,15 +262,27 @@ std::string keyed_full_rows(const std::vector<std::string>& outs, const std::vec
         late_id ? "CASE WHEN q.__pgt_fresh THEN " + row_id + " END" : "q.__pgt_id";
     return "SELECT q.__pgt_tid, " + output_list(outs, "q.") + (outs.empty() ? "" : ", ") + id +
            " AS __pgt_id FROM (SELECT t.ctid AS __pgt_tid, n.*, " + changed_full(outs, alike) +
-           " AS __pgt_changed FROM " +
-           query_rows(outs, query, late_id ? "true AS __pgt_fresh" : row_id + " AS __pgt_id") +
-           " n FULL JOIN " + t.table + " t ON " +
+           " AS __pgt_changed FROM " + "(" +
+           query_select(outs, query, late_id ? "true AS __pgt_fresh" : row_id + " AS __pgt_id") +
+           ") n FULL JOIN " + t.table + " t ON " +
            (late_id ? by_value : "t." + kRowId + kEq + "n.__pgt_id") + ") q WHERE q." + fresh +
            " IS NULL OR q.__pgt_tid IS NULL OR q.__pgt_changed";
 }
 
-// The first population: the query's rows inserted in its order, read from
-// `rows` ("(SELECT ...) n" or a relation's name and alias).
+// Counted FULL: "WITH e AS (...)", every row of the query (+1) and of the
+// stream table (-1), for counted_net.
+std::string counted_e(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
+                      const std::string& query, const std::string& row_id) {
+    std::string cols = output_list(outs, "q.");
+    std::string old_cols = output_list(outs, "t.");
+    std::string sep = cols.empty() ? "" : ", ";
+    return "WITH e AS (SELECT 1 AS __pgt_seq, 1 AS " + kSign + sep + cols + ", " + row_id +
+           " AS __pgt_id FROM (" + query + ") q UNION ALL SELECT 0, -1" + sep + old_cols + ", t." +
+           kRowId + " FROM " + t.table + " t)";
+}
+
+// The first population: the query's rows inserted in its order, read
+// from relation `rows`.
 std::string insert_all(const std::vector<std::string>& outs, const ir::IdentityTarget& t,
                        const std::string& rows) {
     // Rows go in in the query's order (a join would write them in the
@@ -282,35 +306,21 @@ std::string stored_apply_tail(const std::vector<std::string>& outs, const ir::Id
            " s ON f.__pgt_id" + kEq + "s.__pgt_id)" + addressed_apply_tail(outs, t);
 }
 
-std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
-                          const std::string& query, const std::string& row_id,
-                          const std::vector<bool>& alike, bool stored_empty) {
+FullDiffSteps full_diff_steps(const std::vector<std::string>& outs,
+                              const ir::IdentityTarget& target, const std::string& query,
+                              const std::string& row_id, const std::vector<bool>& alike,
+                              bool stored_empty, const std::string& relation) {
     if (stored_empty) {
-        return insert_all(outs, target, query_rows(outs, query, row_id + " AS __pgt_id"));
-    }
-    if (target.keyed) {
-        return "WITH ft AS MATERIALIZED (" + keyed_full_rows(outs, alike, target, query, row_id) +
-               ")" + addressed_apply_tail(outs, target);
-    }
-    std::string cols = output_list(outs, "q.");
-    std::string old_cols = output_list(outs, "t.");
-    std::string sep = cols.empty() ? "" : ", ";
-    return "WITH e AS (SELECT 1 AS __pgt_seq, 1 AS " + kSign + sep + cols + ", " + row_id +
-           " AS __pgt_id FROM (" + query + ") q UNION ALL SELECT 0, -1" + sep + old_cols + ", t." +
-           kRowId + " FROM " + target.table + " t)" + apply_tail(outs, target);
-}
-
-std::optional<FullDiffSteps> full_diff_steps(const std::vector<std::string>& outs,
-                                             const ir::IdentityTarget& target,
-                                             const std::string& query, const std::string& row_id,
-                                             const std::vector<bool>& alike, bool stored_empty,
-                                             const std::string& relation) {
-    if (stored_empty) {
-        const std::string rows = query_rows(outs, query, row_id + " AS __pgt_id");
-        return FullDiffSteps{rows.substr(1, rows.size() - 2), insert_all(outs, target, relation)};
+        return FullDiffSteps{query_select(outs, query, row_id + " AS __pgt_id"),
+                             insert_all(outs, target, relation)};
     }
     if (!target.keyed) {
-        return std::nullopt;
+        // The net count per identity and image, only those that change.
+        return FullDiffSteps{
+            counted_e(outs, target, query, row_id) + ", ei AS (" + counted_images(outs) +
+                ") SELECT n.* FROM (" + counted_net(outs) +
+                ") n WHERE n.__pgt_n OPERATOR(pg_catalog.<>) 0",
+            "WITH n AS (SELECT * FROM " + relation + ")" + counted_writes(outs, target)};
     }
     return FullDiffSteps{
         keyed_full_rows(outs, alike, target, query, row_id),

@@ -65,35 +65,27 @@ std::string addressed_apply_tail(const std::vector<std::string>& outs, const ir:
 // rescan_apply_tail's CTEs del, upd and ins without the result row.
 std::string rescan_apply_ctes(const std::vector<std::string>& outs, const ir::IdentityTarget& t);
 
-// FULL refresh as a delta. Keyed: the query's rows full-joined with the
-// stored rows on the identity, those to write applied by address
-// (addressed_apply_tail). Counted: e = (+1, every row of `query`) ∪ (−1,
-// every row of the stream table), then apply_tail. Rows present with the
-// same values on both sides are left untouched. `row_id` is the identity expression over
-// alias q (the query's output row). alike: per output, whether equal
-// values of its type always look alike (compared by equality then, not by
-// text; missing: by text). stored_empty: the stream table holds no row,
-// and the query's rows are inserted in its order. Same result row as
-// apply_tail.
-std::string full_diff_sql(const std::vector<std::string>& outs, const ir::IdentityTarget& target,
-                          const std::string& query, const std::string& row_id,
-                          const std::vector<bool>& alike = {}, bool stored_empty = false);
-
-// The same difference in two statements, so that the one computing it can
-// run in parallel (PostgreSQL 15 plans no statement that writes in
-// parallel): `rows`, a plain SELECT of the rows to write (keyed: ft of
-// full_diff_sql; a first population: every row of the query), and
-// `apply`, which writes them reading `rows`' result from the relation
-// named `relation`. Same result row as full_diff_sql. nullopt for a
-// counted (keyless) stream table, whose difference is one statement.
+// FULL refresh as a delta, in two statements so that the one computing
+// it can run in parallel (PostgreSQL 15 plans no statement that writes in
+// parallel): `rows`, a plain SELECT of what to write, and `apply`, which
+// writes it reading `rows`' result from the relation named `relation`.
+// Keyed: the query's rows full-joined with the stored rows on the
+// identity, those to write (ft) applied by address (addressed_apply_tail).
+// Counted: e = (+1, every row of `query`) ∪ (−1, every row of the stream
+// table), netted per identity and image (n), then written as apply_tail
+// does. Rows present with the same values on both sides are left
+// untouched. `row_id` is the identity expression over alias q (the
+// query's output row). alike: per output, whether equal values of its type
+// always look alike (compared by equality then, not by text; missing: by
+// text). stored_empty: the stream table holds no row, and the query's rows
+// are inserted in its order. Same result row as apply_tail.
 struct FullDiffSteps {
     std::string rows;
     std::string apply;
 };
-std::optional<FullDiffSteps> full_diff_steps(const std::vector<std::string>& outs,
-                                             const ir::IdentityTarget& target,
-                                             const std::string& query, const std::string& row_id,
-                                             const std::vector<bool>& alike, bool stored_empty,
-                                             const std::string& relation);
+FullDiffSteps full_diff_steps(const std::vector<std::string>& outs,
+                              const ir::IdentityTarget& target, const std::string& query,
+                              const std::string& row_id, const std::vector<bool>& alike,
+                              bool stored_empty, const std::string& relation);
 
 }  // namespace pgt::diff

@@ -100,9 +100,11 @@ void define_settings() {
                             &g_max_grouping_set_branches, 64, 1, 65536, PGC_USERSET, 0, nullptr,
                             nullptr, nullptr);
     DefineCustomIntVariable(
-        "pg_trickle.refresh_work_mem", "Least work_mem a refresh's statements run with.",
-        "A refresh sorts, hashes and aggregates whole change windows; a larger work_mem keeps "
-        "that in memory. -1 leaves work_mem as it is.",
+        "pg_trickle.refresh_work_mem",
+        "Least work_mem a DIFFERENTIAL refresh's delta statements run with.",
+        "A delta statement sorts, hashes and aggregates whole change windows; a larger work_mem "
+        "keeps that in memory. A FULL recompute runs with work_mem as it is, as REFRESH "
+        "MATERIALIZED VIEW does. -1 leaves work_mem as it is.",
         &g_refresh_work_mem_kb, 64 * 1024, -1, MAX_KILOBYTES, PGC_USERSET, GUC_UNIT_KB, nullptr,
         nullptr, nullptr);
     DefineCustomRealVariable(

@@ -53,9 +53,10 @@ CaptureNeeds capture_needs(const AnalyzedQuery& q);
 // captures and st.delta_program. Call before the FULL refresh that populates.
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
 
-// Inside a pinned scope: a refresh's statements get at least
-// pg_trickle.refresh_work_mem, and delta statements are planned with at
-// most pg_trickle.delta_random_page_cost (they probe tables per changed row).
+// Inside a pinned scope: delta statements get at least
+// pg_trickle.refresh_work_mem, and are planned with at most
+// pg_trickle.delta_random_page_cost (they probe tables per changed row).
+// A FULL recompute runs with the session's work_mem.
 void pin_refresh_memory();
 void pin_delta_planning();
 // Both, and JIT off: what every delta statement runs with.
