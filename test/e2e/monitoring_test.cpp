@@ -350,7 +350,8 @@ TEST_F(Monitoring, refresh_progress_shows_a_running_refresh) {
         seen = r.size() == 1 ? r.at(0, 0) : "";
     }
     refresher.join();
-    EXPECT_EQ(seen, refresher_pid + " public.slow MANUAL FULL recompute true true true");
+    EXPECT_EQ(seen,
+              refresher_pid + " public.slow MANUAL FULL recompute: rows to write true true true");
     EXPECT_EQ(count("SELECT * FROM pgtrickle.refresh_progress"), 0);
     db->exec("RESET ROLE; SET ROLE outsider");
     EXPECT_EQ(count("SELECT * FROM pgtrickle.refresh_progress"), 0);
