@@ -17,8 +17,8 @@
 # stream tables, the views and the extension in that database.
 # Stream tables get a '24h' schedule, so the scheduler (if it runs) never
 # refreshes them before the timed refresh; each timed refresh must be
-# recorded as the refresh it claims (MANUAL, DIFFERENTIAL or FULL) having
-# written rows, or the run exits 1.
+# recorded as the refresh it claims (MANUAL, DIFFERENTIAL or FULL, not
+# NO_DATA), or the run exits 1.
 # Invariant: timing only; nothing here asserts on time.
 set -uo pipefail
 rounds=${1:-3}
