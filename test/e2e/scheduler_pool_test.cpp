@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "cluster.hpp"
 #include "eventually.hpp"
 #include "oracle.hpp"
+#include "own_cluster.hpp"
 #include "pg_conn.hpp"
 
 namespace pgt::e2e {
@@ -24,20 +24,8 @@ using namespace std::chrono_literals;
 
 constexpr int kDatabases = 50;
 
-class SchedulerPool : public ::testing::Test {
+class SchedulerPool : public OwnClusterTest {
 protected:
-    void TearDown() override {
-        try {
-            cluster_.stop();
-        } catch (const std::exception& e) {
-            ADD_FAILURE() << "stopping the cluster: " << e.what();
-        }
-        const std::string crashes = cluster_.crash_lines();
-        if (!crashes.empty()) {
-            ADD_FAILURE() << "the server log shows a crash:\n" << crashes;
-        }
-    }
-
     static std::string name(int i) { return "pool_" + std::to_string(i); }
 
     // Scheduler workers running now, and the most seen so far.
@@ -48,7 +36,6 @@ protected:
         return n;
     }
 
-    Cluster cluster_;
     int most_workers_ = 0;
 };
 

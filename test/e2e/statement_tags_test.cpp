@@ -10,30 +10,15 @@
 #include <memory>
 #include <string>
 
-#include "cluster.hpp"
 #include "eventually.hpp"
 #include "oracle.hpp"
+#include "own_cluster.hpp"
 #include "pg_conn.hpp"
 
 namespace pgt::e2e {
 namespace {
 
-class StatementTags : public ::testing::Test {
-protected:
-    void TearDown() override {
-        try {
-            cluster_.stop();
-        } catch (const std::exception& e) {
-            ADD_FAILURE() << "stopping the cluster: " << e.what();
-        }
-        const std::string crashes = cluster_.crash_lines();
-        if (!crashes.empty()) {
-            ADD_FAILURE() << "the server log shows a crash:\n" << crashes;
-        }
-    }
-
-    Cluster cluster_;
-};
+using StatementTags = OwnClusterTest;
 
 TEST_F(StatementTags, our_statements_name_their_stream_table_in_pg_stat_statements) {
     cluster_.start(PGT_E2E_WORKDIR "/statement_tags", /*scheduler=*/true, true, false,
