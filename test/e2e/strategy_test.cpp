@@ -293,8 +293,9 @@ TEST_F(Strategy, full_refresh_finds_the_rows_to_write_with_a_parallel_plan) {
             apply_plan = plans.at(i, 1);
         }
     }
-    EXPECT_NE(rows_plan.find("Workers Launched: "), std::string::npos) << rows_plan;
-    EXPECT_EQ(rows_plan.find("Workers Launched: 0"), std::string::npos) << rows_plan;
+    // Planned, not launched: how many workers start depends on what else
+    // the server runs.
+    EXPECT_NE(rows_plan.find("Workers Planned: "), std::string::npos) << rows_plan;
     EXPECT_NE(apply_plan.find("Named Tuplestore Scan"), std::string::npos) << apply_plan;
     refresh("st");
     EXPECT_EQ(last_action("st"), "FULL");
