@@ -6,7 +6,6 @@
 #include "core/sql/names.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -262,7 +261,7 @@ std::string keyed_full_rows(const std::vector<std::string>& outs, const std::vec
         late_id ? "CASE WHEN q.__pgt_fresh THEN " + row_id + " END" : "q.__pgt_id";
     return "SELECT q.__pgt_tid, " + output_list(outs, "q.") + (outs.empty() ? "" : ", ") + id +
            " AS __pgt_id FROM (SELECT t.ctid AS __pgt_tid, n.*, " + changed_full(outs, alike) +
-           " AS __pgt_changed FROM " + "(" +
+           " AS __pgt_changed FROM (" +
            query_select(outs, query, late_id ? "true AS __pgt_fresh" : row_id + " AS __pgt_id") +
            ") n FULL JOIN " + t.table + " t ON " +
            (late_id ? by_value : "t." + kRowId + kEq + "n.__pgt_id") + ") q WHERE q." + fresh +

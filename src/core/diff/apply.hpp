@@ -6,7 +6,6 @@
 #pragma once
 #include "core/core.hpp"
 
-#include <optional>
 #include <string>
 #include <vector>
 

@@ -361,6 +361,25 @@ SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
 
 namespace {
 
+// Registers `store` (rows of desc, `rows` of them) as the ephemeral named
+// relation `name` on the current SPI connection. A refresh that failed in
+// a subtransaction on this connection may have left one of that name
+// registered: it is replaced. Inside a PostgreSQL frame; raises.
+void register_store(const char* name, TupleDesc desc, Tuplestorestate* store, double rows) {
+    auto* enr = static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
+    enr->md.name = pstrdup(name);
+    enr->md.reliddesc = InvalidOid;
+    enr->md.tupdesc = desc;
+    enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+    enr->md.enrtuples = rows;
+    enr->reldata = store;
+    (void)SPI_unregister_relation(name);
+    int reg = SPI_register_relation(enr);
+    if (reg != SPI_OK_REL_REGISTER) {
+        elog(ERROR, "could not register relation \"%s\": %s", name, SPI_result_code_string(reg));
+    }
+}
+
 // Receives the images statement's rows straight into the tuplestores,
 // without an SPI tuple table in between. A row is one image (first column
 // __pgt_is_old: whether it is a before-image), or, when the first column is
@@ -500,24 +519,9 @@ std::pair<uint64_t, uint64_t> Spi::register_images(Snapshot snapshot, const std:
             if (r.stores[i] == nullptr) {
                 continue;
             }
-            const char* name = names[i]->c_str();
-            auto* enr =
-                static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
-            enr->md.name = pstrdup(name);
-            enr->md.reliddesc = InvalidOid;
-            enr->md.tupdesc = i == 2 ? r.signed_out : r.out;
-            enr->md.enrtype = ENR_NAMED_TUPLESTORE;
-            enr->md.enrtuples = counts[i];
-            enr->reldata = r.stores[i];
             stores_.push_back(r.stores[i]);
-            // A refresh that failed in a subtransaction on this connection
-            // may have left its relation registered: replace it.
-            (void)SPI_unregister_relation(name);
-            int reg = SPI_register_relation(enr);
-            if (reg != SPI_OK_REL_REGISTER) {
-                elog(ERROR, "could not register relation \"%s\": %s", name,
-                     SPI_result_code_string(reg));
-            }
+            register_store(names[i]->c_str(), i == 2 ? r.signed_out : r.out, r.stores[i],
+                           counts[i]);
         }
         return result;
     });
@@ -593,21 +597,8 @@ uint64_t Spi::register_rows(Snapshot snapshot, const std::string& raw, const std
                 elog(ERROR, "rows statement returned no row type");
             }
             count = r.count;
-            auto* enr =
-                static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
-            enr->md.name = pstrdup(name.c_str());
-            enr->md.reliddesc = InvalidOid;
-            enr->md.tupdesc = r.desc;
-            enr->md.enrtype = ENR_NAMED_TUPLESTORE;
-            enr->md.enrtuples = count;
-            enr->reldata = r.store;
             stores_.push_back(r.store);
-            (void)SPI_unregister_relation(name.c_str());
-            int reg = SPI_register_relation(enr);
-            if (reg != SPI_OK_REL_REGISTER) {
-                elog(ERROR, "could not register relation \"%s\": %s", name.c_str(),
-                     SPI_result_code_string(reg));
-            }
+            register_store(name.c_str(), r.desc, r.store, count);
             return result;
         });
     };

@@ -268,18 +268,19 @@ void confirm_quiet(const TickState& ts,
     if (ids.empty()) {
         return;
     }
+    // counts_us (Unix microseconds) as a timestamptz.
+    const std::string at =
+        "('epoch'::pg_catalog.timestamptz OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs "
+        "=> $2::pg_catalog.float8 OPERATOR(pg_catalog./) 1000000))";
     begin_transaction();
     Spi spi = Spi::connect();
-    catalog::exec_as_owner(
-        spi,
-        "UPDATE pgtrickle.pgt_stream_tables SET data_timestamp = ('epoch'::pg_catalog.timestamptz "
-        "OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => $2::pg_catalog.float8 "
-        "OPERATOR(pg_catalog./) 1000000)) WHERE pgt_id OPERATOR(pg_catalog.=) ANY "
-        "($1::pg_catalog.int8[]) AND is_populated AND refresh_mode OPERATOR(pg_catalog.=) 'FULL' "
-        "AND data_timestamp OPERATOR(pg_catalog.<) ('epoch'::pg_catalog.timestamptz "
-        "OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => $2::pg_catalog.float8 "
-        "OPERATOR(pg_catalog./) 1000000))",
-        {text_param("{" + ids + "}"), int8_param(ts.counts_us)});
+    catalog::exec_as_owner(spi,
+                           "UPDATE pgtrickle.pgt_stream_tables SET data_timestamp = " + at +
+                               " WHERE pgt_id OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.int8[]) "
+                               "AND is_populated AND refresh_mode OPERATOR(pg_catalog.=) 'FULL' "
+                               "AND data_timestamp OPERATOR(pg_catalog.<) " +
+                               at,
+                           {text_param("{" + ids + "}"), int8_param(ts.counts_us)});
     spi.close();
     commit_transaction();
 }
