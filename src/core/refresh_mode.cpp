@@ -34,7 +34,8 @@ namespace {
                 "it pads, a FULL JOIN of two "
                 "tables), also with GROUPING SETS, CUBE or ROLLUP, with [NOT] EXISTS or [NOT] "
                 "IN subqueries in WHERE and with scalar subqueries, joined to VALUES lists of "
-                "constants, written directly or through views and non-recursive WITH queries. "
+                "constants, written directly or through views and non-recursive WITH queries; "
+                "aggregates over one grouped derived table, also by its aggregates. "
                 "Other queries are recomputed by FULL refresh.",
                 "Use refresh_mode => 'FULL', or 'AUTO' to let pg_trickle choose.");
 }

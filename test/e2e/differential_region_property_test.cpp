@@ -18,7 +18,8 @@
 // coalesced, containing one another) over any of these regions (a third of
 // the FULL JOINs, with WHERE subqueries too); 8% a grouped derived table
 // joined on its key, or (a third of those) aggregated again by its grouping
-// columns (Nexmark q4's shape); random DML batches over
+// columns (Nexmark q4's shape) or by its aggregates (TPC-H q13's, also over
+// a LEFT JOIN); random DML batches over
 // all four tables in one transaction (join-key, group-key and primary key
 // changes, MIN/MAX rows deleted, a partner deleted while its match moves
 // away — seed EC-01, every partner of a key value gone or back), rollbacks
@@ -2023,7 +2024,7 @@ std::string with_list(Rng& r, const std::string& sql) {
 // selected, filtered in WHERE (inner) or aggregated again by the outer
 // query; or a third of the time aggregated again by its grouping columns
 // (by its key, by a table joined on it, or to one row; a SELECT DISTINCT
-// instead now and then); the groups' table
+// instead now and then) or by its aggregates; the groups' table
 // read through source_name like any other.
 std::string grouped_join_query(Rng& r) {
     struct KeyPair {
@@ -2068,7 +2069,20 @@ std::string grouped_join_query(Rng& r) {
             distinct ? "count(*) AS c0, count(g.g2) AS s0, max(g.mx) AS m0"
                      : "count(*) AS c0, sum(g.n) AS s0, max(g.mx) AS m0, avg(g.s) AS a0, min(g.s) "
                        "AS i0";
-        const int shape = r.range(0, 2);
+        const int shape = r.range(0, distinct ? 2 : 3);
+        if (shape == 3) {
+            // Grouped by its aggregates, or filtered on them (TPC-H q13's
+            // shape: its change as signed rows); or a LEFT JOIN grouped by
+            // the preserved table's key, every x row counting its partners.
+            const std::string d = r.chance(40)
+                                      ? "SELECT x.id AS gk, count(y.id) AS n, sum(y." + y.value +
+                                            ") AS s FROM " + source_name(x.name) + " x LEFT JOIN " +
+                                            source_name(y.name) + " y ON y." + key + " = x." + key +
+                                            " GROUP BY x.id"
+                                      : g;
+            return "SELECT g.n AS k0, count(*) AS c0, sum(g.s) AS s0, max(g.gk) AS m0 FROM (" + d +
+                   ") g" + (r.chance(30) ? " WHERE g.s > " + r.num(0, 20) : "") + " GROUP BY g.n";
+        }
         if (shape == 0) {
             return "SELECT g.gk AS k0, " + aggs + " FROM (" + g + ") g" +
                    (r.chance(30) ? " WHERE g.g2 <> 1" : "") + " GROUP BY g.gk" +

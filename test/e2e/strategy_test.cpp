@@ -49,6 +49,11 @@ const std::vector<Shape> kShapes = {
      "keyless_row(name, val)", "join_region"},
     {"join_agg", "SELECT d.name, sum(t.val) AS s FROM t JOIN d ON d.grp = t.grp GROUP BY d.name",
      "DIFFERENTIAL", "group_key(name)", "algebraic_join"},
+    // Grouped by a derived table's aggregate: its change as signed rows.
+    {"agg_of_agg",
+     "SELECT g.n, count(*) AS k FROM (SELECT d.grp, count(t.id) AS n FROM d LEFT JOIN t ON t.grp "
+     "= d.grp GROUP BY d.grp) g GROUP BY g.n",
+     "DIFFERENTIAL", "group_key(n)", "algebraic_derived"},
     {"left_join", "SELECT t.id, d.name FROM t LEFT JOIN d ON d.grp = t.grp", "DIFFERENTIAL",
      "scan_key(id)", "join_region"},
     {"semi_join", "SELECT id, val FROM t WHERE EXISTS (SELECT 1 FROM d WHERE d.grp = t.grp)",

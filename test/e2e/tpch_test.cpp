@@ -26,28 +26,28 @@ constexpr int kCycles = 3;
 
 // The delta strategy each query gets (pgtrickle.explain_st), "" for FULL.
 const char* const kStrategies[kQueries] = {
-    "algebraic_group",  // q01
-    "join_region",      // q02
-    "algebraic_join",   // q03
-    "algebraic_join",   // q04
-    "algebraic_join",   // q05
-    "algebraic_group",  // q06
-    "algebraic_join",   // q07
-    "algebraic_join",   // q08
-    "algebraic_join",   // q09
-    "algebraic_join",   // q10
-    "join_region",      // q11
-    "algebraic_join",   // q12
-    "",                 // q13
-    "algebraic_join",   // q14
-    "join_region",      // q15
-    "join_region",      // q16
-    "join_region",      // q17
-    "join_region",      // q18
-    "algebraic_join",   // q19
-    "join_region",      // q20
-    "join_region",      // q21
-    "join_region",      // q22
+    "algebraic_group",    // q01
+    "join_region",        // q02
+    "algebraic_join",     // q03
+    "algebraic_join",     // q04
+    "algebraic_join",     // q05
+    "algebraic_group",    // q06
+    "algebraic_join",     // q07
+    "algebraic_join",     // q08
+    "algebraic_join",     // q09
+    "algebraic_join",     // q10
+    "join_region",        // q11
+    "algebraic_join",     // q12
+    "algebraic_derived",  // q13
+    "algebraic_join",     // q14
+    "join_region",        // q15
+    "join_region",        // q16
+    "join_region",        // q17
+    "join_region",        // q18
+    "algebraic_join",     // q19
+    "join_region",        // q20
+    "join_region",        // q21
+    "join_region",        // q22
 };
 
 std::string tpch_dir() {

@@ -601,14 +601,7 @@ std::string algebraic_group_sql(const ir::AlgebraicGroup& a, const ir::IdentityT
            ", " + d_cte(a) + ", " + algebraic_tail(a, t, rescan_keyed_ctes(full, t), !netted);
 }
 
-DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::IdentityTarget& t) {
-    const ir::AlgebraicGroup& a = aj.shape;
-    check_shape(a, t);
-    ir::JoinRegion region = aj.region;
-    region.image_multiplicity = true;  // every copy of a changed row counts
-    // Unnetted images (netted ones to fall back on) for sums and counts;
-    // MIN/MAX need the committed states only.
-    DeltaProgram p = join_region_program(region, t, !linear_aggregates(a));
+std::vector<std::string> algebraic_d_columns(const ir::AlgebraicGroup& a) {
     std::vector<std::string> d_cols{kWeight};
     for (std::size_t j = 0; j < a.group.group_outputs.size(); j++) {
         d_cols.push_back(sql::key_column(j));
@@ -618,17 +611,36 @@ DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::Ident
             d_cols.push_back(sql::argument_column(i));
         }
     }
+    return d_cols;
+}
+
+void algebraic_signed_main(DeltaProgram& p, const ir::AlgebraicGroup& a,
+                           const ir::IdentityTarget& t, const std::string& ctes,
+                           const std::string& row_query, const ir::JoinRegion& fresh) {
+    check_shape(a, t);
     for (const AuxColumn& c : aux_columns(a)) {
         p.full_aux.push_back(c.name);
     }
-    p.full_query = algebraic_row_query_aggregate(a, aj.row_query);
+    p.full_query = algebraic_row_query_aggregate(a, row_query);
     // Recomputed groups: the full query narrowed to their keys (only when
     // some group is recomputed: the filter is a one-time gate).
-    ir::JoinRegion fresh = aj.region;
-    fresh.query = p.full_query;
-    fresh.whole_query.clear();
-    p.main = "WITH d (" + join(d_cols, ", ") + ") AS (" + kBranchesMarker + "), " +
-             algebraic_tail(a, t, region_rescan_ctes(fresh, t) + " ");
+    ir::JoinRegion narrowed = fresh;
+    narrowed.query = p.full_query;
+    narrowed.whole_query.clear();
+    p.main = "WITH " + ctes + ", " + algebraic_tail(a, t, region_rescan_ctes(narrowed, t) + " ");
+}
+
+DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::IdentityTarget& t) {
+    const ir::AlgebraicGroup& a = aj.shape;
+    check_shape(a, t);
+    ir::JoinRegion region = aj.region;
+    region.image_multiplicity = true;  // every copy of a changed row counts
+    // Unnetted images (netted ones to fall back on) for sums and counts;
+    // MIN/MAX need the committed states only.
+    DeltaProgram p = join_region_program(region, t, !linear_aggregates(a));
+    algebraic_signed_main(
+        p, a, t, "d (" + join(algebraic_d_columns(a), ", ") + ") AS (" + kBranchesMarker + ")",
+        aj.row_query, aj.region);
     return p;
 }
 

@@ -64,6 +64,19 @@ bool linear_aggregates(const ir::AlgebraicGroup& a);
 // main statement (d = the UNION ALL of the branches that can find rows).
 DeltaProgram algebraic_join_program(const ir::AlgebraicJoin& aj, const ir::IdentityTarget& target);
 
+// The columns of the signed rows d an algebraic main statement reads:
+// (weight, grouping keys, arguments).
+std::vector<std::string> algebraic_d_columns(const ir::AlgebraicGroup& a);
+
+// p's full query (row_query aggregated, with the auxiliary columns) and
+// main statement over signed rows: `WITH <ctes>, ...`, where ctes ends
+// with d (algebraic_d_columns); a group the stored state cannot give is
+// recomputed from the full query narrowed as `fresh` says (its key
+// nullability and filters; its query is replaced).
+void algebraic_signed_main(DeltaProgram& p, const ir::AlgebraicGroup& a,
+                           const ir::IdentityTarget& t, const std::string& ctes,
+                           const std::string& row_query, const ir::JoinRegion& fresh);
+
 // SELECT <outputs>, <auxiliary columns> FROM (row_query) r (keys, args)
 // GROUP BY keys: the aggregates over the join's rows.
 std::string algebraic_row_query_aggregate(const ir::AlgebraicGroup& a,

@@ -287,6 +287,25 @@ std::string key_window_statement(const ir::JoinRegion& j, const ir::IdentityTarg
            ", s AS (SELECT l.__pgt_id FROM l)" + stored_apply_tail(j.outputs, target, "s");
 }
 
+std::vector<Branch> composed_branches(const ir::JoinRegion& j) {
+    std::vector<std::string> kept;
+    for (const ir::RegionSource& s : j.sources) {
+        kept.push_back(s.kept.table);
+    }
+    std::vector<Branch> branches;
+    for (const ir::RegionBranch& b : j.branches) {
+        Branch out{0, 0, compose_branch(b.sql, j.tables, b.reads, kept), 0};
+        for (std::size_t i = 0; i < b.reads.size(); i++) {
+            const uint64_t bit = uint64_t{1} << j.tables[i].source;
+            out.old_sources |= b.reads[i] == ir::TableRead::kOld ? bit : 0;
+            out.new_sources |= b.reads[i] == ir::TableRead::kNew ? bit : 0;
+            out.delta_sources |= b.reads[i] == ir::TableRead::kBoth ? bit : 0;
+        }
+        branches.push_back(std::move(out));
+    }
+    return branches;
+}
+
 DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarget& target,
                                  bool netted_only) {
     if (j.sources.empty() || j.branches.empty() || j.outputs.empty() ||
@@ -307,20 +326,7 @@ DeltaProgram join_region_program(const ir::JoinRegion& j, const ir::IdentityTarg
             p.fallback_images.push_back(netted);
         }
     }
-    std::vector<std::string> kept;
-    for (const ir::RegionSource& s : j.sources) {
-        kept.push_back(s.kept.table);
-    }
-    for (const ir::RegionBranch& b : j.branches) {
-        Branch out{0, 0, compose_branch(b.sql, j.tables, b.reads, kept), 0};
-        for (std::size_t i = 0; i < b.reads.size(); i++) {
-            const uint64_t bit = uint64_t{1} << j.tables[i].source;
-            out.old_sources |= b.reads[i] == ir::TableRead::kOld ? bit : 0;
-            out.new_sources |= b.reads[i] == ir::TableRead::kNew ? bit : 0;
-            out.delta_sources |= b.reads[i] == ir::TableRead::kBoth ? bit : 0;
-        }
-        p.branches.push_back(std::move(out));
-    }
+    p.branches = composed_branches(j);
     p.kept = kept_steps(j);
     std::vector<std::string> ctes;
     ctes.push_back("keys AS (" + kBranchesMarker + ")");  // UNION ALL: g dedups by identity

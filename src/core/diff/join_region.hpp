@@ -91,6 +91,10 @@ std::string compose_branch(const std::string& body, const std::vector<ir::Branch
                            const std::vector<ir::TableRead>& reads,
                            const std::vector<std::string>& kept = {});
 
+// j's branches with the tables they read defined (compose_branch), and
+// which sources' images each reads (Branch).
+std::vector<Branch> composed_branches(const ir::JoinRegion& j);
+
 // The statements that keep each kept copy of j's sources (KeptStep).
 std::vector<KeptStep> kept_steps(const ir::JoinRegion& j);
 

@@ -130,6 +130,13 @@ std::string encode_program(const DeltaProgram& p) {
         add_string(o, "rebuild", k.rebuild);
         add_string(o, "apply", k.apply);
     });
+    if (p.main_old != 0 || p.main_new != 0) {
+        key(out, "main_reads");
+        out += "{";
+        add_number(out, "old", p.main_old);
+        add_number(out, "new", p.main_new);
+        out += "}";
+    }
     if (!p.key_rows.empty()) {
         key(out, "key_rows");
         out += "{";
@@ -168,6 +175,11 @@ DeltaProgram decode_program(const std::string& text) {
     for (const sql::JsonValue& k : array_of(v, "kept")) {
         p.kept.push_back({static_cast<std::size_t>(number_of(k, "source")), string_of(k, "table"),
                           string_of(k, "rebuild"), string_of(k, "apply")});
+    }
+    if (v.find("main_reads") != nullptr) {
+        const sql::JsonValue& m = member(v, "main_reads", sql::JsonValue::Kind::kObject);
+        p.main_old = number_of(m, "old");
+        p.main_new = number_of(m, "new");
     }
     if (v.find("key_rows") != nullptr) {
         const sql::JsonValue& k = member(v, "key_rows", sql::JsonValue::Kind::kObject);

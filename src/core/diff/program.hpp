@@ -26,6 +26,7 @@
 //    "fallback": "...",
 //    "fallback_images": [{"source": ..., "window": ..., "sql": ...}, ...],
 //    "kept": [{"source": 0, "table": "...", "rebuild": "...", "apply": "..."}, ...],
+//    "main_reads": {"old": 3, "new": 3},
 //    "key_rows": {"source": 0, "sql": "..."}}
 // Only "main" is always there; the masks are bit i for source i.
 #pragma once
@@ -93,6 +94,10 @@ struct DeltaProgram {
     // main raises, the refresh registers these instead and runs main again.
     std::vector<ImageStep> fallback_images;
     std::string main;
+    // Bit i: main reads region_old_images(i) (main_old), region_new_images(i)
+    // (main_new) itself, whatever branches run.
+    uint64_t main_old = 0;
+    uint64_t main_new = 0;
     // A join whose identity is the key of its table at source position
     // key_source (ir::JoinRegion::key_source): the statement for a change
     // of only that table, recomputing the rows of the keys it touched with

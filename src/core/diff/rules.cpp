@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/ir/tree.hpp"
 
@@ -14,6 +15,18 @@ bool is(std::optional<Strategy> strategy, Strategy s) {
     return strategy == s;
 }
 
+// Whether node i is below a derived table (kSubquery) of t.
+std::vector<bool> inside_derived(const ir::Tree& t) {
+    std::vector<bool> inside(t.nodes.size(), false);
+    for (int i = static_cast<int>(t.nodes.size()) - 1; i >= 0; i--) {
+        for (int c : t.at(i).children) {
+            inside.at(static_cast<std::size_t>(c)) =
+                inside.at(static_cast<std::size_t>(i)) || t.at(i).op == ir::Op::kSubquery;
+        }
+    }
+    return inside;
+}
+
 // The rule of one operator under strategy; "" leaves it unnamed.
 std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy) {
     const ir::Node& n = t.at(i);
@@ -21,6 +34,13 @@ std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy)
     // A scan keyed by its source's key follows each key's last event
     // (apply_sql); other scans net their images.
     const bool by_key = is(strategy, Strategy::kScan) && ir::identity_source(t).relid != 0;
+    if (is(strategy, Strategy::kAlgebraicDerived) &&
+        inside_derived(t).at(static_cast<std::size_t>(i))) {
+        return n.op == ir::Op::kAggregate || n.op == ir::Op::kDistinct
+                   ? "delta as signed rows: the touched groups now (+1) and before the change "
+                     "(-1), each table before it read from its images by its unique key"
+                   : "";
+    }
     const bool joined = is(strategy, Strategy::kJoinRegion) ||
                         is(strategy, Strategy::kAlgebraicJoin) ||
                         is(strategy, Strategy::kJoinRescan);
@@ -35,7 +55,8 @@ std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy)
                           : "evaluated on netted images; conjuncts that cannot raise also "
                             "before netting";
         case ir::Op::kAggregate:
-            if (is(strategy, Strategy::kAlgebraicGroup) || is(strategy, Strategy::kAlgebraicJoin)) {
+            if (is(strategy, Strategy::kAlgebraicGroup) || is(strategy, Strategy::kAlgebraicJoin) ||
+                is(strategy, Strategy::kAlgebraicDerived)) {
                 const bool extremes = std::any_of(n.algebraic_aggs.begin(), n.algebraic_aggs.end(),
                                                   [](const ir::AlgebraicAgg& a) {
                                                       return a.kind == ir::AggKind::kMin ||

@@ -11,7 +11,7 @@ namespace pgt::diff {
 
 namespace {
 
-constexpr std::array<std::pair<Strategy, const char*>, 7> kNames{{
+constexpr std::array<std::pair<Strategy, const char*>, 8> kNames{{
     {Strategy::kScan, "scan"},
     {Strategy::kGroupRescan, "group_rescan"},
     {Strategy::kAlgebraicGroup, "algebraic_group"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<Strategy, const char*>, 7> kNames{{
     {Strategy::kJoinRescan, "join_rescan"},
     {Strategy::kJoinRegion, "join_region"},
     {Strategy::kAlgebraicJoin, "algebraic_join"},
+    {Strategy::kAlgebraicDerived, "algebraic_derived"},
 }};
 
 }  // namespace
@@ -42,6 +43,9 @@ std::optional<Strategy> strategy_named(std::string_view name) noexcept {
 }
 
 std::optional<Strategy> choose_strategy(const ir::Tree& t, const StrategyFacts& f) {
+    if (f.region && f.derived) {
+        return Strategy::kAlgebraicDerived;
+    }
     if (f.region) {
         return f.region_algebraic ? Strategy::kAlgebraicJoin : Strategy::kJoinRegion;
     }

@@ -3,6 +3,8 @@
 // node's algebraic form) and what analysis found that the tree does not
 // show (a join region it could build, a pair of keyed tables).
 //
+//   aggregate over a grouped   → algebraic_derived
+//   derived table's change
 //   join region built          → algebraic_join | join_region
 //   two keyed tables joined    → join_rescan
 //   one-table level:
@@ -32,6 +34,7 @@ enum class Strategy : std::uint8_t {
     kJoinRescan,
     kJoinRegion,
     kAlgebraicJoin,
+    kAlgebraicDerived,
 };
 
 const char* strategy_name(Strategy s) noexcept;
@@ -41,6 +44,7 @@ struct StrategyFacts {
     bool region = false;            // analysis built a join region
     bool region_algebraic = false;  // ... keeping its aggregates algebraically
     bool join_pair = false;         // two tables whose keys are both selected
+    bool derived = false;           // ... over a grouped derived table's change
 };
 
 // nullopt when neither the facts nor a one-table level (one_table_level)

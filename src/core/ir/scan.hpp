@@ -283,6 +283,42 @@ struct AlgebraicJoin {
     std::string row_query;
 };
 
+// An aggregate kept algebraically over one grouped derived table D whose
+// aggregated columns it reads (TPC-H q13: `SELECT c_count, count(*) FROM
+// (SELECT c_custkey, count(o_orderkey) FROM customer LEFT JOIN orders ...
+// GROUP BY c_custkey) c_orders (c_custkey, c_count) GROUP BY c_count`).
+// D's change is its rows of the touched keys as they are now (+1) and as
+// they were before the change (-1); the outer aggregate takes them as the
+// signed rows of an algebraic join.
+struct DerivedAggregate {
+    // D's sources (their images), the branches selecting the keys of D's
+    // groups a change touches (region_key(k)), over `region.tables`.
+    JoinRegion region;
+    // D's query with source s read as sql::derived_source(s).
+    std::string rows;
+    // D's key columns (quoted, as `rows` names them), in the order the
+    // branches select them; narrow[k]: D may be narrowed by key k with
+    // `= ANY (array)` (never NULL, a pg_catalog equality). D narrowed to a
+    // superset of the touched keys gives the same change: an untouched
+    // group's rows cancel.
+    std::vector<std::string> keys;
+    std::vector<bool> narrow;
+    // Per source: a unique key of the table (quoted columns), by which the
+    // table before the change is the table now without the rows of its
+    // after-images, with its before-images.
+    std::vector<std::vector<std::string>> source_keys;
+    // Per source: the table, quoted and schema-qualified.
+    std::vector<std::string> source_tables;
+    // The outer query's (keys, arguments) over D read as region_table(0).
+    std::string select;
+    AlgebraicGroup shape;   // its arguments read r.__pgt_x<i>
+    std::string row_query;  // (keys, arguments) of the outer query now
+    // Per identity key of the stream table: as JoinRegion::key_nullable and
+    // key_filtered (the rescan of a group the stored state cannot give).
+    std::vector<bool> key_nullable;
+    std::vector<bool> key_filtered;
+};
+
 struct IdentityTarget {
     std::string table;  // quoted, schema-qualified storage table
     rowid::Domain domain = rowid::Domain::kKeylessRow;

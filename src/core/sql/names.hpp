@@ -65,6 +65,13 @@ inline std::string region_table(std::size_t i) {
 inline std::string key_column(std::size_t j) {
     return "__pgt_k" + std::to_string(j + 1);
 }
+// Source s (0-based) of a grouped derived table as the table's rows are
+// computed over it: a CTE defined as the table now or as it was before
+// the change (diff::derived_aggregate_program).
+inline constexpr const char* kDerivedSourcePrefix = "__pgt_tab_";
+inline std::string derived_source(std::size_t s) {
+    return kDerivedSourcePrefix + std::to_string(s);
+}
 // The i-th (0-based) aggregate argument column of an algebraic join's rows.
 inline std::string argument_column(std::size_t i) {
     return "__pgt_x" + std::to_string(i + 1);

@@ -154,6 +154,10 @@ void signed_branches(Query* q, const std::vector<TargetEntry*>& entries,
 
 }  // namespace
 
+Expr* aggregate_argument(const Aggref* a) {
+    return folded_argument(a);
+}
+
 // Fills the algebraic form of an inner join's region (see RegionShape):
 // false when the outputs are not all keys and algebraic aggregates or the
 // signed change needs more branches than a region may store.

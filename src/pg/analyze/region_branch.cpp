@@ -646,6 +646,10 @@ void drive_single_change(Query* c, const std::vector<RegionTable>& tables,
 
 }  // namespace
 
+void read_table_as(Query* level, Index varno, const char* name) {
+    read_as(level, varno, name);
+}
+
 // The defining query's FROM/WHERE selecting the key expressions, with the
 // tables read as `states` says (diff::TableRead), the outer joins as
 // `padding` says (one entry per outer join) and the WHERE subqueries as

@@ -150,6 +150,16 @@ std::string deparse_branch(Query* q, const std::vector<TargetEntry*>& keys,
                            const std::vector<diff::SubqueryRead>& sublinks = {},
                            bool signs = false);
 
+// Table `varno` of `level` read from the relation `name` (a CTE the
+// statement defines) carrying the table's live columns by their own names
+// (a derived table: its columns). Runs under pg_call.
+void read_table_as(Query* level, Index varno, const char* name);
+
+// An aggregate's argument with its FILTER folded in (CASE WHEN filter THEN
+// arg END; count(*) FILTER: CASE WHEN filter THEN 1 END); nullptr for an
+// unfiltered count(*). Runs under pg_call.
+Expr* aggregate_argument(const Aggref* a);
+
 // The region's tables as branches read them (ir::BranchTable), in the
 // order of `tables`.
 std::vector<ir::BranchTable> branch_tables(Query* q, const std::vector<RegionTable>& tables,

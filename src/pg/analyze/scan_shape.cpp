@@ -2,6 +2,7 @@
 // Invariant: volatility is judged on the analyzed expressions (a VOLATILE
 // function blocks, a STABLE one is reported), never on the query text.
 #include "pg/analyze/scan_shape.hpp"
+#include "pg/analyze/derived_aggregate.hpp"
 
 #include "core/diff/aggregate.hpp"
 
@@ -869,6 +870,9 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         static_cast<RangeTblEntry*>(linitial(q->rtable))->rtekind == RTE_SUBQUERY ||
         (out.identity.domain == rowid::Domain::kSynthetic && !scalar_algebraic(q))) {
         (void)derive_region_shape(q, out);
+        if (!out.differential_blocker.empty()) {
+            derive_derived_aggregate(q, out);  // an aggregate over a derived table's change
+        }
         return;
     }
     const RangeTblEntry* rte = static_cast<RangeTblEntry*>(linitial(q->rtable));

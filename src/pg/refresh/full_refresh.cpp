@@ -365,6 +365,8 @@ std::optional<SpiRows> apply_program(Spi& spi, const catalog::StreamTableRow& st
         reads_new |= b.new_sources;
         reads_delta |= b.delta_sources;
     }
+    reads_old |= program.main_old;
+    reads_new |= program.main_new;
     // A valid copy takes its source's change from the signed images.
     const uint64_t valid = program.kept.empty() ? 0 : catalog::valid_kept_copies(spi, st.pgt_id);
     reads_delta |= valid;

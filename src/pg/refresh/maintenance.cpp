@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/diff/algebraic.hpp"
+#include "core/diff/derived.hpp"
 #include "core/diff/group_rescan.hpp"
 #include "core/diff/grouping_sets.hpp"
 #include "core/diff/program.hpp"
@@ -315,6 +316,49 @@ std::vector<std::pair<std::string, std::string>> aux_of(const ir::AlgebraicGroup
     return aux;
 }
 
+// The algebraic form of a region's outer aggregate (its grouping keys are
+// the row query's first columns, r.__pgt_k<j+1>).
+ir::AlgebraicGroup region_shape(const AnalyzedQuery& q, const std::vector<std::string>& outputs) {
+    ir::AlgebraicGroup shape;
+    shape.aggs = q.region.aggs;
+    shape.key_alike = q.region.key_alike;
+    shape.output_templates = q.region.output_templates;
+    shape.group.group_outputs = q.identity.key_columns;
+    for (const std::string& name : outputs) {
+        shape.group.scan.outputs.push_back({"", name});
+    }
+    for (std::size_t j = 0; j < q.identity.key_columns.size(); j++) {
+        shape.group.scan.outputs.at(static_cast<std::size_t>(q.identity.key_columns[j])).expr =
+            "r." + diff::region_key(j);
+    }
+    return shape;
+}
+
+// An aggregate over a grouped derived table's change (RegionShape::derived):
+// r holds the derived table's sources and key branches; no kept copies.
+diff::DeltaProgram derived_delta(Spi& spi, const catalog::StreamTableRow& st,
+                                 const AnalyzedQuery& q, ir::JoinRegion r) {
+    ir::DerivedAggregate da;
+    for (const OutputColumn& c : q.columns) {
+        r.outputs.push_back(quote_ident(c.name));
+    }
+    da.shape = region_shape(q, r.outputs);
+    da.region = std::move(r);
+    da.rows = q.region.derived_rows;
+    da.keys = q.region.derived_keys;
+    da.narrow = q.region.derived_narrow;
+    da.source_keys = q.region.source_keys;
+    for (Oid relid : q.region.relids) {
+        da.source_tables.push_back(quoted_relation_name(relid));
+    }
+    da.select = q.region.derived_select;
+    da.row_query = q.region.row_query;
+    da.key_nullable = q.region.key_nullable;
+    da.key_filtered = q.region.key_filtered;
+    sync_aux_columns(spi, st.relid, aux_of(da.shape));
+    return diff::derived_aggregate_program(da, identity_target(st));
+}
+
 // Every source of a join region is captured whole; each gets its window
 // block by captured_sources_of order (source_id).
 // IMMEDIATE (immediate): each source's Δ from its transition relations,
@@ -344,6 +388,9 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
     }
     r.tables = q.region.tables;
     r.branches = q.region.branches;
+    if (q.region.derived) {
+        return derived_delta(spi, st, q, std::move(r));
+    }
     keep_copies(spi, st, q, r, !immediate);
     r.query = q.region.query.empty() ? q.effective : q.region.query;
     r.whole_query = q.region.whole_when_many ? q.effective : "";
@@ -379,18 +426,7 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
     ir::AlgebraicJoin aj;
     aj.region = r;
     aj.row_query = q.region.row_query;
-    aj.shape.aggs = q.region.aggs;
-    aj.shape.key_alike = q.region.key_alike;
-    aj.shape.output_templates = q.region.output_templates;
-    aj.shape.group.group_outputs = q.identity.key_columns;
-    for (const std::string& name : r.outputs) {
-        aj.shape.group.scan.outputs.push_back({"", name});
-    }
-    // Over the row query, grouping key j is column r.__pgt_k<j+1>.
-    for (std::size_t j = 0; j < q.identity.key_columns.size(); j++) {
-        aj.shape.group.scan.outputs.at(static_cast<std::size_t>(q.identity.key_columns[j])).expr =
-            "r." + diff::region_key(j);
-    }
+    aj.shape = region_shape(q, r.outputs);
     sync_aux_columns(spi, st.relid, aux_of(aj.shape));
     return finish(diff::algebraic_join_program(aj, identity_target(st)));
 }
@@ -520,8 +556,8 @@ std::string operator_tree_text(const AnalyzedQuery& q, std::optional<diff::Strat
 }
 
 diff::Strategy delta_strategy(const AnalyzedQuery& q) {
-    std::optional<diff::Strategy> s =
-        diff::choose_strategy(q.operators, {q.region.present, q.region.algebraic, q.join.present});
+    std::optional<diff::Strategy> s = diff::choose_strategy(
+        q.operators, {q.region.present, q.region.algebraic, q.join.present, q.region.derived});
     if (!s) {
         throw Error(sqlstate::kInternalError,
                     "no delta strategy for the operator tree of a query DIFFERENTIAL maintains");
