@@ -174,6 +174,11 @@ ResolvedMode resolve_mode_quietly(Spi& spi, const std::string& text, const Analy
                                   Oid owner) {
     std::string blocker = q.differential_blocker;
     if (blocker.empty()) {
+        // A FULL refresh matches rows by their images; incremental
+        // maintenance groups them by equality.
+        blocker = image_identity_blocker(identity_columns_of(q));
+    }
+    if (blocker.empty()) {
         const std::string rls = row_security_blocker(q.reads, owner);
         if (!rls.empty() && upper_trimmed_mode(text) == "DIFFERENTIAL") {
             throw pgt::Error("0A000", "DIFFERENTIAL refresh cannot maintain a query over " + rls,

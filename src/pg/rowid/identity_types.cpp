@@ -94,6 +94,12 @@ bool equal_images(Oid type, Oid collation) {
     });
 }
 
+// Whether the type has a default B-tree operator class (an equality and
+// an order).
+bool has_btree_class(Oid type) {
+    return pg_call([&] { return OidIsValid(GetDefaultOpClass(type, BTREE_AM_OID)); });
+}
+
 template <typename V>
 struct Spelling {
     std::string_view name;
@@ -200,8 +206,17 @@ private:
         d.kind = rowid::TypeKind::kBase;
         d.oid = r.type;
         d.collation = collation_kind(r.type, r.collation);
-        if (rowid::builtin_type(r.type) == nullptr && equal_images(r.type, r.collation)) {
-            d.kind = rowid::TypeKind::kImage;  // user-defined, or built in without an encoder
+        if (rowid::builtin_type(r.type) != nullptr) {
+            return;
+        }
+        // User-defined, or built in without an encoder: identified by its
+        // bytes when its equality is equality of images, or (only for FULL,
+        // image_only) when it has a B-tree equality at all.
+        if (equal_images(r.type, r.collation)) {
+            d.kind = rowid::TypeKind::kImage;
+        } else if (has_btree_class(r.type)) {
+            d.kind = rowid::TypeKind::kImage;
+            out_.image_only_ = true;
         }
     }
 
@@ -317,6 +332,19 @@ void check_identity_columns(const std::vector<OutputColumn>& cols) {
                                             verdict);
         }
     }
+}
+
+std::string image_identity_blocker(const std::vector<OutputColumn>& cols) {
+    for (const OutputColumn& col : cols) {
+        const IdentityType resolved(col.type, col.typmod, col.collation, AnonymousRecords::kReject);
+        if (resolved.image_only()) {
+            return "a row identity over column \"" + col.name + "\" of type " +
+                   type_name(col.type, col.typmod) +
+                   ", whose equal values can differ (its B-tree equality is not equality of "
+                   "images)";
+        }
+    }
+    return "";
 }
 
 rowid::IdentityBound identity_bound_of(rowid::Domain domain,

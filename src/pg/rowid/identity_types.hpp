@@ -50,12 +50,18 @@ public:
 
     const rowid::TypeDesc& root() const { return *root_; }
     const IdentityTypeFacts& facts(const rowid::TypeDesc& node) const { return facts_.at(&node); }
+    // Some node is a base type whose B-tree equality is not equality of
+    // images (citext): identified by its bytes, which tells rows apart as
+    // a reader sees them (what a FULL refresh matches) but not as its
+    // equality groups them (what incremental maintenance would need).
+    bool image_only() const { return image_only_; }
 
 private:
     friend class IdentityTypeResolver;
     std::deque<std::vector<rowid::TypeDesc>> blocks_;  // a block never grows after creation
     std::unordered_map<const rowid::TypeDesc*, IdentityTypeFacts> facts_;
     const rowid::TypeDesc* root_ = nullptr;
+    bool image_only_ = false;
 };
 
 // Raises 0A000 for `what` ("column", "field") `name` of type (type, typmod)
@@ -69,6 +75,11 @@ private:
 // Creation-time validation: returns when every column can be part of a row
 // identity, else throws pgt::Error 0A000 naming the first column that cannot.
 void check_identity_columns(const std::vector<OutputColumn>& cols);
+
+// "" when DIFFERENTIAL and IMMEDIATE can maintain identities over cols;
+// else what keeps them from it (a column of a type IdentityType::image_only
+// says, named), which only a FULL refresh maintains.
+std::string image_identity_blocker(const std::vector<OutputColumn>& cols);
 
 // Static boundedness (docs/row-identity-v2.md §11) of identities of `domain`
 // over `cols`, for the database encoding; unsupported types are unbounded.
