@@ -139,6 +139,17 @@ TEST_F(DifferentialDerivedAggregate, without_a_source_key_or_a_lone_derived_tabl
         "count(*) AS n FROM logs GROUP BY cu) d GROUP BY n', refresh_mode => 'DIFFERENTIAL')");
     EXPECT_EQ(e.sqlstate, "0A000");
     EXPECT_NE(e.message.find("\"public.logs\" has no primary key"), std::string::npos) << e.message;
+    // What keeps the derived table itself from DIFFERENTIAL is named.
+    const SqlError inner = db->error_of(
+        "SELECT pgtrickle.create_stream_table('inner_blocked', 'SELECT n, count(*) AS k FROM "
+        "(SELECT cu, count(*) AS n FROM od WHERE now() > ''2020-01-01'' GROUP BY cu) d GROUP BY "
+        "n', refresh_mode => 'DIFFERENTIAL')");
+    EXPECT_EQ(inner.sqlstate, "0A000");
+    EXPECT_NE(inner.message.find(
+                  "function now(), whose value can change while no source table changes (in a "
+                  "subquery in FROM)"),
+              std::string::npos)
+        << inner.message;
 }
 
 }  // namespace

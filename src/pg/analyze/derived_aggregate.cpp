@@ -236,8 +236,13 @@ void derive_derived_aggregate(Query* q, AnalyzedQuery& out) {
     }
     const std::string d_sql = deparsed(d);
     std::optional<AnalyzedQuery> alone = analysed_alone(d_sql);
-    if (!alone || !alone->differential_blocker.empty() ||
-        alone->identity.domain != rowid::Domain::kGroupKey || alone->identity.key_columns.empty()) {
+    if (alone && !alone->differential_blocker.empty()) {
+        // What keeps the derived table itself from being maintained.
+        out.differential_blocker = alone->differential_blocker + " (in a subquery in FROM)";
+        return;
+    }
+    if (!alone || alone->identity.domain != rowid::Domain::kGroupKey ||
+        alone->identity.key_columns.empty()) {
         return;
     }
     RegionShape region;
