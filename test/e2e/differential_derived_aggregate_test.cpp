@@ -121,6 +121,28 @@ TEST_F(DifferentialDerivedAggregate, full_refreshes_between_differential_ones_st
     }
 }
 
+// Creation advises an index where the derived table's join probes a table
+// by a column no index serves (its branches read one table's changes and
+// look the others up).
+TEST_F(DifferentialDerivedAggregate, creation_advises_the_index_a_join_inside_would_probe) {
+    db->exec("CREATE TABLE lines (id int PRIMARY KEY, cu int NOT NULL, qty int NOT NULL)");
+    db->notices.clear();
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('per_seg', 'SELECT seg, n, count(*) AS k FROM "
+        "(SELECT c.id, c.seg, count(*) AS n FROM cu c JOIN lines l ON l.cu = c.id GROUP BY c.id, "
+        "c.seg) d GROUP BY seg, n', refresh_mode => 'DIFFERENTIAL')");
+    bool advised = false;
+    for (const std::string& m : db->notices) {
+        advised = advised || m.find("no index on public.lines serves the join columns (cu)") !=
+                                 std::string::npos;
+    }
+    EXPECT_TRUE(advised);
+    db->exec("INSERT INTO lines SELECT g, 1 + g % 50, g FROM generate_series(1, 200) g");
+    refresh("per_seg");
+    EXPECT_EQ(last_action("per_seg"), "DIFFERENTIAL");
+    EXPECT_MATCHES_QUERY(*db, "per_seg");
+}
+
 // A source without a unique key (its state before a change cannot be told
 // from its images), and aggregates read elsewhere than a lone derived
 // table: AUTO recomputes.

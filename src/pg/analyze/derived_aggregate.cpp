@@ -180,7 +180,8 @@ bool key_branches(Query* d, const std::vector<Index>& rtindexes, const std::vect
         reads[i] = diff::TableRead::kBoth;
         region.branches.push_back({region::deparse_branch(d, keys, tables, reads), reads});
     }
-    region.equi_attnums.assign(relids.size(), {});
+    // The columns each table is probed by (index advice at creation).
+    region::collect_equi_attnums(d, tables, region);
     return true;
 }
 
