@@ -274,8 +274,8 @@ TEST_F(Strategy, explain_analyze_runs_the_next_refresh_and_applies_nothing) {
 // A FULL refresh of a keyed stream table finds the rows to write with a
 // plain query, which PostgreSQL runs in parallel when it would run the
 // query so (here made cheap to start: a small table), as REFRESH
-// MATERIALIZED VIEW's; a second statement writes them. A keyless one
-// compares in one statement.
+// MATERIALIZED VIEW's; a second statement writes them. A first population
+// and a keyless one go the same way.
 TEST_F(Strategy, full_refresh_finds_the_rows_to_write_with_a_parallel_plan) {
     db->exec(
         "CREATE TABLE t (id int PRIMARY KEY, grp int NOT NULL, val int);"

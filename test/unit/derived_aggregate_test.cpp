@@ -36,7 +36,6 @@ pgt::ir::DerivedAggregate q13() {
     da.keys = {"id"};
     da.narrow = {true};
     da.source_keys = {{"id"}, {"id"}};
-    da.source_tables = {"public.c", "public.o"};
     da.select = "SELECT n AS __pgt_k1 FROM __pgt_rel_0 d(id, n)";
     da.row_query = "WITH __pgt_rel_0 AS NOT MATERIALIZED (SELECT 1) " + da.select;
     da.shape.group.group_outputs = {0};

@@ -24,22 +24,32 @@ const std::string kKeys = "__pgt_dk";    // the keys the branches find
 const std::string kNow = "__pgt_dn";     // D now, narrowed
 const std::string kBefore = "__pgt_do";  // D before the change, narrowed
 
+// Source s's table as the region's tables read it (the first of them).
+const std::string* source_table(const ir::DerivedAggregate& da, std::size_t s) {
+    for (const ir::BranchTable& t : da.region.tables) {
+        if (t.source == s) {
+            return &t.from;
+        }
+    }
+    return nullptr;
+}
+
 void check(const ir::DerivedAggregate& da) {
     const std::size_t n = da.region.sources.size();
     if (n == 0 || n > 62 || da.region.branches.empty() || da.source_keys.size() != n ||
-        da.source_tables.size() != n || da.narrow.size() != da.keys.size() || da.rows.empty() ||
-        da.select.empty()) {
+        da.narrow.size() != da.keys.size() || da.rows.empty() || da.select.empty()) {
         throw Error(sqlstate::kInternalError,
                     "a derived aggregate needs sources with keys, key branches and its queries");
     }
-    for (const std::vector<std::string>& k : da.source_keys) {
-        if (k.empty()) {
-            throw Error(sqlstate::kInternalError, "a derived aggregate's source without a key");
+    for (std::size_t s = 0; s < n; s++) {
+        if (da.source_keys[s].empty() || source_table(da, s) == nullptr) {
+            throw Error(sqlstate::kInternalError,
+                        "a derived aggregate's source without a key or a table");
         }
     }
 }
 
-// "(a, b)" or "a" over alias `x`.
+// "ROW(x.a, x.b)", or "x.a" for one column.
 std::string key_tuple(const std::vector<std::string>& cols, const std::string& x) {
     std::vector<std::string> q;
     for (const std::string& c : cols) {
@@ -56,7 +66,7 @@ std::string source_ctes(const ir::DerivedAggregate& da, bool before) {
         for (const ir::SourceColumn& c : da.region.sources[s].columns) {
             cols.push_back(c.name);
         }
-        const std::string now = "SELECT " + join(cols, ", ") + " FROM " + da.source_tables[s];
+        const std::string now = "SELECT " + join(cols, ", ") + " FROM " + *source_table(da, s);
         ctes.push_back(sql::derived_source(s) + " AS NOT MATERIALIZED (" +
                        (before ? source_before(da, s) : now) + ")");
     }
@@ -133,10 +143,14 @@ std::string source_before(const ir::DerivedAggregate& da, std::size_t s) {
     // a hashed subplan, and the arm stays a plain scan of the table that
     // PostgreSQL can filter by index (an anti-join would make it a subquery
     // it cannot reach into).
-    return "SELECT " + join(table_cols, ", ") + " FROM " + da.source_tables.at(s) +
-           " t WHERE NOT " + key_tuple(key, "t") + kEq + "ANY (SELECT " + join(image_key, ", ") +
-           " FROM " + region_new_images(s) + " i) UNION ALL SELECT " + join(image_cols, ", ") +
-           " FROM " + region_old_images(s) + " i";
+    const std::string* table = source_table(da, s);
+    if (table == nullptr) {
+        throw Error(sqlstate::kInternalError, "a derived aggregate's source without a table");
+    }
+    return "SELECT " + join(table_cols, ", ") + " FROM " + *table + " t WHERE NOT " +
+           key_tuple(key, "t") + kEq + "ANY (SELECT " + join(image_key, ", ") + " FROM " +
+           region_new_images(s) + " i) UNION ALL SELECT " + join(image_cols, ", ") + " FROM " +
+           region_old_images(s) + " i";
 }
 
 DeltaProgram derived_aggregate_program(const ir::DerivedAggregate& da,

@@ -27,15 +27,15 @@ std::vector<bool> inside_derived(const ir::Tree& t) {
     return inside;
 }
 
-// The rule of one operator under strategy; "" leaves it unnamed.
-std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy) {
+// The rule of one operator under strategy; "" leaves it unnamed. derived:
+// whether it is below a derived table (inside_derived).
+std::string rule_for(const ir::Tree& t, int i, std::optional<Strategy> strategy, bool derived) {
     const ir::Node& n = t.at(i);
     const bool root = i == t.root;
     // A scan keyed by its source's key follows each key's last event
     // (apply_sql); other scans net their images.
     const bool by_key = is(strategy, Strategy::kScan) && ir::identity_source(t).relid != 0;
-    if (is(strategy, Strategy::kAlgebraicDerived) &&
-        inside_derived(t).at(static_cast<std::size_t>(i))) {
+    if (is(strategy, Strategy::kAlgebraicDerived) && derived) {
         return n.op == ir::Op::kAggregate || n.op == ir::Op::kDistinct
                    ? "delta as signed rows: the touched groups now (+1) and before the change "
                      "(-1), each table before it read from its images by its unique key"
@@ -118,13 +118,14 @@ void describe_rules(ir::Tree& t, std::optional<Strategy> strategy) {
         t.at(t.root).rule = "recompute (FULL)";
         return;
     }
+    const std::vector<bool> inside = inside_derived(t);
     for (int i = 0; i < static_cast<int>(t.nodes.size()); i++) {
         ir::Node& n = t.at(i);
         if (n.op == ir::Op::kScan) {
             n.rule = "delta: change images (before -1, after +1)";
             continue;
         }
-        n.rule = rule_for(t, i, strategy);
+        n.rule = rule_for(t, i, strategy, inside[static_cast<std::size_t>(i)]);
     }
     // The root names the strategy, then what it does there.
     std::string& root = t.at(t.root).rule;

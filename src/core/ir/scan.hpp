@@ -307,8 +307,6 @@ struct DerivedAggregate {
     // table before the change is the table now without the rows of its
     // after-images, with its before-images.
     std::vector<std::vector<std::string>> source_keys;
-    // Per source: the table, quoted and schema-qualified.
-    std::vector<std::string> source_tables;
     // The outer query's (keys, arguments) over D read as region_table(0).
     std::string select;
     AlgebraicGroup shape;   // its arguments read r.__pgt_x<i>

@@ -113,20 +113,21 @@ struct RegionShape {
     // or a subquery per row): refreshes that touch many keys read
     // `effective` instead, in one pass (ir::JoinRegion::whole_query).
     bool whole_when_many = false;
-    // The identity is the key of one table of the FROM, read once (see
-    // ir::JoinRegion::key_source): its source index and the query over its
-    // new images; -1 otherwise.
     // An aggregate over one grouped derived table whose aggregated columns
-    // it reads (ir::DerivedAggregate): relids, attnums (every live column),
-    // tables and branches are the derived table's (its branches select its
-    // keys); aggs, key_alike, output_templates and row_query the outer
-    // aggregate's, key_nullable and key_filtered its identity's.
+    // it reads (ir::DerivedAggregate): relids, attnums (the columns it reads
+    // and a unique key), tables and branches are the derived table's (its
+    // branches select its keys); aggs, key_alike, output_templates and
+    // row_query the outer aggregate's, key_nullable and key_filtered its
+    // identity's.
     bool derived = false;
     std::string derived_rows;                           // sources as sql::derived_source(s)
     std::vector<std::string> derived_keys;              // its key columns, quoted
     std::vector<bool> derived_narrow;                   // per key: `= ANY` may narrow it
     std::vector<std::vector<std::string>> source_keys;  // per source: a unique key, quoted
     std::string derived_select;                         // outer (keys, args) over region_table(0)
+    // The identity is the key of one table of the FROM, read once (see
+    // ir::JoinRegion::key_source): its source index and the query over its
+    // new images; -1 otherwise.
     int key_source = -1;
     std::string key_rows;
     std::vector<std::string> key_columns;  // that table's key columns, quoted, identity order

@@ -91,20 +91,6 @@ std::vector<Index> derived_tables(Query* d) {
     return tables;
 }
 
-// Every live column of relid.
-std::vector<int> live_attnums(Oid relid) {
-    std::vector<int> out;
-    Relation rel = pg_call([&] { return relation_open(relid, AccessShareLock); });
-    TupleDesc desc = RelationGetDescr(rel);
-    for (int a = 1; a <= desc->natts; a++) {
-        if (!TupleDescAttr(desc, a - 1)->attisdropped) {
-            out.push_back(a);
-        }
-    }
-    pg_call([&] { relation_close(rel, AccessShareLock); });
-    return out;
-}
-
 // The columns of relid that d reads (through any reference; a whole-row
 // reference reads them all) and those of its key, in attnum order: an
 // update of other columns is no change to d.
@@ -156,10 +142,10 @@ std::optional<AnalyzedQuery> analysed_alone(const std::string& sql) {
 
 // The derived table's key branches: its region's with outer joins, else
 // one per table, that table's signed images with the others now.
-bool key_branches(Query* d, const std::vector<Index>& rtindexes, const std::vector<Oid>& relids,
-                  const AnalyzedQuery& alone, const std::vector<TargetEntry*>& keys,
-                  RegionShape& region) {
-    if (region::outer_join(reinterpret_cast<Node*>(d->jointree)) != nullptr) {
+bool key_branches(Query* d, bool outer_joins, const std::vector<Index>& rtindexes,
+                  const std::vector<Oid>& relids, const AnalyzedQuery& alone,
+                  const std::vector<TargetEntry*>& keys, RegionShape& region) {
+    if (outer_joins) {
         if (!alone.region.present || alone.region.algebraic || alone.region.relids != relids) {
             return false;
         }
@@ -276,10 +262,10 @@ void derive_derived_aggregate(Query* q, AnalyzedQuery& out) {
         keys.push_back(te);
         region.derived_keys.push_back(quote_ident(te->resname));
     }
-    if (!key_branches(d, rtindexes, region.relids, *alone, keys, region)) {
+    const bool outer_joins = region::outer_join(reinterpret_cast<Node*>(d->jointree)) != nullptr;
+    if (!key_branches(d, outer_joins, rtindexes, region.relids, *alone, keys, region)) {
         return;
     }
-    const bool outer_joins = region::outer_join(reinterpret_cast<Node*>(d->jointree)) != nullptr;
     for (std::size_t k = 0; k < keys.size(); k++) {
         const bool may_be_null =
             outer_joins ? alone->region.key_nullable.at(k) : region::nullable(d, keys[k]->expr);

@@ -304,20 +304,31 @@ SpiRows Spi::query(const std::string& sql, const std::vector<SpiParam>& params, 
     return collect();
 }
 
+namespace {
+
+// The ephemeral named relation `name` over `store` (rows of desc, `rows`
+// of them), for SPI_register_relation. Inside a PostgreSQL frame.
+EphemeralNamedRelation named_tuplestore(const char* name, TupleDesc desc, Tuplestorestate* store,
+                                        double rows) {
+    auto* enr = static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
+    enr->md.name = pstrdup(name);
+    enr->md.reliddesc = InvalidOid;
+    enr->md.tupdesc = desc;
+    enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+    enr->md.enrtuples = rows;
+    enr->reldata = store;
+    return enr;
+}
+
+}  // namespace
+
 void Spi::register_tuplestore(const std::string& name, TupleDesc desc, Tuplestorestate* store) {
     int rc = pg_call([&] {
         // In the connection's procedure context: lives until SPI_finish.
         Tuplestorestate* rows =
             store != nullptr ? store : tuplestore_begin_heap(false, false, work_mem);
-        auto* enr =
-            static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
-        enr->md.name = pstrdup(name.c_str());
-        enr->md.reliddesc = InvalidOid;
-        enr->md.tupdesc = desc;
-        enr->md.enrtype = ENR_NAMED_TUPLESTORE;
-        enr->md.enrtuples = static_cast<double>(tuplestore_tuple_count(rows));
-        enr->reldata = rows;
-        return SPI_register_relation(enr);
+        return SPI_register_relation(named_tuplestore(
+            name.c_str(), desc, rows, static_cast<double>(tuplestore_tuple_count(rows))));
     });
     if (rc != SPI_OK_REL_REGISTER) {
         throw pgt::Error("XX000", "could not register relation \"" + name + "\"",
@@ -361,20 +372,13 @@ SpiRows Spi::query_at(Snapshot snapshot, const std::string& sql,
 
 namespace {
 
-// Registers `store` (rows of desc, `rows` of them) as the ephemeral named
-// relation `name` on the current SPI connection. A refresh that failed in
-// a subtransaction on this connection may have left one of that name
-// registered: it is replaced. Inside a PostgreSQL frame; raises.
+// Registers `store` (rows of desc) as the ephemeral named relation `name`
+// on the current SPI connection. A refresh that failed in a subtransaction
+// on this connection may have left one of that name registered: it is
+// replaced. Inside a PostgreSQL frame; raises.
 void register_store(const char* name, TupleDesc desc, Tuplestorestate* store, double rows) {
-    auto* enr = static_cast<EphemeralNamedRelation>(palloc0(sizeof(EphemeralNamedRelationData)));
-    enr->md.name = pstrdup(name);
-    enr->md.reliddesc = InvalidOid;
-    enr->md.tupdesc = desc;
-    enr->md.enrtype = ENR_NAMED_TUPLESTORE;
-    enr->md.enrtuples = rows;
-    enr->reldata = store;
     (void)SPI_unregister_relation(name);
-    int reg = SPI_register_relation(enr);
+    int reg = SPI_register_relation(named_tuplestore(name, desc, store, rows));
     if (reg != SPI_OK_REL_REGISTER) {
         elog(ERROR, "could not register relation \"%s\": %s", name, SPI_result_code_string(reg));
     }
@@ -545,7 +549,6 @@ struct RowsReceiver {
     MemoryContext cxt;
     Tuplestorestate* store;
     TupleDesc desc;
-    double count;
 };
 
 void rows_startup(DestReceiver* self, int, TupleDesc in) {
@@ -558,7 +561,6 @@ void rows_startup(DestReceiver* self, int, TupleDesc in) {
 bool rows_receive(TupleTableSlot* slot, DestReceiver* self) {
     auto* r = reinterpret_cast<RowsReceiver*>(self);
     tuplestore_puttupleslot(r->store, slot);
-    r->count += 1;
     return true;
 }
 
@@ -596,7 +598,7 @@ uint64_t Spi::register_rows(Snapshot snapshot, const std::string& raw, const std
             if (r.desc == nullptr) {
                 elog(ERROR, "rows statement returned no row type");
             }
-            count = r.count;
+            count = static_cast<double>(tuplestore_tuple_count(r.store));
             stores_.push_back(r.store);
             register_store(name.c_str(), r.desc, r.store, count);
             return result;

@@ -55,6 +55,21 @@ Oid relation_owner(Oid relid) {
     });
 }
 
+std::vector<int> live_attnums(Oid relid) {
+    std::vector<int> out;
+    pg_call([&] {
+        Relation rel = relation_open(relid, AccessShareLock);
+        TupleDesc desc = RelationGetDescr(rel);
+        for (int a = 1; a <= desc->natts; a++) {
+            if (!TupleDescAttr(desc, a - 1)->attisdropped) {
+                out.push_back(a);
+            }
+        }
+        relation_close(rel, AccessShareLock);
+    });
+    return out;
+}
+
 bool column_leads_index(Oid relid, AttrNumber attnum) {
     if (attnum < 1) {
         return false;

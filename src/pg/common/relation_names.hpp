@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 extern "C" {
 #include "postgres.h"
@@ -19,6 +20,9 @@ std::string relation_display_name(Oid relid);
 
 // The role owning a relation.
 Oid relation_owner(Oid relid);
+
+// Every live (not dropped) column of relid, in attnum order.
+std::vector<int> live_attnums(Oid relid);
 
 // Whether a valid index of the relation has the column (by name, or by
 // attnum) as its first key: a filter on it can be an index scan.

@@ -194,10 +194,9 @@ RefreshResult recompute(Spi& spi, const catalog::StreamTableRow& st, const Refre
     RefreshResult r{RefreshAction::kFull};
     RefreshWriteScope writing(st.relid);
     with_pinned_search_path([&] {
-        // The session's work_mem, as REFRESH MATERIALIZED VIEW: with
-        // refresh_work_mem's 64 MB the planner gave TPC-H q18 at SF 1 a
-        // parallel plan that built its lineitem aggregate in every worker
-        // (9.1 s against 4.4 s).
+        // The session's work_mem, as REFRESH MATERIALIZED VIEW: a larger
+        // one can make the planner pick a parallel plan whose aggregate,
+        // not parallel itself, is built again in every worker.
         pin_query_settings(st.query_settings);
         // An empty stream table (its first population) takes the rows as
         // they come, in the query's order.

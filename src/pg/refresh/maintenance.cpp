@@ -116,22 +116,6 @@ void attach_frontier(Spi& spi, int64_t pgt_id, const CaptureSource& src) {
          text_param(frontier)});
 }
 
-// Every live column of relid (a join captures whole rows of both tables).
-std::vector<int> all_attnums(Oid relid) {
-    std::vector<int> out;
-    pg_call([&] {
-        Relation rel = relation_open(relid, AccessShareLock);
-        TupleDesc desc = RelationGetDescr(rel);
-        for (int a = 1; a <= desc->natts; a++) {
-            if (!TupleDescAttr(desc, a - 1)->attisdropped) {
-                out.push_back(a);
-            }
-        }
-        relation_close(rel, AccessShareLock);
-    });
-    return out;
-}
-
 // The key indexes index_join_keys made before (named in key_indexes, on
 // the storage itself), dropped; no other index is.
 void drop_key_indexes(Spi& spi, const catalog::StreamTableRow& st) {
@@ -348,9 +332,6 @@ diff::DeltaProgram derived_delta(Spi& spi, const catalog::StreamTableRow& st,
     da.keys = q.region.derived_keys;
     da.narrow = q.region.derived_narrow;
     da.source_keys = q.region.source_keys;
-    for (Oid relid : q.region.relids) {
-        da.source_tables.push_back(quoted_relation_name(relid));
-    }
     da.select = q.region.derived_select;
     da.row_query = q.region.row_query;
     da.key_nullable = q.region.key_nullable;
@@ -579,8 +560,8 @@ std::vector<std::pair<Oid, std::vector<int>>> capture_needs(const AnalyzedQuery&
             needs.emplace_back(q.region.relids[i], q.region.attnums[i]);
         }
     } else if (q.join.present) {
-        for (Oid relid : q.join.relids) {
-            needs.emplace_back(relid, all_attnums(relid));
+        for (Oid relid : q.join.relids) {  // whole rows of both tables
+            needs.emplace_back(relid, live_attnums(relid));
         }
     } else {
         needs.emplace_back(q.scan.source_relid, q.scan.referenced_attnums);

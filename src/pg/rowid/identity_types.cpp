@@ -75,29 +75,28 @@ rowid::Collation collation_kind(Oid type, Oid collation) {
     return deterministic ? rowid::Collation::kDeterministic : rowid::Collation::kNondeterministic;
 }
 
-// Whether the type's default B-tree operator class says that its equal
-// values are always equal images under `collation` (support function 4,
-// BTEQUALIMAGE_PROC, the question B-tree deduplication asks): then the
-// bytes as stored are an exact identity. A type without the function (or
-// without a B-tree class) is not known to be.
-bool equal_images(Oid type, Oid collation) {
+// What the type's default B-tree operator class says of its equal values
+// under `collation`: kEqualImages when they are always equal images
+// (support function 4, BTEQUALIMAGE_PROC, the question B-tree
+// deduplication asks): the bytes as stored are then an exact identity;
+// kEqualityOnly without the function or when it says no; kNone without a
+// B-tree class.
+enum class BtreeEquality { kNone, kEqualityOnly, kEqualImages };
+
+BtreeEquality btree_equality_kind(Oid type, Oid collation) {
     return pg_call([&] {
         const Oid opclass = GetDefaultOpClass(type, BTREE_AM_OID);
         if (!OidIsValid(opclass)) {
-            return false;
+            return BtreeEquality::kNone;
         }
         const Oid input = get_opclass_input_type(opclass);
         const Oid proc =
             get_opfamily_proc(get_opclass_family(opclass), input, input, BTEQUALIMAGE_PROC);
         return OidIsValid(proc) &&
-               DatumGetBool(OidFunctionCall1Coll(proc, collation, ObjectIdGetDatum(input)));
+                       DatumGetBool(OidFunctionCall1Coll(proc, collation, ObjectIdGetDatum(input)))
+                   ? BtreeEquality::kEqualImages
+                   : BtreeEquality::kEqualityOnly;
     });
-}
-
-// Whether the type has a default B-tree operator class (an equality and
-// an order).
-bool has_btree_class(Oid type) {
-    return pg_call([&] { return OidIsValid(GetDefaultOpClass(type, BTREE_AM_OID)); });
 }
 
 template <typename V>
@@ -212,11 +211,10 @@ private:
         // User-defined, or built in without an encoder: identified by its
         // bytes when its equality is equality of images, or (only for FULL,
         // image_only) when it has a B-tree equality at all.
-        if (equal_images(r.type, r.collation)) {
+        const BtreeEquality eq = btree_equality_kind(r.type, r.collation);
+        if (eq != BtreeEquality::kNone) {
             d.kind = rowid::TypeKind::kImage;
-        } else if (has_btree_class(r.type)) {
-            d.kind = rowid::TypeKind::kImage;
-            out_.image_only_ = true;
+            out_.image_only_ = out_.image_only_ || eq == BtreeEquality::kEqualityOnly;
         }
     }
 
