@@ -141,6 +141,44 @@ TEST_F(Strategy, explain_shows_the_operator_tree_with_identity_and_rule_per_node
     EXPECT_MATCHES_QUERY(*db, "st");
 }
 
+// The operator tree shows the delta plan's branches under the join whose
+// change they compute: how each reads every table, the sign where their
+// rows are summed, and how each reads an outer join.
+TEST_F(Strategy, explain_lists_a_joins_branches_with_their_reads_and_signs) {
+    db->exec(
+        "CREATE TABLE a (id int PRIMARY KEY, g int);"
+        "CREATE TABLE b (id int PRIMARY KEY, a_id int, v int);"
+        "INSERT INTO a SELECT i, i % 3 FROM generate_series(1, 20) i;"
+        "INSERT INTO b SELECT i, i % 20 + 1, i FROM generate_series(1, 60) i;");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('sums', 'SELECT a.g, sum(b.v) AS s FROM a JOIN b "
+        "ON b.a_id = a.id GROUP BY a.g', refresh_mode => 'DIFFERENTIAL')");
+    db->exec(
+        "SELECT pgtrickle.create_stream_table('rows', 'SELECT a.id, b.v FROM a LEFT JOIN b ON "
+        "b.a_id = a.id', refresh_mode => 'DIFFERENTIAL')");
+    EXPECT_EQ(explain("sums", "strategy"), "algebraic_join");
+    const std::string sums = explain("sums", "operator_tree");
+    EXPECT_NE(
+        sums.find("\n        - branch 1 (+1): public.a signed images, public.b now\n"
+                  "        - branch 2 (+1): public.a now, public.b signed images\n"
+                  "        - branch 3 (-1): public.a signed images, public.b signed images\n"),
+        std::string::npos)
+        << sums;
+    EXPECT_EQ(explain("rows", "strategy"), "join_region");
+    const std::string rows = explain("rows", "operator_tree");
+    EXPECT_NE(rows.find("- branch 4: public.a now, public.b images; outer joins: padded\n"),
+              std::string::npos)
+        << rows;
+    db->exec(
+        "UPDATE b SET a_id = a_id % 7 + 1, v = v + 1 WHERE id % 4 = 0; DELETE FROM a WHERE id = "
+        "3;");
+    for (const char* st : {"sums", "rows"}) {
+        refresh(st);
+        EXPECT_EQ(last_action(st), "DIFFERENTIAL");
+        EXPECT_MATCHES_QUERY(*db, st);
+    }
+}
+
 // explain_st prints no line wider than 200 characters: a literal wider
 // than that is printed as SQL continues a literal over lines, and the
 // printed statement runs as the stored one does.

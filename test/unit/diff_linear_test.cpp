@@ -3,7 +3,7 @@
 // the scan and group strategies read them.
 #include "core/diff/aggregate.hpp"
 #include "core/diff/linear.hpp"
-#include "core/diff/strategy.hpp"
+#include "core/diff/plan.hpp"
 
 #include <gtest/gtest.h>
 
@@ -178,41 +178,51 @@ TEST(DiffLinear, a_level_shape_is_found_through_distinct_and_without_where) {
     EXPECT_FALSE(one_table_level(j));
 }
 
-// The strategy follows the level's operators (and its Aggregate's
+// The plan's label follows the level's operators (and its Aggregate's
 // algebraic form), unless analysis built a join region or found a keyed
 // pair of tables.
-TEST(DiffStrategy, the_level_shape_and_the_facts_choose_the_strategy) {
-    using pgt::diff::choose_strategy;
+TEST(DiffStrategy, the_level_shape_and_the_facts_label_the_plan) {
+    using pgt::diff::PlanFacts;
     using pgt::diff::Strategy;
-    using pgt::diff::StrategyFacts;
+    auto label = [](const Tree& t, PlanFacts f = {}) -> std::optional<Strategy> {
+        std::optional<pgt::diff::DeltaPlan> p = pgt::diff::plan_delta(t, f);
+        return p ? std::optional(p->strategy) : std::nullopt;
+    };
     Tree scan = one_table(true);
-    EXPECT_EQ(choose_strategy(scan, {}), Strategy::kScan);
-    EXPECT_EQ(choose_strategy(scan, {true, false, false}), Strategy::kJoinRegion);
-    EXPECT_EQ(choose_strategy(scan, {true, true, false}), Strategy::kAlgebraicJoin);
-    EXPECT_EQ(choose_strategy(scan, {false, false, true}), Strategy::kJoinRescan);
+    EXPECT_EQ(label(scan), Strategy::kScan);
+    PlanFacts region;
+    region.region = true;
+    EXPECT_EQ(label(scan, region), Strategy::kJoinRegion);
+    region.region_algebraic = true;
+    EXPECT_EQ(label(scan, region), Strategy::kAlgebraicJoin);
+    region.derived = true;
+    EXPECT_EQ(label(scan, region), Strategy::kAlgebraicDerived);
+    PlanFacts pair;
+    pair.join_pair = true;
+    EXPECT_EQ(label(scan, pair), Strategy::kJoinRescan);
 
     Tree grouped = one_table(false);
     int agg = add(grouped, Op::kAggregate, {0});
     grouped.at(grouped.root).children = {agg};
-    EXPECT_EQ(choose_strategy(grouped, {}), Strategy::kGroupRescan);
+    EXPECT_EQ(label(grouped), Strategy::kGroupRescan);
     grouped.at(agg).algebraic = true;  // lowering found the aggregates' algebraic form
-    EXPECT_EQ(choose_strategy(grouped, {}), Strategy::kAlgebraicGroup);
+    EXPECT_EQ(label(grouped), Strategy::kAlgebraicGroup);
     grouped.at(agg).op = Op::kGroupingSets;
-    EXPECT_EQ(choose_strategy(grouped, {}), Strategy::kGroupingSetsRescan);
+    EXPECT_EQ(label(grouped), Strategy::kGroupingSetsRescan);
 
     // DISTINCT groups unless a source key in the output makes it a no-op.
     Tree distinct = one_table(false);
     int d = add(distinct, Op::kDistinct, {distinct.root});
     distinct.root = d;
     distinct.at(d).identity.domain = pgt::rowid::Domain::kGroupKey;
-    EXPECT_EQ(choose_strategy(distinct, {}), Strategy::kGroupRescan);
+    EXPECT_EQ(label(distinct), Strategy::kGroupRescan);
     distinct.at(d).identity.domain = pgt::rowid::Domain::kScanKey;
-    EXPECT_EQ(choose_strategy(distinct, {}), Strategy::kScan);
+    EXPECT_EQ(label(distinct), Strategy::kScan);
 
     Tree window = one_table(false);
     int w = add(window, Op::kWindow, {window.root});
     window.root = add(window, Op::kProject, {w});
-    EXPECT_FALSE(choose_strategy(window, {}));
+    EXPECT_FALSE(label(window));
 }
 
 // SELECT grp, sum(val) AS s FROM t WHERE val > 0 GROUP BY grp [HAVING ...]:

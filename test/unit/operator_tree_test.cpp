@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "core/diff/rules.hpp"
-
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "unit/tree_builder.hpp"
 
 namespace {
 
@@ -19,76 +19,7 @@ using pgt::ir::Node;
 using pgt::ir::Op;
 using pgt::ir::Tree;
 using pgt::rowid::Domain;
-
-// Builds trees bottom-up the way the analyzer lowers a query level.
-struct Builder {
-    Tree t;
-
-    int scan(int columns, std::vector<std::vector<int>> keys = {}) {
-        Node n;
-        n.op = Op::kScan;
-        n.relation = "public.t";
-        for (int i = 0; i < columns; i++) {
-            n.columns.push_back(Column{"c" + std::to_string(i), 23, "", std::nullopt, ""});
-        }
-        n.unique_keys = std::move(keys);
-        return t.add(std::move(n));
-    }
-    // A node over child whose columns are the child's, unchanged.
-    int pass(Op op, int child) {
-        Node n;
-        n.op = op;
-        n.children = {child};
-        for (std::size_t i = 0; i < t.at(child).columns.size(); i++) {
-            Column c = t.at(child).columns[i];
-            c.ref = ColumnRef{child, static_cast<int>(i)};
-            n.columns.push_back(c);
-        }
-        return t.add(std::move(n));
-    }
-    // A select list: column i is child column picks[i], or an expression (-1).
-    int project(int child, const std::vector<int>& picks, Op op = Op::kProject) {
-        Node n;
-        n.op = op;
-        n.children = {child};
-        for (int p : picks) {
-            Column c{"o", 23, p < 0 ? "1 + 1" : "", std::nullopt, ""};
-            if (p >= 0) {
-                c.ref = ColumnRef{child, p};
-            }
-            n.columns.push_back(c);
-        }
-        return t.add(std::move(n));
-    }
-    int aggregate(int child, int keys, Op op = Op::kAggregate) {
-        Node n;
-        n.op = op;
-        n.children = {child};
-        for (int i = 0; i < keys; i++) {
-            n.columns.push_back(Column{"k" + std::to_string(i), 23, "", std::nullopt, ""});
-        }
-        n.key_count = keys;
-        return t.add(std::move(n));
-    }
-    int join(int left, int right, std::vector<std::pair<int, int>> equalities = {},
-             pgt::ir::JoinKind kind = pgt::ir::JoinKind::kInner) {
-        Node n;
-        n.op = Op::kJoin;
-        n.join = kind;
-        n.equalities = std::move(equalities);
-        n.children = {left, right};
-        n.columns = t.at(left).columns;
-        for (const Column& c : t.at(right).columns) {
-            n.columns.push_back(c);
-        }
-        return t.add(std::move(n));
-    }
-    pgt::ir::RootIdentity root(int r) {
-        t.root = r;
-        pgt::ir::derive_identities(t);
-        return pgt::ir::root_identity(t);
-    }
-};
+using pgt::test::Builder;
 
 TEST(OperatorTree, scan_key_survives_filter_and_projection_of_the_key) {
     Builder b;
@@ -257,52 +188,6 @@ TEST(OperatorTree, explain_text_indents_children_under_their_parent) {
               "Project  [SCAN_KEY (o)]  rule: scan\n"
               "  Filter (t.c1 > 0)  [SCAN_KEY (c0)]\n"
               "    Scan public.t  [SCAN_KEY (c0)]");
-}
-
-// Each operator gets the rule its stream table's strategy applies to it:
-// the scan's delta everywhere; apply keyed or counted at the root of a
-// projection; algebraic state at an aggregate; branches at a join.
-TEST(OperatorTree, rules_per_node_follow_the_strategy) {
-    auto rules = [](Builder& b, std::string_view strategy) {
-        pgt::diff::describe_rules(b.t, pgt::diff::strategy_named(strategy));
-        std::vector<std::string> out;
-        for (const Node& n : b.t.nodes) {
-            out.push_back(n.rule);
-        }
-        return out;
-    };
-    Builder keyed;
-    int s = keyed.scan(2, {{0}});
-    keyed.t.at(s).relid = 16384;  // keyed by its table's key: each key's last event
-    keyed.root(keyed.project(keyed.pass(Op::kFilter, s), {0, 1}));
-    std::vector<std::string> r = rules(keyed, "scan");
-    EXPECT_EQ(r.at(0), "delta: change images (before -1, after +1)");
-    EXPECT_EQ(r.at(1),
-              "evaluated on the last after-image of each key; conjuncts that cannot raise also "
-              "on every image first");
-    EXPECT_EQ(r.at(2),
-              "scan (apply: the last event of each key upserts or deletes its row, found by one "
-              "probe)");
-    Builder counted;
-    counted.root(counted.project(counted.scan(2), {1}));
-    EXPECT_EQ(rules(counted, "scan").at(1),
-              "scan (apply: each netted image adds or removes that many copies of its row)");
-
-    Builder agg;
-    agg.root(agg.project(
-        agg.aggregate(agg.join(agg.scan(2, {{0}}), agg.scan(2, {{0}}), {{1, 2}}), 1), {0}));
-    r = rules(agg, "algebraic_join");
-    EXPECT_EQ(r.at(2).rfind("delta: one branch per non-empty set of changed tables", 0), 0u);
-    EXPECT_EQ(r.at(3).rfind("algebraic:", 0), 0u);
-    EXPECT_EQ(r.at(4), "algebraic_join (apply: replace the rows of the touched identities)");
-    r = rules(agg, "group_rescan");
-    EXPECT_EQ(r.at(3), "recompute the groups the change touches, from their source rows");
-    EXPECT_EQ(r.at(2), "");
-
-    Builder full;
-    full.root(full.project(full.scan(2, {{0}}), {0}));
-    r = rules(full, "");
-    EXPECT_EQ(r, (std::vector<std::string>{"", "recompute (FULL)"}));
 }
 
 }  // namespace

@@ -30,25 +30,10 @@ namespace pgt::diff {
 // How a branch reads one table (kNow, kOld, kNew, kBoth).
 using TableRead = ir::TableRead;
 
-// How a branch reads one WHERE subquery (of a region's FROM).
-enum class SubqueryRead : char {
-    kTrue,    // its conjunct dropped (a superset)
-    kImages,  // its images condition added (its tables' images, or those of a
-              // subquery nested in it)
-};
-
-// How a branch reads one outer join.
-enum class Padding : char {
-    kKeep,       // as written (LEFT/RIGHT/FULL)
-    kInner,      // as an inner join (the nullable table reads images)
-    kPadded,     // as an inner join, keys as the NULL-padded row would have
-    kPreserved,  // ON false: the preserved rows, all padded
-    // FULL JOIN (larg L, rarg R):
-    kLeftAlone,   // LEFT JOIN ON false: every L row, padded (R not read)
-    kRightAlone,  // RIGHT JOIN ON false: every R row, padded (L not read)
-    kLeftGone,    // inner join, keys as R's padded row would have (L NULL)
-    kRightGone,   // inner join, keys as L's padded row would have (R NULL)
-};
+// How a branch reads one WHERE subquery (of a region's FROM), and one
+// outer join (ir::SubqueryRead, ir::Padding).
+using SubqueryRead = ir::SubqueryRead;
+using Padding = ir::Padding;
 
 // Whether a padding leaves the nullable side's columns NULL in the keys
 // (LEFT/RIGHT: the nullable table; FULL: rarg), and whether it leaves the

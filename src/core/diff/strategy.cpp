@@ -4,9 +4,6 @@
 #include <array>
 #include <utility>
 
-#include "core/diff/aggregate.hpp"
-#include "core/diff/linear.hpp"
-
 namespace pgt::diff {
 
 namespace {
@@ -42,32 +39,14 @@ std::optional<Strategy> strategy_named(std::string_view name) noexcept {
     return std::nullopt;
 }
 
-std::optional<Strategy> choose_strategy(const ir::Tree& t, const StrategyFacts& f) {
-    if (f.region && f.derived) {
-        return Strategy::kAlgebraicDerived;
-    }
-    if (f.region) {
-        return f.region_algebraic ? Strategy::kAlgebraicJoin : Strategy::kJoinRegion;
-    }
-    if (f.join_pair) {
-        return Strategy::kJoinRescan;
-    }
-    std::optional<OneTableLevel> level = one_table_level(t);
-    if (!level) {
-        return std::nullopt;
-    }
-    if (level->aggregate >= 0 && t.at(level->aggregate).op == ir::Op::kGroupingSets) {
-        return Strategy::kGroupingSetsRescan;
-    }
-    // DISTINCT is GROUP BY every output, unless a key of the source in the
-    // output makes it a no-op (the root's identity then is that key).
-    const bool distinct_groups = t.at(t.root).op == ir::Op::kDistinct &&
-                                 t.at(t.root).identity.domain == rowid::Domain::kGroupKey;
-    if (level->aggregate >= 0 || distinct_groups) {
-        return algebraic_aggregate(t) != nullptr ? Strategy::kAlgebraicGroup
-                                                 : Strategy::kGroupRescan;
-    }
-    return Strategy::kScan;
+bool reads_several_tables(Strategy s) noexcept {
+    return s == Strategy::kJoinRescan || s == Strategy::kJoinRegion ||
+           s == Strategy::kAlgebraicJoin || s == Strategy::kAlgebraicDerived;
+}
+
+bool keeps_state(Strategy s) noexcept {
+    return s == Strategy::kAlgebraicGroup || s == Strategy::kAlgebraicJoin ||
+           s == Strategy::kAlgebraicDerived;
 }
 
 }  // namespace pgt::diff

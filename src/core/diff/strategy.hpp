@@ -1,7 +1,6 @@
-// The delta strategy of a stream table: which composition of rules its
-// program is made by, chosen from the operator tree (with the Aggregate
-// node's algebraic form) and what analysis found that the tree does not
-// show (a join region it could build, a pair of keyed tables).
+// The delta strategy of a stream table: the label of its delta plan
+// (diff::plan_delta, which chooses it), naming which program builder makes
+// its program:
 //
 //   aggregate over a grouped   → algebraic_derived
 //   derived table's change
@@ -22,8 +21,6 @@
 #include <optional>
 #include <string_view>
 
-#include "core/ir/tree.hpp"
-
 namespace pgt::diff {
 
 enum class Strategy : std::uint8_t {
@@ -40,15 +37,13 @@ enum class Strategy : std::uint8_t {
 const char* strategy_name(Strategy s) noexcept;
 std::optional<Strategy> strategy_named(std::string_view name) noexcept;
 
-struct StrategyFacts {
-    bool region = false;            // analysis built a join region
-    bool region_algebraic = false;  // ... keeping its aggregates algebraically
-    bool join_pair = false;         // two tables whose keys are both selected
-    bool derived = false;           // ... over a grouped derived table's change
-};
+// Its program reads the changes of several tables, each captured with a
+// window of its own (a join region, a keyed pair, a derived table's
+// sources), not one table's.
+bool reads_several_tables(Strategy s) noexcept;
 
-// nullopt when neither the facts nor a one-table level (one_table_level)
-// give one.
-std::optional<Strategy> choose_strategy(const ir::Tree& t, const StrategyFacts& f);
+// Its program keeps aggregates algebraically: hidden state columns in
+// storage, which a FULL refresh fills.
+bool keeps_state(Strategy s) noexcept;
 
 }  // namespace pgt::diff

@@ -220,6 +220,26 @@ enum class TableRead : char {
     kBoth,  // both kinds (with their sign where the branch selects it)
 };
 
+// How a branch reads one WHERE subquery (of a region's FROM).
+enum class SubqueryRead : char {
+    kTrue,    // its conjunct dropped (a superset)
+    kImages,  // its images condition added (its tables' images, or those of a
+              // subquery nested in it)
+};
+
+// How a branch reads one outer join.
+enum class Padding : char {
+    kKeep,       // as written (LEFT/RIGHT/FULL)
+    kInner,      // as an inner join (the nullable table reads images)
+    kPadded,     // as an inner join, keys as the NULL-padded row would have
+    kPreserved,  // ON false: the preserved rows, all padded
+    // FULL JOIN (larg L, rarg R):
+    kLeftAlone,   // LEFT JOIN ON false: every L row, padded (R not read)
+    kRightAlone,  // RIGHT JOIN ON false: every R row, padded (L not read)
+    kLeftGone,    // inner join, keys as R's padded row would have (L NULL)
+    kRightGone,   // inner join, keys as L's padded row would have (R NULL)
+};
+
 // A table of a join region, once per reference in the query (a table read
 // twice is two): its source, and the table as the query reads it.
 struct BranchTable {
@@ -234,6 +254,10 @@ struct BranchTable {
 struct RegionBranch {
     std::string sql;               // SELECT <key expressions> FROM ... WHERE ...
     std::vector<TableRead> reads;  // per table (JoinRegion::tables)
+    // The term it renders (diff::RegionTerm): per outer join, per WHERE
+    // subquery; empty for a signed term (inner joins, semi-joins as reads).
+    std::vector<Padding> padding = {};
+    std::vector<SubqueryRead> subqueries = {};
 };
 
 struct JoinRegion {

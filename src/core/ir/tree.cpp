@@ -426,6 +426,9 @@ void format_node(const Tree& t, int i, int depth, std::vector<bool>& shown, std:
     }
     shown[static_cast<std::size_t>(i)] = true;
     out += "\n";
+    for (const std::string& term : n.rule_terms) {
+        out += std::string(static_cast<std::size_t>(depth) * 2 + 4, ' ') + "- " + term + "\n";
+    }
     for (int c : n.children) {
         format_node(t, c, depth + 1, shown, out);
     }

@@ -142,6 +142,9 @@ struct Node {
     std::string detail;  // shown by explain: ORDER BY, LIMIT, the aggregates
     Identity identity;   // set by derive_identities
     std::string rule;    // the differentiation rule chosen for this node ("" none)
+    // Printed under the node, one per line: the terms of its rule (a join's
+    // branches, as diff::describe_plan writes them).
+    std::vector<std::string> rule_terms;
 };
 
 struct Tree {

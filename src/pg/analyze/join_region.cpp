@@ -718,7 +718,8 @@ bool derive_region_shape(Query* q, AnalyzedQuery& out) {
     region.kept = kept_candidates(q, tables, region, outer.empty() && semi_joins && !gsets);
     for (const diff::RegionTerm& t : diff::region_terms(groups, parents, outer_tables)) {
         region.branches.push_back(
-            {deparse_branch(q, keys, tables, t.tables, outer, t.padding, t.subqueries), t.tables});
+            {deparse_branch(q, keys, tables, t.tables, outer, t.padding, t.subqueries), t.tables,
+             t.padding, t.subqueries});
     }
     finish_region(q, keys, tables, outer, sublinks, semi_joins, gsets, region, out);
     if (!gsets) {

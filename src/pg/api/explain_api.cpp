@@ -97,9 +97,9 @@ Rows validate(const std::string& query, const std::string& mode_text) {
     std::vector<IndexAdvice> advice = index_advice(spi, q, mode.effective);
     spi.close();
     const bool differential = mode.effective == RefreshMode::kDifferential;
-    std::optional<diff::Strategy> strategy;
+    std::optional<diff::DeltaPlan> plan;
     if (differential) {
-        strategy = delta_strategy(q);
+        plan = delta_plan(q);
     }
     Rows out;
     out.emplace_back("refresh_mode", mode_name(mode.effective));
@@ -109,15 +109,15 @@ Rows validate(const std::string& query, const std::string& mode_text) {
                                                  ? std::nullopt
                                                  : std::optional(q.differential_blocker));
     out.emplace_back("row_identity", identity_text(q));
-    out.emplace_back("strategy", strategy
-                                     ? std::optional<std::string>(diff::strategy_name(*strategy))
-                                     : std::nullopt);
+    out.emplace_back(
+        "strategy",
+        plan ? std::optional<std::string>(diff::strategy_name(plan->strategy)) : std::nullopt);
     // The buffers are not there yet: each captured scan reads "its" one.
     std::map<Oid, std::string> deltas;
-    for (const auto& need : strategy ? capture_needs(q) : CaptureNeeds{}) {
+    for (const auto& need : plan ? capture_needs(q) : CaptureNeeds{}) {
         deltas[need.first] = "its change buffer";
     }
-    out.emplace_back("operator_tree", operator_tree_text(q, strategy, deltas));
+    out.emplace_back("operator_tree", operator_tree_text(q, plan, deltas));
     const std::string star = star_warning(q);
     if (!star.empty()) {
         out.emplace_back("warning", star);

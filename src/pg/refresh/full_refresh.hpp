@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/diff/strategy.hpp"
+#include "core/diff/plan.hpp"
 #include "core/refresh_mode.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
@@ -88,15 +88,17 @@ struct ExplainedRefresh {
 // (explained, then for real, as the statements after them read them).
 ExplainedRefresh explain_refresh(Spi& spi, const catalog::StreamTableRow& st);
 
-// q's operator tree as explain_st prints it, with the rules of its nodes:
-// the strategy at the root (none: the recompute of FULL), and on the scan
-// of each table in `deltas` the change buffer its Δ is read from.
-std::string operator_tree_text(const AnalyzedQuery& q, std::optional<diff::Strategy> strategy,
+// q's operator tree as explain_st prints it, with the steps of plan on its
+// nodes: the strategy at the root (no plan: the recompute of FULL), a
+// join's branches under it, and on the scan of each table in `deltas` the
+// change buffer its Δ is read from.
+std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<diff::DeltaPlan>& plan,
                                const std::map<Oid, std::string>& deltas);
 
-// The delta strategy a DIFFERENTIAL stream table of q gets
-// (diff::choose_strategy over q's tree and analysis facts).
-diff::Strategy delta_strategy(const AnalyzedQuery& q);
+// The delta plan of a stream table maintaining q incrementally
+// (diff::plan_delta over q's tree and what analysis found); its label is
+// the strategy. Call only when DIFFERENTIAL can maintain q (no blocker).
+diff::DeltaPlan delta_plan(const AnalyzedQuery& q);
 
 // Drops the stream table's kept copies and their catalog rows.
 void drop_kept_copies(Spi& spi, int64_t pgt_id);

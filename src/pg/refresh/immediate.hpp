@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/diff/plan.hpp"
 #include "pg/analyze/defining_query.hpp"
 #include "pg/boundary/spi.hpp"
 #include "pg/catalog/catalog.hpp"
@@ -53,7 +54,8 @@ std::vector<Oid> immediate_trigger_tables(const AnalyzedQuery& q);
 // logical replication worker's writes); st.delta_program gets the
 // UPDATE program (what explain_st shows; a recompute reads its FULL
 // query). Replaces what was there.
-void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q);
+void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                       const diff::DeltaPlan& plan);
 
 // What is wrong with stream table pgt_id's IMMEDIATE maintenance: its
 // triggers missing or not enabled as installed (ENABLE ALWAYS, the

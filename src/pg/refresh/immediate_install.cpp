@@ -70,10 +70,10 @@ struct Locking {
     std::vector<std::string> keys;  // 'i': the identity's expressions over the scan alias
 };
 
-Locking locking_of(const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
+Locking locking_of(const AnalyzedQuery& q, diff::Strategy strategy,
+                   const ir::ScanFilterProject& scan) {
     const rowid::Domain d = q.identity.domain;
-    const bool sets = delta_strategy(q) == diff::Strategy::kGroupingSetsRescan;
-    const bool grouped = q.scan.grouped || sets;
+    const bool grouped = strategy != diff::Strategy::kScan;
     if (!grouped && d == rowid::Domain::kScanKey) {
         return {'r', {}};  // its rows are the source's rows, locked by the writer
     }
@@ -88,7 +88,7 @@ Locking locking_of(const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
     // may look different (1.0, 1.00), one group could take two locks.
     const std::vector<bool> key_alike = diff::keys_alike(q.operators);
     const bool alike = std::all_of(key_alike.begin(), key_alike.end(), [](bool b) { return b; });
-    if (q.scan.grouped && q.scan.algebraic && !sets && alike) {
+    if (strategy == diff::Strategy::kAlgebraicGroup && alike) {
         Locking l{'i', {}};
         for (int k : q.identity.key_columns) {
             l.keys.push_back(scan.outputs.at(static_cast<std::size_t>(k)).expr);
@@ -174,8 +174,9 @@ void create_triggers(Spi& spi, int64_t pgt_id, Oid source_relid) {
 }  // namespace
 
 std::vector<Oid> immediate_trigger_tables(const AnalyzedQuery& q) {
-    return q.region.present || q.join.present ? multi_table_sources(q)
-                                              : std::vector<Oid>{q.scan.source_relid};
+    const diff::DeltaPlan plan = delta_plan(q);
+    return diff::reads_several_tables(plan.strategy) ? multi_table_sources(q, plan)
+                                                     : std::vector<Oid>{q.scan.source_relid};
 }
 
 std::string immediate_blocker(const AnalyzedQuery& q) {
@@ -304,7 +305,8 @@ std::string immediate_problems(Spi& spi, int64_t pgt_id) {
 // statements) and recompute them against the other tables, which no one
 // else writes meanwhile: under READ COMMITTED they share the lock, and
 // writers of the other tables take it alone.
-void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                   const diff::DeltaPlan& plan) {
     // The operator tree does not hold subqueries in expressions (EXISTS,
     // IN, scalar): the key's table must be referenced once in the whole
     // query, as its reads count references.
@@ -313,8 +315,8 @@ void prepare_multi(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q
                       [&](const ReadRight& r) { return r.relid == shared; }) != 1) {
         shared = InvalidOid;
     }
-    const std::string program = diff::encode_program(multi_table_program(spi, st, q));
-    const std::vector<Oid> sources = multi_table_sources(q);
+    const std::string program = diff::encode_program(multi_table_program(spi, st, q, plan, true));
+    const std::vector<Oid> sources = multi_table_sources(q, plan);
     std::string array = "{";
     for (Oid relid : sources) {
         array += (array.size() > 1 ? "," : "") + std::to_string(relid);
@@ -378,18 +380,19 @@ void cover_new_partitions(Spi& spi) {
     }
 }
 
-void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
+void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                       const diff::DeltaPlan& plan) {
     ImmediateInstallScope installing;
     drop_immediate(spi, st.pgt_id);
-    if (q.region.present || q.join.present) {
-        prepare_multi(spi, st, q);
+    if (diff::reads_several_tables(plan.strategy)) {
+        prepare_multi(spi, st, q, plan);
         return;
     }
     const Oid relid = q.scan.source_relid;
     ir::ScanFilterProject scan = scan_ir(spi, relation_owner(st.relid), q, relid,
                                          {ir::DeltaInput::Kind::kTransitionTables, ""});
     const std::vector<std::string> types = buffer_column_types(relid, q.scan.referenced_attnums);
-    const Locking locking = locking_of(q, scan);
+    const Locking locking = locking_of(q, plan.strategy, scan);
     for (const char* e = kEvents; *e != 0; e++) {
         const diff::TransitionTables tables = event_tables(*e);
         scan.delta.relation = diff::transition_rows(scan, types, tables);
@@ -399,7 +402,7 @@ void prepare_immediate(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuer
         const std::string program = diff::encode_program(
             locking.code == 'r'
                 ? diff::one_statement(diff::transition_keyed_sql(scan, identity_target(st), tables))
-                : one_table_program(spi, st, q, scan));
+                : one_table_program(spi, st, q, plan, scan));
         std::optional<std::string> lock_sql;
         if (locking.code == 'i') {
             lock_sql = diff::identity_locks_sql(scan, q.identity.domain, locking.keys, tables);

@@ -13,7 +13,7 @@
 #include "core/diff/grouping_sets.hpp"
 #include "core/diff/program.hpp"
 #include "core/policy/plan_rules.hpp"
-#include "core/diff/rules.hpp"
+#include "core/diff/plan.hpp"
 #include "core/diff/join_region.hpp"
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
@@ -346,7 +346,7 @@ diff::DeltaProgram derived_delta(Spi& spi, const catalog::StreamTableRow& st,
 // no capture, no kept copies, no fallbacks (a statement's transition
 // tables hold committed states only).
 diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
-                                bool immediate) {
+                                diff::Strategy strategy, bool immediate) {
     ir::JoinRegion r;
     std::vector<std::pair<int64_t, std::size_t>> order;
     for (std::size_t i = 0; i < q.region.relids.size(); i++) {
@@ -369,7 +369,7 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
     }
     r.tables = q.region.tables;
     r.branches = q.region.branches;
-    if (q.region.derived) {
+    if (strategy == diff::Strategy::kAlgebraicDerived) {
         return derived_delta(spi, st, q, std::move(r));
     }
     keep_copies(spi, st, q, r, !immediate);
@@ -401,7 +401,7 @@ diff::DeltaProgram region_delta(Spi& spi, catalog::StreamTableRow& st, const Ana
         }
         return p;
     };
-    if (!q.region.algebraic) {
+    if (strategy == diff::Strategy::kJoinRegion) {
         return finish(diff::join_region_program(r, identity_target(st)));
     }
     ir::AlgebraicJoin aj;
@@ -447,16 +447,17 @@ diff::DeltaProgram algebraic_delta(Spi& spi, const catalog::StreamTableRow& st,
 }  // namespace
 
 diff::DeltaProgram multi_table_program(Spi& spi, catalog::StreamTableRow& st,
-                                       const AnalyzedQuery& q) {
-    if (q.region.present) {
-        return region_delta(spi, st, q, true);
+                                       const AnalyzedQuery& q, const diff::DeltaPlan& plan,
+                                       bool immediate) {
+    if (plan.strategy == diff::Strategy::kJoinRescan) {
+        index_join_keys(spi, st, q);
+        return join_delta(spi, st, q, immediate);
     }
-    index_join_keys(spi, st, q);
-    return join_delta(spi, st, q, true);
+    return region_delta(spi, st, q, plan.strategy, immediate);
 }
 
-std::vector<Oid> multi_table_sources(const AnalyzedQuery& q) {
-    if (q.region.present) {
+std::vector<Oid> multi_table_sources(const AnalyzedQuery& q, const diff::DeltaPlan& plan) {
+    if (plan.strategy != diff::Strategy::kJoinRescan) {
         return q.region.relids;
     }
     std::vector<Oid> out;
@@ -486,7 +487,8 @@ bool key_by_array(const ir::Tree& t, const ir::GroupRescan& g) {
 }  // namespace
 
 diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st,
-                                     const AnalyzedQuery& q, const ir::ScanFilterProject& scan) {
+                                     const AnalyzedQuery& q, const diff::DeltaPlan& plan,
+                                     const ir::ScanFilterProject& scan) {
     std::optional<diff::OneTableLevel> level = diff::one_table_level(q.operators);
     if (!level) {
         throw Error(sqlstate::kInternalError, "a one-table program without a one-table level");
@@ -496,7 +498,7 @@ diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st
     g.key_by_array = key_by_array(q.operators, g);
     ir::IdentityTarget target = identity_target(st);
     target.delete_only_same = !scan.delta.windowed();
-    switch (delta_strategy(q)) {
+    switch (plan.strategy) {
         case diff::Strategy::kGroupingSetsRescan: {
             std::optional<ir::GroupingSetsRescan> gs = diff::grouping_sets_rescan(q.operators, g);
             if (!gs) {
@@ -523,10 +525,10 @@ diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st
     }
 }
 
-std::string operator_tree_text(const AnalyzedQuery& q, std::optional<diff::Strategy> strategy,
+std::string operator_tree_text(const AnalyzedQuery& q, const std::optional<diff::DeltaPlan>& plan,
                                const std::map<Oid, std::string>& deltas) {
     ir::Tree t = q.operators;
-    diff::describe_rules(t, strategy);
+    diff::describe_plan(t, plan);
     for (ir::Node& n : t.nodes) {
         auto it = deltas.find(n.relid);
         if (n.op == ir::Op::kScan && it != deltas.end()) {
@@ -536,14 +538,24 @@ std::string operator_tree_text(const AnalyzedQuery& q, std::optional<diff::Strat
     return ir::format_tree(t);
 }
 
-diff::Strategy delta_strategy(const AnalyzedQuery& q) {
-    std::optional<diff::Strategy> s = diff::choose_strategy(
-        q.operators, {q.region.present, q.region.algebraic, q.join.present, q.region.derived});
-    if (!s) {
-        throw Error(sqlstate::kInternalError,
-                    "no delta strategy for the operator tree of a query DIFFERENTIAL maintains");
+diff::DeltaPlan delta_plan(const AnalyzedQuery& q) {
+    diff::PlanFacts f;
+    f.region = q.region.present;
+    f.region_algebraic = q.region.algebraic;
+    f.join_pair = q.join.present;
+    f.derived = q.region.derived;
+    for (const ir::RegionBranch& b : q.region.branches) {
+        f.branches.push_back({b.reads, b.padding, b.subqueries});
     }
-    return *s;
+    for (const ir::BranchTable& t : q.region.tables) {
+        f.tables.push_back(t.from);
+    }
+    std::optional<diff::DeltaPlan> plan = diff::plan_delta(q.operators, f);
+    if (!plan) {
+        throw Error(sqlstate::kInternalError,
+                    "no delta plan for the operator tree of a query DIFFERENTIAL maintains");
+    }
+    return *plan;
 }
 
 void drop_kept_copies(Spi& spi, int64_t pgt_id) {
@@ -553,15 +565,16 @@ void drop_kept_copies(Spi& spi, int64_t pgt_id) {
     catalog::delete_kept_copies(spi, pgt_id);
 }
 
-std::vector<std::pair<Oid, std::vector<int>>> capture_needs(const AnalyzedQuery& q) {
-    std::vector<std::pair<Oid, std::vector<int>>> needs;
-    if (q.region.present) {
-        for (std::size_t i = 0; i < q.region.relids.size(); i++) {
-            needs.emplace_back(q.region.relids[i], q.region.attnums[i]);
-        }
-    } else if (q.join.present) {
+CaptureNeeds capture_needs(const AnalyzedQuery& q) {
+    const diff::DeltaPlan plan = delta_plan(q);
+    CaptureNeeds needs;
+    if (plan.strategy == diff::Strategy::kJoinRescan) {
         for (Oid relid : q.join.relids) {  // whole rows of both tables
             needs.emplace_back(relid, live_attnums(relid));
+        }
+    } else if (diff::reads_several_tables(plan.strategy)) {
+        for (std::size_t i = 0; i < q.region.relids.size(); i++) {
+            needs.emplace_back(q.region.relids[i], q.region.attnums[i]);
         }
     } else {
         needs.emplace_back(q.scan.source_relid, q.scan.referenced_attnums);
@@ -569,41 +582,51 @@ std::vector<std::pair<Oid, std::vector<int>>> capture_needs(const AnalyzedQuery&
     return needs;
 }
 
+namespace {
+
+// The DIFFERENTIAL program of st, made by the builder plan's label names
+// from its sources' buffer windows (captured here).
+diff::DeltaProgram differential_program(Spi& spi, catalog::StreamTableRow& st,
+                                        const AnalyzedQuery& q, const diff::DeltaPlan& plan) {
+    if (diff::reads_several_tables(plan.strategy)) {
+        return multi_table_program(spi, st, q, plan, false);
+    }
+    CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
+    attach_frontier(spi, st.pgt_id, src);
+    return one_table_program(spi, st, q, plan,
+                             scan_ir(spi, relation_owner(st.relid), q, src.relid,
+                                     {ir::DeltaInput::Kind::kBufferWindow, src.buffer}));
+}
+
+}  // namespace
+
 void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q) {
     detach_frontiers(spi, st.pgt_id);
     drop_kept_copies(spi, st.pgt_id);
     drop_immediate(spi, st.pgt_id);
     drop_change_notes(spi, st.pgt_id);
     st.delta_program.reset();
-    bool algebraic = q.region.present ? q.region.algebraic
-                                      : !q.join.present && q.scan.grouped && q.scan.algebraic;
     const bool incremental =
         st.refresh_mode == RefreshMode::kDifferential || st.refresh_mode == RefreshMode::kImmediate;
-    if (!incremental || !algebraic) {
+    std::optional<diff::DeltaPlan> plan;
+    if (incremental) {
+        plan = delta_plan(q);
+    }
+    if (!plan || !diff::keeps_state(plan->strategy)) {
         sync_aux_columns(spi, st.relid, {});
     }
     if (st.refresh_mode == RefreshMode::kFull) {
         install_change_notes(spi, st, q);
     } else if (st.refresh_mode == RefreshMode::kImmediate) {
-        prepare_immediate(spi, st, q);
-    } else if (st.refresh_mode == RefreshMode::kDifferential && q.region.present) {
-        st.delta_program = diff::encode_program(region_delta(spi, st, q, false));
-    } else if (st.refresh_mode == RefreshMode::kDifferential && q.join.present) {
-        index_join_keys(spi, st, q);
-        st.delta_program = diff::encode_program(join_delta(spi, st, q, false));
+        prepare_immediate(spi, st, q, *plan);
     } else if (st.refresh_mode == RefreshMode::kDifferential) {
-        CaptureSource src = ensure_capture(spi, q.scan.source_relid, q.scan.referenced_attnums);
-        attach_frontier(spi, st.pgt_id, src);
-        st.delta_program = diff::encode_program(
-            one_table_program(spi, st, q,
-                              scan_ir(spi, relation_owner(st.relid), q, src.relid,
-                                      {ir::DeltaInput::Kind::kBufferWindow, src.buffer})));
+        st.delta_program = diff::encode_program(differential_program(spi, st, q, *plan));
     }
     // The format of the program just made (a program is never run by a
     // library of another format: refresh_or_reinitialize).
     st.delta_version = st.delta_program ? std::optional<int>(diff::kProgramVersion) : std::nullopt;
     st.delta_strategy = st.delta_program
-                            ? std::optional<std::string>(diff::strategy_name(delta_strategy(q)))
+                            ? std::optional<std::string>(diff::strategy_name(plan->strategy))
                             : std::nullopt;
     std::map<Oid, std::string> buffers;
     for (const CaptureSource& src : captured_sources_of(spi, st.pgt_id)) {
@@ -612,8 +635,7 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     if (st.refresh_mode == RefreshMode::kImmediate) {
         buffers[q.scan.source_relid] = "the writing statement's transition tables";
     }
-    st.operator_tree = operator_tree_text(
-        q, st.delta_strategy ? diff::strategy_named(*st.delta_strategy) : std::nullopt, buffers);
+    st.operator_tree = operator_tree_text(q, st.delta_program ? plan : std::nullopt, buffers);
     // The owner's rights (refreshes run as the owner): SELECT on the
     // buffers read, the kept copies (catalog::sync_owner_rights).
     catalog::sync_owner_rights(spi, st.pgt_id);

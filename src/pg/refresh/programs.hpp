@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/diff/plan.hpp"
 #include "core/diff/program.hpp"
 #include "core/ir/scan.hpp"
 #include "pg/analyze/defining_query.hpp"
@@ -21,18 +22,22 @@ namespace pgt::pg {
 ir::ScanFilterProject scan_ir(Spi& spi, Oid owner, const AnalyzedQuery& q, Oid relid,
                               const ir::DeltaInput& delta);
 
-// IMMEDIATE over several tables (a join region or a two-table join): the
-// program reading source position i's change from its transition
-// relations (diff::source_transition_tables(i)); positions are
-// multi_table_sources(q)'s.
+// A plan over several tables (diff::reads_several_tables: a join region,
+// a two-table join, a derived table's sources): the program its label
+// names, reading each source's change from its buffer window (captured
+// here) or, immediate, source position i's from its transition relations
+// (diff::source_transition_tables(i)); positions are
+// multi_table_sources(q, plan)'s.
 diff::DeltaProgram multi_table_program(Spi& spi, catalog::StreamTableRow& st,
-                                       const AnalyzedQuery& q);
-std::vector<Oid> multi_table_sources(const AnalyzedQuery& q);
+                                       const AnalyzedQuery& q, const diff::DeltaPlan& plan,
+                                       bool immediate);
+std::vector<Oid> multi_table_sources(const AnalyzedQuery& q, const diff::DeltaPlan& plan);
 
-// The program maintaining st's one-table
-// query q from scan's Δ: grouping sets, algebraic groups (their auxiliary
-// columns added to storage), group rescans, or a projection.
+// A one-table plan: the program its label names, maintaining st's query q
+// from scan's Δ: grouping sets, algebraic groups (their auxiliary columns
+// added to storage), group rescans, or a projection.
 diff::DeltaProgram one_table_program(Spi& spi, const catalog::StreamTableRow& st,
-                                     const AnalyzedQuery& q, const ir::ScanFilterProject& scan);
+                                     const AnalyzedQuery& q, const diff::DeltaPlan& plan,
+                                     const ir::ScanFilterProject& scan);
 
 }  // namespace pgt::pg
