@@ -52,6 +52,32 @@ protected:
         }
     }
 
+    // Stream table `name`, DIFFERENTIAL, through `rounds` rounds of
+    // change(rng, round), every second round switched to FULL (refreshed,
+    // changed again) and back: each DIFFERENTIAL refresh after that is
+    // exact, whatever the FULL ones left.
+    void full_refreshes_between(const std::string& name,
+                                const std::function<void(std::mt19937&, int)>& change,
+                                int rounds = 4) {
+        std::mt19937 rng(7);
+        for (int round = 0; round < rounds; round++) {
+            change(rng, round);
+            if (round % 2 == 1) {
+                db->exec("SELECT pgtrickle.alter_stream_table($1, refresh_mode => 'FULL')", {name});
+                refresh(name);
+                EXPECT_EQ(last_action(name), "FULL");
+                EXPECT_MATCHES_QUERY(*db, name) << " round " << round;
+                change(rng, round + 10);
+                db->exec("SELECT pgtrickle.alter_stream_table($1, refresh_mode => 'DIFFERENTIAL')",
+                         {name});
+                change(rng, round + 20);
+            }
+            refresh(name);
+            EXPECT_EQ(last_action(name), "DIFFERENTIAL") << round;
+            EXPECT_MATCHES_QUERY(*db, name) << " round " << round;
+        }
+    }
+
     // Queries a lowering leaves as written: AUTO recomputes each (FULL),
     // before and after `change`, equal to its query.
     void expect_recomputed(const std::vector<std::string>& queries, const std::string& change) {

@@ -103,22 +103,7 @@ TEST_F(DifferentialDerivedAggregate, full_refreshes_between_differential_ones_st
     EXPECT_EQ(db->scalar("SELECT value FROM pgtrickle.explain_st('h') WHERE property = "
                          "'strategy'"),
               "algebraic_derived");
-    std::mt19937 rng(7);
-    for (int round = 0; round < 4; round++) {
-        change(rng, round);
-        if (round % 2 == 1) {
-            db->exec("SELECT pgtrickle.alter_stream_table('h', refresh_mode => 'FULL')");
-            refresh("h");
-            EXPECT_EQ(last_action("h"), "FULL");
-            EXPECT_MATCHES_QUERY(*db, "h") << " round " << round;
-            change(rng, round + 10);
-            db->exec("SELECT pgtrickle.alter_stream_table('h', refresh_mode => 'DIFFERENTIAL')");
-            change(rng, round + 20);
-        }
-        refresh("h");
-        EXPECT_EQ(last_action("h"), "DIFFERENTIAL") << round;
-        EXPECT_MATCHES_QUERY(*db, "h") << " round " << round;
-    }
+    full_refreshes_between("h", [&](std::mt19937& rng, int round) { change(rng, round); });
 }
 
 // Creation advises an index where the derived table's join probes a table

@@ -1,6 +1,7 @@
 // Property test for DIFFERENTIAL refresh: random supported queries (projections,
 // predicates with NULLs, COALESCE, CASE; GROUP BY and DISTINCT; a third
-// aggregates kept algebraically; GROUPING SETS, ROLLUP and CUBE) over four
+// aggregates kept algebraically; GROUPING SETS, ROLLUP and CUBE; UNION ALL
+// of projections of the table, each arm its own WHERE) over four
 // source shapes, random DML batches (key changes, upserts, duplicates,
 // rollbacks, savepoints, refreshes inside the writing transaction), a
 // refresh and the oracle after each batch.
@@ -249,9 +250,25 @@ std::string random_grouping_sets_query(Rng& r, const std::string& table,
     return q;
 }
 
+// A plain projection, its WHERE in `where`% of the queries.
+std::string random_projection(Rng& r, const std::string& table, const std::vector<Column>& cols,
+                              const std::vector<std::string>& items, int where) {
+    std::string q = "SELECT ";
+    for (size_t i = 0; i < items.size(); i++) {
+        q += (i ? ", " : "") + items[i];
+    }
+    q += " FROM " + table;
+    if (r.chance(where)) {
+        q += " WHERE " + predicate(r, cols, r.range(0, 2));
+    }
+    return q;
+}
+
 // Grouping sets (18%), an algebraic aggregate query (35% of the rest),
-// else grouped with any aggregate (30%), SELECT DISTINCT (15% of the rest)
-// or a plain projection.
+// else grouped with any aggregate (30%), SELECT DISTINCT (15% of the rest),
+// a UNION ALL of two or three projections of the table (12% of the rest:
+// the same select list, each arm its own WHERE; one arm's NULLs instead of
+// a column sometimes) or a plain projection.
 std::string random_query(Rng& r, const std::string& table, const std::vector<Column>& cols) {
     if (r.chance(18)) {
         return random_grouping_sets_query(r, table, cols);
@@ -276,13 +293,16 @@ std::string random_query(Rng& r, const std::string& table, const std::vector<Col
             items.push_back(projection(r, c, cols) + " AS e" + std::to_string(i));
         }
     }
-    std::string q = "SELECT ";
-    for (size_t i = 0; i < items.size(); i++) {
-        q += (i ? ", " : "") + items[i];
+    if (!r.chance(12)) {
+        return random_projection(r, table, cols, items, 80);
     }
-    q += " FROM " + table;
-    if (r.chance(80)) {
-        q += " WHERE " + predicate(r, cols, r.range(0, 2));
+    std::string q = random_projection(r, table, cols, items, 70);
+    for (int arm = r.range(1, 2); arm > 0; arm--) {
+        std::vector<std::string> other = items;
+        if (r.chance(20)) {
+            other[static_cast<size_t>(r.range(0, static_cast<int>(other.size()) - 1))] = "NULL";
+        }
+        q += " UNION ALL " + random_projection(r, table, cols, other, 85);
     }
     return q;
 }
@@ -555,8 +575,8 @@ protected:
             }
         }
         std::cout << src.table << ": " << done << " cycles, " << next_id_ << " stream tables ("
-                  << algebraic_ << " algebraic, " << grouping_sets_ << " grouping sets)"
-                  << std::endl;
+                  << algebraic_ << " algebraic, " << grouping_sets_ << " grouping sets, " << unions_
+                  << " UNION ALL)" << std::endl;
     }
 
 private:
@@ -574,6 +594,7 @@ private:
         st.history_rows = 1;  // the initial FULL at creation
         algebraic_ += algebraic_storage(*db, st.name) ? 1 : 0;
         grouping_sets_ += grouping_set_storage(*db, st.name) ? 1 : 0;
+        unions_ += st.query.find(" UNION ALL ") != std::string::npos ? 1 : 0;
         return st;
     }
 
@@ -646,6 +667,7 @@ private:
     int next_id_ = 0;
     int algebraic_ = 0;      // stream tables whose aggregates are kept algebraically
     int grouping_sets_ = 0;  // stream tables over GROUPING SETS, ROLLUP or CUBE
+    int unions_ = 0;         // stream tables over a UNION ALL
 };
 
 TEST_F(DifferentialProperty, keyed_int_primary_key) {

@@ -58,7 +58,9 @@ const std::vector<Shape> kShapes = {
      "scan_key(id)", "join_region"},
     {"semi_join", "SELECT id, val FROM t WHERE EXISTS (SELECT 1 FROM d WHERE d.grp = t.grp)",
      "DIFFERENTIAL", "scan_key(id)", "join_region"},
-    {"union_all", "SELECT id FROM t UNION ALL SELECT grp FROM d", "FULL", "keyless_row(id)", ""},
+    {"union_all", "SELECT id FROM t UNION ALL SELECT grp FROM d", "DIFFERENTIAL", "keyless_row(id)",
+     "union_all"},
+    {"set_union", "SELECT id FROM t UNION SELECT grp FROM d", "FULL", "keyless_row(id)", ""},
     {"window_fn", "SELECT id, row_number() OVER (ORDER BY id) AS r FROM t", "FULL", "scan_key(id)",
      ""},
 };

@@ -8,6 +8,7 @@
 
 #include "core/diff/aggregate.hpp"
 #include "core/diff/linear.hpp"
+#include "core/diff/union_all.hpp"
 
 namespace pgt::diff {
 
@@ -24,6 +25,9 @@ std::optional<Strategy> label(const ir::Tree& t, const PlanFacts& f) {
     }
     if (f.join_pair) {
         return Strategy::kJoinRescan;
+    }
+    if (union_all_arms(t)) {
+        return Strategy::kUnionAll;
     }
     std::optional<OneTableLevel> level = one_table_level(t);
     if (!level) {
@@ -100,6 +104,8 @@ DeltaForm form_of(Step s) {
         case Step::kSignedJoin:
         case Step::kDerivedRows:
         case Step::kRowFilter:
+        case Step::kEvaluated:
+        case Step::kUnionAll:
             return DeltaForm::kSignedRows;
         case Step::kJoinKeys:
         case Step::kKeyPair:
@@ -142,6 +148,10 @@ PlanStep step_of(const ir::Tree& t, int i, const DeltaPlan& p, const PlanFacts& 
     PlanStep out;
     if (n.op == ir::Op::kScan) {
         out.step = Step::kImages;
+    } else if (s == Strategy::kUnionAll) {
+        out.step = n.op == ir::Op::kSetOp    ? (i == t.root ? Step::kApplyUnion : Step::kUnionAll)
+                   : n.op == ir::Op::kFilter ? Step::kNetted
+                                             : Step::kEvaluated;
     } else if (s == Strategy::kAlgebraicDerived && inside) {
         if (n.op == ir::Op::kAggregate || n.op == ir::Op::kDistinct) {
             out.step = Step::kDerivedRows;  // the key branches find its groups

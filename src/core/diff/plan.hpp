@@ -62,6 +62,9 @@ enum class Step : std::uint8_t {
     kApplyCounted,     // root: each netted image adds or removes copies
     kApplyReplace,     // root: the rows of the touched identities replaced
     kApplyRecomputed,  // root: the keys the branches found recomputed, replaced
+    kEvaluated,        // Project of a union's arm: evaluated on each netted image
+    kUnionAll,         // UNION ALL: the sum of its arms' signed rows
+    kApplyUnion,       // root UNION ALL: that sum, applied by each row's net count
 };
 
 // One term of a join step: per table reference of the join (in the order

@@ -62,6 +62,13 @@ std::string step_text(Step s, const DeltaPlan& p, const PlanStep& step) {
                                   "last event of each key, joined to the other tables as they "
                                   "are"
                                 : "");
+        case Step::kEvaluated:
+            return "evaluated on each netted image: signed rows of the union";
+        case Step::kUnionAll:
+            return "delta: the sum of its arms' signed rows";
+        case Step::kApplyUnion:
+            return "delta: the sum of its arms' signed rows; apply: each row's net count adds or "
+                   "removes that many copies of it";
         default:
             return "";
     }

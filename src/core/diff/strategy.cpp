@@ -8,7 +8,7 @@ namespace pgt::diff {
 
 namespace {
 
-constexpr std::array<std::pair<Strategy, const char*>, 8> kNames{{
+constexpr std::array<std::pair<Strategy, const char*>, 9> kNames{{
     {Strategy::kScan, "scan"},
     {Strategy::kGroupRescan, "group_rescan"},
     {Strategy::kAlgebraicGroup, "algebraic_group"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<Strategy, const char*>, 8> kNames{{
     {Strategy::kJoinRegion, "join_region"},
     {Strategy::kAlgebraicJoin, "algebraic_join"},
     {Strategy::kAlgebraicDerived, "algebraic_derived"},
+    {Strategy::kUnionAll, "union_all"},
 }};
 
 }  // namespace
@@ -41,7 +42,8 @@ std::optional<Strategy> strategy_named(std::string_view name) noexcept {
 
 bool reads_several_tables(Strategy s) noexcept {
     return s == Strategy::kJoinRescan || s == Strategy::kJoinRegion ||
-           s == Strategy::kAlgebraicJoin || s == Strategy::kAlgebraicDerived;
+           s == Strategy::kAlgebraicJoin || s == Strategy::kAlgebraicDerived ||
+           s == Strategy::kUnionAll;
 }
 
 bool keeps_state(Strategy s) noexcept {

@@ -11,6 +11,8 @@
 //     Aggregate (or DISTINCT   → algebraic_group when every output is a key
 //     read as GROUP BY)          or an algebraic aggregate, else group_rescan
 //     Filter/Project only      → scan
+//   UNION ALL of one-table     → union_all
+//   levels
 // Invariant: the names are what pgt_stream_tables.delta_strategy stores and
 // explain_st shows; a strategy is chosen only for a query DIFFERENTIAL can
 // maintain (the caller checked the blockers).
@@ -32,6 +34,7 @@ enum class Strategy : std::uint8_t {
     kJoinRegion,
     kAlgebraicJoin,
     kAlgebraicDerived,
+    kUnionAll,
 };
 
 const char* strategy_name(Strategy s) noexcept;

@@ -541,6 +541,11 @@ AnalyzedQuery analyze_defining_query(const std::string& sql, bool stored) {
     // A select over one grouped derived table (what a WITH query with GROUP
     // BY and a final SELECT inline to) is that grouped query.
     Query* pulled = pull_up_grouped_derived_table(lowered);
+    if (pulled == nullptr) {
+        // So is a select over one UNION ALL (a view of staging tables
+        // unioned) the UNION ALL of its arms selected.
+        pulled = pull_up_union_all(lowered);
+    }
     lowered = pulled != nullptr ? pulled : lowered;
     std::string lowered_blocker;
     const bool again =

@@ -14,6 +14,7 @@ extern "C" {
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 }
@@ -120,6 +121,146 @@ Query* pull_up_grouped_derived_table(Query* q) {
                        ? cond
                        : reinterpret_cast<Node*>(make_andclause(list_make2(into, cond)));
         }
+        return s;
+    });
+}
+
+namespace {
+
+// An arm a select list and WHERE can be pushed into, row by row.
+bool plain_arm(const Query* a) {
+    return a->commandType == CMD_SELECT && a->setOperations == nullptr && !a->hasAggs &&
+           a->groupClause == NIL && a->groupingSets == NIL && a->havingQual == nullptr &&
+           a->distinctClause == NIL && a->sortClause == NIL && a->limitCount == nullptr &&
+           a->limitOffset == nullptr && !a->hasWindowFuncs && !a->hasTargetSRFs &&
+           a->cteList == NIL && a->jointree != nullptr;
+}
+
+// Whether every set operation under n is UNION ALL over plain arms of s.
+bool union_all_of_plain_arms(const Query* s, const Node* n) {
+    if (IsA(n, RangeTblRef)) {
+        const RangeTblEntry* rte = rt_fetch(castNode(RangeTblRef, n)->rtindex, s->rtable);
+        return rte->rtekind == RTE_SUBQUERY && plain_arm(rte->subquery);
+    }
+    const auto* op = castNode(SetOperationStmt, n);
+    return op->op == SETOP_UNION && op->all && union_all_of_plain_arms(s, op->larg) &&
+           union_all_of_plain_arms(s, op->rarg);
+}
+
+// The union's columns as arm a gives them: each cast to the union's type
+// where it has another (the union casts it so before any outer expression
+// sees it); NIL when a cast is missing.
+List* arm_as_union(const Query* a, const SetOperationStmt* top) {
+    List* out = NIL;
+    ListCell *lc, *type, *typmod;
+    int resno = 0;
+    forthree(lc, a->targetList, type, top->colTypes, typmod, top->colTypmods) {
+        auto* tle = flatCopyTargetEntry(lfirst_node(TargetEntry, lc));
+        const Oid to = lfirst_oid(type);
+        Node* e = reinterpret_cast<Node*>(tle->expr);
+        if (exprType(e) != to) {
+            e = coerce_to_target_type(nullptr, e, exprType(e), to, lfirst_int(typmod),
+                                      COERCION_IMPLICIT, COERCE_EXPLICIT_CAST, -1);
+            if (e == nullptr) {
+                return NIL;
+            }
+        }
+        tle->expr = reinterpret_cast<Expr*>(e);
+        tle->resno = static_cast<AttrNumber>(++resno);
+        out = lappend(out, tle);
+    }
+    return out;
+}
+
+// Pushes the outer select list and WHERE (over entry varno, rte) into
+// every arm under n; records the leftmost arm's entry. False when an arm's
+// column cannot be cast to the union's type.
+bool push_into_arms(Query* s, Node* n, const Query* q, int varno, RangeTblEntry* rte,
+                    const SetOperationStmt* top, Index& leftmost) {
+    if (!IsA(n, RangeTblRef)) {
+        auto* op = castNode(SetOperationStmt, n);
+        Index ignored = 0;
+        return push_into_arms(s, op->larg, q, varno, rte, top, leftmost) &&
+               push_into_arms(s, op->rarg, q, varno, rte, top, ignored);
+    }
+    const Index rti = castNode(RangeTblRef, n)->rtindex;
+    leftmost = leftmost == 0 ? rti : leftmost;
+    Query* a = rt_fetch(rti, s->rtable)->subquery;
+    List* columns = arm_as_union(a, top);
+    if (columns == NIL) {
+        return false;
+    }
+    auto over_arm = [&](Node* e) {
+        return ReplaceVarsFromTargetList(e, varno, 0, rte, columns, REPLACEVARS_REPORT_ERROR, 0,
+                                         nullptr);
+    };
+    a->targetList = castNode(List, over_arm(static_cast<Node*>(copyObjectImpl(q->targetList))));
+    if (q->jointree->quals != nullptr) {
+        Node* cond = over_arm(static_cast<Node*>(copyObjectImpl(q->jointree->quals)));
+        Node*& into = a->jointree->quals;
+        into = into == nullptr ? cond
+                               : reinterpret_cast<Node*>(make_andclause(list_make2(into, cond)));
+    }
+    return true;
+}
+
+// Every set operation node under n takes the new columns' types.
+void retype(Node* n, List* types, List* typmods, List* collations) {
+    if (IsA(n, RangeTblRef)) {
+        return;
+    }
+    auto* op = castNode(SetOperationStmt, n);
+    op->colTypes = types;
+    op->colTypmods = typmods;
+    op->colCollations = collations;
+    retype(op->larg, types, typmods, collations);
+    retype(op->rarg, types, typmods, collations);
+}
+
+}  // namespace
+
+Query* pull_up_union_all(Query* q) {
+    return pg_call([&]() -> Query* {
+        if (!plain_outer(q)) {
+            return nullptr;
+        }
+        int varno = castNode(RangeTblRef, linitial(q->jointree->fromlist))->rtindex;
+        RangeTblEntry* rte = rt_fetch(static_cast<Index>(varno), q->rtable);
+        if (rte->rtekind != RTE_SUBQUERY || rte->lateral || rte->security_barrier ||
+            rte->subquery->setOperations == nullptr || rte->subquery->cteList != NIL ||
+            rte->subquery->sortClause != NIL || rte->subquery->limitCount != nullptr ||
+            rte->subquery->limitOffset != nullptr ||
+            !union_all_of_plain_arms(rte->subquery, rte->subquery->setOperations) ||
+            read_as_whole_row(q, varno) || contain_volatile_functions(q->jointree->quals)) {
+            return nullptr;
+        }
+        Query* s = static_cast<Query*>(copyObjectImpl(rte->subquery));
+        auto* top = castNode(SetOperationStmt, s->setOperations);
+        List *types = NIL, *typmods = NIL, *collations = NIL;
+        ListCell* lc;
+        foreach (lc, q->targetList) {
+            auto* e = reinterpret_cast<Node*>(lfirst_node(TargetEntry, lc)->expr);
+            types = lappend_oid(types, exprType(e));
+            typmods = lappend_int(typmods, exprTypmod(e));
+            collations = lappend_oid(collations, exprCollation(e));
+        }
+        Index leftmost = 0;
+        if (!push_into_arms(s, s->setOperations, q, varno, rte, top, leftmost)) {
+            return nullptr;
+        }
+        retype(s->setOperations, types, typmods, collations);
+        // The union's own select list: the leftmost arm's columns, named
+        // as the outer query names them.
+        List* tlist = NIL;
+        foreach (lc, q->targetList) {
+            const auto* tle = lfirst_node(TargetEntry, lc);
+            const auto* e = reinterpret_cast<const Node*>(tle->expr);
+            const auto resno = static_cast<AttrNumber>(list_length(tlist) + 1);
+            Var* v = makeVar(leftmost, resno, exprType(e), exprTypmod(e), exprCollation(e), 0);
+            tlist = lappend(
+                tlist, makeTargetEntry(reinterpret_cast<Expr*>(v), resno, tle->resname, false));
+        }
+        s->targetList = tlist;
         return s;
     });
 }

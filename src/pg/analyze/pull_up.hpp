@@ -29,4 +29,23 @@ namespace pgt::pg {
 // is to be deparsed and analysed again before use.
 Query* pull_up_grouped_derived_table(Query* q);
 
+// A query that only selects from one UNION ALL (a view or WITH query of
+// staging tables unioned, as dbt models write them), with its select list
+// and WHERE pushed into every arm:
+//
+//   SELECT id, amt * 2 AS a2 FROM (SELECT id, amt FROM s UNION ALL
+//     SELECT pid, cents FROM p) u WHERE amt > 0
+//   =>  SELECT id, amt * 2 AS a2 FROM s WHERE amt > 0
+//       UNION ALL SELECT pid, cents * 2 FROM p WHERE cents > 0
+//
+// Invariant: only when the two are equal: the outer query is as above
+// (a select list and a WHERE, nothing else), every set operation inside
+// is UNION ALL, and every arm is a plain SELECT (no aggregate, grouping,
+// DISTINCT, ORDER BY, LIMIT, window or set-returning function), so its
+// rows are filtered and projected one by one. An arm's column of another
+// type than the union's is cast to it first, as the union casts it.
+// nullptr when q is not such a query; the result is to be deparsed and
+// analysed again before use.
+Query* pull_up_union_all(Query* q);
+
 }  // namespace pgt::pg

@@ -3,6 +3,7 @@
 // function blocks, a STABLE one is reported), never on the query text.
 #include "pg/analyze/scan_shape.hpp"
 #include "pg/analyze/derived_aggregate.hpp"
+#include "pg/analyze/union_all.hpp"
 
 #include "core/diff/aggregate.hpp"
 
@@ -56,7 +57,6 @@ struct BlockRule {
 
 // Query-level constructs DIFFERENTIAL does not maintain yet, in report order.
 constexpr BlockRule kBlockers[] = {
-    {[](const Query* q) { return q->setOperations != nullptr; }, "UNION/INTERSECT/EXCEPT"},
     {[](const Query* q) { return q->cteList != NIL; }, kWithQueries},
     {[](const Query* q) { return q->hasWindowFuncs; }, "window functions"},
     {[](const Query* q) {
@@ -834,6 +834,10 @@ bool check_functions(Query* q, AnalyzedQuery& out) {
 }
 
 void derive_scan_shape(Query* q, AnalyzedQuery& out) {
+    if (q->setOperations != nullptr) {
+        derive_union_all(q, out);
+        return;
+    }
     // A two-table join with both keys selected has its own delta (over
     // counted rows: a join keyed through a unique key is a join region,
     // rewritten by key); otherwise a join region may still maintain it

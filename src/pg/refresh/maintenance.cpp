@@ -17,6 +17,7 @@
 #include "core/diff/join_region.hpp"
 #include "core/diff/join_rescan.hpp"
 #include "core/diff/scan_delta.hpp"
+#include "core/diff/union_all.hpp"
 #include "core/ir/scan.hpp"
 #include "core/diff/aggregate.hpp"
 #include "core/diff/linear.hpp"
@@ -446,6 +447,47 @@ diff::DeltaProgram algebraic_delta(Spi& spi, const catalog::StreamTableRow& st,
 
 }  // namespace
 
+namespace {
+
+// UNION ALL: each arm over its table's Δ, windows by source_id order
+// (IMMEDIATE: the arm's table's transition relations, by position in
+// capture_needs, which multi_table_sources gives the triggers).
+diff::DeltaProgram union_delta(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQuery& q,
+                               bool immediate) {
+    const CaptureNeeds needs = capture_needs(q);
+    std::vector<CaptureSource> sources;
+    for (std::size_t i = 0; i < needs.size(); i++) {
+        const auto& [relid, attnums] = needs[i];
+        if (immediate) {
+            sources.push_back(
+                {static_cast<int64_t>(i), relid, transition_input(relid, attnums, i)});
+            continue;
+        }
+        sources.push_back(ensure_capture(spi, relid, attnums));
+        attach_frontier(spi, st.pgt_id, sources.back());
+    }
+    std::sort(sources.begin(), sources.end(), [](const CaptureSource& a, const CaptureSource& b) {
+        return a.source_id < b.source_id;
+    });
+    std::map<Oid, diff::UnionInput> inputs;
+    for (std::size_t w = 0; w < sources.size(); w++) {
+        inputs[sources[w].relid] = {delta_input(sources[w].buffer, immediate),
+                                    5 * static_cast<int>(w)};
+    }
+    std::vector<std::string> names;
+    for (const OutputColumn& c : q.columns) {
+        names.push_back(quote_ident(c.name));
+    }
+    std::optional<std::vector<diff::UnionArm>> arms = diff::differentiate_union_all(
+        q.operators, [&](uint32_t relid) { return inputs.at(relid); }, names);
+    if (!arms) {
+        throw Error(sqlstate::kInternalError, "a UNION ALL plan whose arms have no delta");
+    }
+    return diff::one_statement(diff::union_all_sql(*arms, identity_target(st)));
+}
+
+}  // namespace
+
 diff::DeltaProgram multi_table_program(Spi& spi, catalog::StreamTableRow& st,
                                        const AnalyzedQuery& q, const diff::DeltaPlan& plan,
                                        bool immediate) {
@@ -453,11 +495,15 @@ diff::DeltaProgram multi_table_program(Spi& spi, catalog::StreamTableRow& st,
         index_join_keys(spi, st, q);
         return join_delta(spi, st, q, immediate);
     }
+    if (plan.strategy == diff::Strategy::kUnionAll) {
+        return union_delta(spi, st, q, immediate);
+    }
     return region_delta(spi, st, q, plan.strategy, immediate);
 }
 
 std::vector<Oid> multi_table_sources(const AnalyzedQuery& q, const diff::DeltaPlan& plan) {
-    if (plan.strategy != diff::Strategy::kJoinRescan) {
+    if (plan.strategy != diff::Strategy::kJoinRescan &&
+        plan.strategy != diff::Strategy::kUnionAll) {
         return q.region.relids;
     }
     std::vector<Oid> out;
@@ -565,6 +611,33 @@ void drop_kept_copies(Spi& spi, int64_t pgt_id) {
     catalog::delete_kept_copies(spi, pgt_id);
 }
 
+namespace {
+
+// A union's tables in the order its arms first read them, each with the
+// columns any arm reads.
+CaptureNeeds union_needs(const ir::Tree& t) {
+    CaptureNeeds needs;
+    for (const ir::Node& n : t.nodes) {
+        if (n.op != ir::Op::kScan) {
+            continue;
+        }
+        auto it = std::find_if(needs.begin(), needs.end(),
+                               [&](const auto& need) { return need.first == n.relid; });
+        if (it == needs.end()) {
+            needs.emplace_back(n.relid, std::vector<int>{});
+            it = needs.end() - 1;
+        }
+        for (const ir::SourceColumn& c : n.image_columns) {
+            it->second.push_back(c.attnum);
+        }
+        std::sort(it->second.begin(), it->second.end());
+        it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
+    }
+    return needs;
+}
+
+}  // namespace
+
 CaptureNeeds capture_needs(const AnalyzedQuery& q) {
     const diff::DeltaPlan plan = delta_plan(q);
     CaptureNeeds needs;
@@ -572,6 +645,8 @@ CaptureNeeds capture_needs(const AnalyzedQuery& q) {
         for (Oid relid : q.join.relids) {  // whole rows of both tables
             needs.emplace_back(relid, live_attnums(relid));
         }
+    } else if (plan.strategy == diff::Strategy::kUnionAll) {
+        needs = union_needs(q.operators);
     } else if (diff::reads_several_tables(plan.strategy)) {
         for (std::size_t i = 0; i < q.region.relids.size(); i++) {
             needs.emplace_back(q.region.relids[i], q.region.attnums[i]);
