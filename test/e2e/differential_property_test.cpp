@@ -268,7 +268,8 @@ std::string random_projection(Rng& r, const std::string& table, const std::vecto
 // else grouped with any aggregate (30%), SELECT DISTINCT (15% of the rest),
 // a UNION ALL of two or three projections of the table (12% of the rest:
 // the same select list, each arm its own WHERE; one arm's NULLs instead of
-// a column sometimes) or a plain projection.
+// a column sometimes; a third of them counted over), or a plain
+// projection.
 std::string random_query(Rng& r, const std::string& table, const std::vector<Column>& cols) {
     if (r.chance(18)) {
         return random_grouping_sets_query(r, table, cols);
@@ -304,7 +305,16 @@ std::string random_query(Rng& r, const std::string& table, const std::vector<Col
         }
         q += " UNION ALL " + random_projection(r, table, cols, other, 85);
     }
-    return q;
+    if (r.chance(65)) {
+        return q;
+    }
+    // Counted over the union (one row, kept algebraically): its columns are
+    // the first arm's names.
+    const std::string& last = items.back();
+    const std::size_t as = last.rfind(" AS ");
+    const std::string col = as == std::string::npos ? last : last.substr(as + 4);
+    return "SELECT count(*) AS n, count(" + col + ") AS c FROM (" + q + ") u" +
+           (r.chance(50) ? " WHERE " + col + " IS NOT NULL" : "");
 }
 
 // --- sources and their DML --------------------------------------------------

@@ -60,6 +60,10 @@ const std::vector<Shape> kShapes = {
      "DIFFERENTIAL", "scan_key(id)", "join_region"},
     {"union_all", "SELECT id FROM t UNION ALL SELECT grp FROM d", "DIFFERENTIAL", "keyless_row(id)",
      "union_all"},
+    {"union_agg",
+     "SELECT grp, count(*) AS n, sum(val) AS s FROM (SELECT grp, val FROM t UNION ALL SELECT grp, "
+     "1 FROM d) u GROUP BY grp",
+     "DIFFERENTIAL", "group_key(grp)", "union_all"},
     {"set_union", "SELECT id FROM t UNION SELECT grp FROM d", "FULL", "keyless_row(id)", ""},
     {"window_fn", "SELECT id, row_number() OVER (ORDER BY id) AS r FROM t", "FULL", "scan_key(id)",
      ""},

@@ -21,6 +21,7 @@ SELECT pgtrickle.create_stream_table('s_semi', 'SELECT id, val FROM t WHERE EXIS
 SELECT pgtrickle.create_stream_table('s_anti', 'SELECT id, val FROM t WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.grp = t.grp)');
 SELECT pgtrickle.create_stream_table('s_rollup', 'SELECT grp, note, count(*) AS n FROM t GROUP BY ROLLUP (grp, note)');
 SELECT pgtrickle.create_stream_table('s_union', 'SELECT id FROM t UNION ALL SELECT grp FROM d');
+SELECT pgtrickle.create_stream_table('s_unionagg', 'SELECT grp, count(*) AS n, sum(v) AS s FROM (SELECT grp, id AS v FROM t UNION ALL SELECT grp, 1 FROM d) u GROUP BY grp');
 SELECT pgtrickle.create_stream_table('s_semiagg', 'SELECT t.grp, count(*) AS n, sum(t.val) AS s FROM t WHERE EXISTS (SELECT 1 FROM d WHERE d.grp = t.grp AND d.name <> ''x'') GROUP BY t.grp');
 SELECT pgtrickle.create_stream_table('s_antiagg', 'SELECT t.grp, count(*) AS n FROM t WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.grp = t.grp AND d.name = ''d3'') GROUP BY t.grp');
 SELECT pgtrickle.create_stream_table('s_aggofagg', 'SELECT g.n, count(*) AS k FROM (SELECT d.grp, count(t.id) AS n FROM d LEFT JOIN t ON t.grp = d.grp GROUP BY d.grp) g GROUP BY g.n');

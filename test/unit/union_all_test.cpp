@@ -147,4 +147,71 @@ TEST(UnionAll, the_statement_nets_each_arm_in_its_window_and_applies_by_count) {
     EXPECT_THROW((void)pgt::diff::union_all_sql({}, target), pgt::Error);
 }
 
+// SELECT k0, <aggregates> FROM (t10 UNION ALL t20) u WHERE ... GROUP BY
+// k0: the union under the aggregate level is found, and the plan folds
+// its signed rows into the aggregate's state.
+TEST(UnionAll, an_aggregate_over_the_union_folds_its_signed_rows_into_state) {
+    Builder b;
+    const int a0 = arm(b, 10, false), a1 = arm(b, 20, false);
+    const int u = set_op(b, a0, a1);
+    const int sub = b.pass(Op::kSubquery, u);
+    const int where = b.pass(Op::kFilter, sub);
+    const int agg = b.aggregate(where, 1);
+    b.root(b.project(agg, {0}));
+    EXPECT_EQ(pgt::diff::aggregated_union(b.t), u);
+    EXPECT_FALSE(pgt::diff::union_all_arms(b.t));  // the root is no union
+    EXPECT_EQ(pgt::diff::union_all_arms(b.t, u), (std::vector<int>{a0, a1}));
+    EXPECT_FALSE(pgt::diff::plan_delta(b.t, {}));  // analysis found no algebraic form
+    pgt::diff::PlanFacts f;
+    f.union_aggregate = true;
+    DeltaPlan p = *pgt::diff::plan_delta(b.t, f);
+    EXPECT_EQ(p.strategy, pgt::diff::Strategy::kUnionAll);
+    auto step = [&](int i) { return p.steps.at(static_cast<std::size_t>(i)).step; };
+    EXPECT_EQ(step(a0), Step::kEvaluated);
+    EXPECT_EQ(step(u), Step::kUnionAll);
+    EXPECT_EQ(step(sub), Step::kNone);
+    EXPECT_EQ(step(where), Step::kRowFilter);
+    EXPECT_EQ(step(agg), Step::kAlgebraic);
+    EXPECT_EQ(step(b.t.root), Step::kApplyReplace);
+    EXPECT_TRUE(pgt::diff::keeps_state(p));
+
+    pgt::diff::UnionAggregate ua;
+    ua.arms = *pgt::diff::differentiate_union_all(
+        b.t, [](uint32_t relid) { return kInputs.at(relid); }, {"x", "\"Y\""}, u);
+    ua.columns = {"x", "\"Y\""};
+    ua.select = "SELECT r.x, r.\"Y\" AS __pgt_x1 FROM __pgt_rel_0 r WHERE r.x > 0";
+    ua.row_query = "SELECT 1, 2";
+    ua.shape.group.group_outputs = {0};
+    ua.shape.group.scan.outputs = {{"r.__pgt_k1", "k"}, {"", "s"}};
+    ua.shape.aggs.push_back({});
+    ua.shape.aggs.back().kind = pgt::ir::AggKind::kSum;
+    ua.shape.aggs.back().output = 1;
+    ua.shape.aggs.back().arg = "r.__pgt_x1";
+    ua.shape.aggs.back().result_type = "pg_catalog.int8";
+    ua.shape.key_alike = {true};
+    ua.shape.output_templates = {"", ""};
+    ua.key_nullable = {true};
+    ua.key_filtered = {true};
+    pgt::ir::IdentityTarget target;
+    target.table = "public.st";
+    target.columns = {"k"};
+    target.keyed = true;
+    target.domain = pgt::rowid::Domain::kGroupKey;
+    const pgt::diff::DeltaProgram prog = pgt::diff::union_aggregate_program(ua, target);
+    EXPECT_TRUE(prog.images.empty());
+    EXPECT_TRUE(prog.branches.empty());
+    EXPECT_FALSE(prog.full_query.empty());
+    // Entering rows +1, leaving -1, each as many times as its weight.
+    EXPECT_NE(prog.main.find("SELECT 1::pg_catalog.int8, s.* FROM (WITH __pgt_rel_0 (x, \"Y\") "
+                             "AS NOT MATERIALIZED (SELECT u.x, u.\"Y\" FROM u CROSS JOIN LATERAL "
+                             "pg_catalog.generate_series(1, u.__pgt_sign) WHERE u.__pgt_sign > 0)"),
+              std::string::npos)
+        << prog.main;
+    EXPECT_NE(prog.main.find("SELECT -1::pg_catalog.int8, s.*"), std::string::npos);
+    EXPECT_NE(prog.main.find("generate_series(1, (- u.__pgt_sign)) WHERE u.__pgt_sign < 0"),
+              std::string::npos);
+    ua.arms.clear();
+    EXPECT_THROW((void)pgt::diff::union_aggregate_program(ua, target), pgt::Error);
+}
+
 }  // namespace

@@ -26,7 +26,7 @@ std::optional<Strategy> label(const ir::Tree& t, const PlanFacts& f) {
     if (f.join_pair) {
         return Strategy::kJoinRescan;
     }
-    if (union_all_arms(t)) {
+    if (union_all_arms(t) || (f.union_aggregate && aggregated_union(t) >= 0)) {
         return Strategy::kUnionAll;
     }
     std::optional<OneTableLevel> level = one_table_level(t);
@@ -139,6 +139,24 @@ Step root_step(const ir::Tree& t, const DeltaPlan& p) {
     return p.strategy == Strategy::kJoinRegion ? Step::kApplyRecomputed : Step::kApplyReplace;
 }
 
+// Under union_all: the arms' steps, the union's, and (an aggregate over
+// the union) the aggregate level's; inside: below a derived table.
+PlanStep union_step(const ir::Tree& t, int i, bool inside) {
+    const ir::Node& n = t.at(i);
+    PlanStep out;
+    if (n.op == ir::Op::kSetOp) {
+        out.step = i == t.root ? Step::kApplyUnion : Step::kUnionAll;
+    } else if (n.op == ir::Op::kAggregate) {
+        out.step = Step::kAlgebraic;
+        out.rereads = extremes(n);
+    } else if (n.op == ir::Op::kFilter) {
+        out.step = inside || t.at(t.root).op == ir::Op::kSetOp ? Step::kNetted : Step::kRowFilter;
+    } else if (n.op == ir::Op::kProject) {
+        out.step = i == t.root ? Step::kApplyReplace : Step::kEvaluated;
+    }
+    return out;
+}
+
 // The step of node i; inside: it is below a derived table; join: the
 // node top_join found.
 PlanStep step_of(const ir::Tree& t, int i, const DeltaPlan& p, const PlanFacts& f, bool inside,
@@ -149,9 +167,7 @@ PlanStep step_of(const ir::Tree& t, int i, const DeltaPlan& p, const PlanFacts& 
     if (n.op == ir::Op::kScan) {
         out.step = Step::kImages;
     } else if (s == Strategy::kUnionAll) {
-        out.step = n.op == ir::Op::kSetOp    ? (i == t.root ? Step::kApplyUnion : Step::kUnionAll)
-                   : n.op == ir::Op::kFilter ? Step::kNetted
-                                             : Step::kEvaluated;
+        out = union_step(t, i, inside);
     } else if (s == Strategy::kAlgebraicDerived && inside) {
         if (n.op == ir::Op::kAggregate || n.op == ir::Op::kDistinct) {
             out.step = Step::kDerivedRows;  // the key branches find its groups
@@ -186,6 +202,11 @@ PlanStep step_of(const ir::Tree& t, int i, const DeltaPlan& p, const PlanFacts& 
 }
 
 }  // namespace
+
+bool keeps_state(const DeltaPlan& p) {
+    return std::any_of(p.steps.begin(), p.steps.end(),
+                       [](const PlanStep& s) { return s.step == Step::kAlgebraic; });
+}
 
 int term_sign(const std::vector<ir::TableRead>& reads) {
     int sign = -1;

@@ -91,6 +91,7 @@ struct PlanFacts {
     bool region_algebraic = false;  // ... keeping its aggregates algebraically
     bool join_pair = false;         // two tables whose keys are both selected
     bool derived = false;           // ... over a grouped derived table's change
+    bool union_aggregate = false;   // algebraic aggregates over a UNION ALL
     // The region's branches (a derived table's: its own), as the terms
     // they render (no sign: the plan gives it); tables: the quoted names
     // of the table references they read.
@@ -109,6 +110,10 @@ struct DeltaPlan {
 
 // nullopt when no program builder maintains the tree with these facts.
 std::optional<DeltaPlan> plan_delta(const ir::Tree& t, const PlanFacts& f);
+
+// Whether a step keeps aggregates algebraically: hidden state columns in
+// storage, which a FULL refresh fills.
+bool keeps_state(const DeltaPlan& p);
 
 // The sign of a signed join term: (-1)^(|S|+1) over the set S of tables
 // read from images, times -1 per table read from before-images only.

@@ -46,9 +46,4 @@ bool reads_several_tables(Strategy s) noexcept {
            s == Strategy::kUnionAll;
 }
 
-bool keeps_state(Strategy s) noexcept {
-    return s == Strategy::kAlgebraicGroup || s == Strategy::kAlgebraicJoin ||
-           s == Strategy::kAlgebraicDerived;
-}
-
 }  // namespace pgt::diff

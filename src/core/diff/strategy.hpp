@@ -45,8 +45,4 @@ std::optional<Strategy> strategy_named(std::string_view name) noexcept;
 // sources), not one table's.
 bool reads_several_tables(Strategy s) noexcept;
 
-// Its program keeps aggregates algebraically: hidden state columns in
-// storage, which a FULL refresh fills.
-bool keeps_state(Strategy s) noexcept;
-
 }  // namespace pgt::diff

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/diff/algebraic.hpp"
 #include "core/diff/apply.hpp"
 #include "core/diff/linear.hpp"
 #include "core/diff/scan_delta.hpp"
@@ -61,21 +62,38 @@ std::string signed_rows(const ir::ScanFilterProject& s, std::size_t k) {
 
 }  // namespace
 
-std::optional<std::vector<int>> union_all_arms(const ir::Tree& t) {
-    if (t.root < 0 || t.at(t.root).op != ir::Op::kSetOp) {
+std::optional<std::vector<int>> union_all_arms(const ir::Tree& t, int node) {
+    node = node < 0 ? t.root : node;
+    if (node < 0 || t.at(node).op != ir::Op::kSetOp) {
         return std::nullopt;
     }
     std::vector<int> arms;
-    if (!collect_arms(t, t.root, arms)) {
+    if (!collect_arms(t, node, arms)) {
         return std::nullopt;
     }
     return arms;
 }
 
+int aggregated_union(const ir::Tree& t) {
+    auto only_child = [&](int i, ir::Op op) {
+        return i >= 0 && t.at(i).children.size() == 1 && t.at(t.at(i).children[0]).op == op
+                   ? t.at(i).children[0]
+                   : -1;
+    };
+    if (t.root < 0 || t.at(t.root).op != ir::Op::kProject) {
+        return -1;
+    }
+    const int agg = only_child(t.root, ir::Op::kAggregate);
+    const int where = only_child(agg, ir::Op::kFilter);
+    const int sub = only_child(where >= 0 ? where : agg, ir::Op::kSubquery);
+    const int u = only_child(sub, ir::Op::kSetOp);
+    return u >= 0 && union_all_arms(t, u) ? u : -1;
+}
+
 std::optional<std::vector<UnionArm>> differentiate_union_all(
     const ir::Tree& t, const std::function<UnionInput(uint32_t)>& input,
-    const std::vector<std::string>& names) {
-    std::optional<std::vector<int>> roots = union_all_arms(t);
+    const std::vector<std::string>& names, int node) {
+    std::optional<std::vector<int>> roots = union_all_arms(t, node);
     if (!roots) {
         return std::nullopt;
     }
@@ -94,25 +112,68 @@ std::optional<std::vector<UnionArm>> differentiate_union_all(
     return out;
 }
 
+namespace {
+
+// Every arm's netted images (ev<k>, net<k>, src<k>) and their signed rows
+// summed: CTE u (__pgt_seq, __pgt_sign, the union's columns).
+std::vector<std::string> summed_arms(const std::vector<UnionArm>& arms) {
+    std::vector<std::string> ctes, rows;
+    for (std::size_t k = 0; k < arms.size(); k++) {
+        ctes.push_back(window_source_cte_list(arms[k].scan, std::to_string(k), arms[k].base));
+        rows.push_back(signed_rows(arms[k].scan, k));
+    }
+    ctes.push_back("u AS (" + join(rows, " UNION ALL ") + ")");
+    return ctes;
+}
+
+// The union's rows of u whose weight has `sign`, each as many times as
+// its weight, read by ua.select as region_table(0), with that sign.
+std::string weighted_rows(const UnionAggregate& ua, int sign) {
+    std::vector<std::string> cols;
+    for (const std::string& c : ua.columns) {
+        cols.push_back("u." + c);
+    }
+    const std::string w = sign > 0 ? "u." + kSign : "(- u." + kSign + ")";
+    const std::string rows = "SELECT " + join(cols, ", ") +
+                             " FROM u CROSS JOIN LATERAL pg_catalog.generate_series(1, " + w +
+                             ") WHERE u." + kSign + (sign > 0 ? " > 0" : " < 0");
+    return "SELECT " + std::to_string(sign) + "::pg_catalog.int8, s.* FROM (WITH " +
+           sql::region_table(0) + " (" + join(ua.columns, ", ") + ") AS NOT MATERIALIZED (" + rows +
+           ") " + ua.select + ") s";
+}
+
+}  // namespace
+
+DeltaProgram union_aggregate_program(const UnionAggregate& ua, const ir::IdentityTarget& target) {
+    if (ua.arms.empty()) {
+        throw Error(sqlstate::kInternalError, "an aggregate over a UNION ALL needs arms");
+    }
+    std::vector<std::string> ctes = summed_arms(ua.arms);
+    ctes.push_back("d (" + join(algebraic_d_columns(ua.shape), ", ") + ") AS (" +
+                   weighted_rows(ua, 1) + " UNION ALL " + weighted_rows(ua, -1) + ")");
+    ir::JoinRegion fresh;
+    fresh.key_nullable = ua.key_nullable;
+    fresh.key_filtered = ua.key_filtered;
+    DeltaProgram p;
+    algebraic_signed_main(p, ua.shape, target, join(ctes, ", "), ua.row_query, fresh);
+    return p;
+}
+
 std::string union_all_sql(const std::vector<UnionArm>& arms, const ir::IdentityTarget& target) {
     if (arms.empty() || target.keyed) {
         throw Error(sqlstate::kInternalError,
                     "a UNION ALL delta needs arms and a counted (keyless) stream table");
     }
-    std::vector<std::string> ctes, rows, outs, ids;
-    for (std::size_t k = 0; k < arms.size(); k++) {
-        ctes.push_back(window_source_cte_list(arms[k].scan, std::to_string(k), arms[k].base));
-        rows.push_back(signed_rows(arms[k].scan, k));
-    }
+    std::vector<std::string> ctes = summed_arms(arms), outs, ids;
     for (const ir::OutputColumn& o : arms[0].scan.outputs) {
         outs.push_back(o.name);
     }
     for (const std::string& c : target.columns) {
         ids.push_back("d." + c);
     }
-    return "WITH " + join(ctes, ", ") + ", d AS (" + join(rows, " UNION ALL ") +
-           "), e AS (SELECT d.*, " + row_id_expression(target.domain, ids) +
-           " AS __pgt_id FROM d)" + apply_tail(outs, target);
+    return "WITH " + join(ctes, ", ") + ", d AS (SELECT * FROM u), e AS (SELECT d.*, " +
+           row_id_expression(target.domain, ids) + " AS __pgt_id FROM d)" +
+           apply_tail(outs, target);
 }
 
 }  // namespace pgt::diff

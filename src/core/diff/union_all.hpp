@@ -20,15 +20,21 @@
 #include <string>
 #include <vector>
 
+#include "core/diff/program.hpp"
 #include "core/ir/scan.hpp"
 #include "core/ir/tree.hpp"
 
 namespace pgt::diff {
 
-// The arms of t's root when it is UNION ALL (nested UNION ALLs included)
-// over levels the linear rules differentiate: their roots, left to right;
-// nullopt otherwise.
-std::optional<std::vector<int>> union_all_arms(const ir::Tree& t);
+// The arms of node `node` of t (default: the root) when it is UNION ALL
+// (nested UNION ALLs included) over levels the linear rules differentiate:
+// their roots, left to right; nullopt otherwise.
+std::optional<std::vector<int>> union_all_arms(const ir::Tree& t, int node = -1);
+
+// The UNION ALL (as union_all_arms takes it) that t's aggregate level
+// reads as its one FROM item — Project, Aggregate, [Filter], Subquery over
+// it — when the Aggregate is the level's one: its node; -1 otherwise.
+int aggregated_union(const ir::Tree& t);
 
 // An arm differentiated: its Δ with its outputs named as the stream
 // table's columns, and its source's window block (parameters
@@ -44,17 +50,40 @@ struct UnionInput {
     int base = 0;
 };
 
-// t's arms (union_all_arms) differentiated, each over input(relid of its
-// table), its outputs named `names` (quoted, the stream table's columns);
-// nullopt when t is no such union.
+// The arms of t's node `node` (union_all_arms; default the root)
+// differentiated, each over input(relid of its table), its outputs named
+// `names` (quoted: the stream table's columns, or the union's under an
+// aggregate); nullopt when that node is no such union.
 std::optional<std::vector<UnionArm>> differentiate_union_all(
     const ir::Tree& t, const std::function<UnionInput(uint32_t)>& input,
-    const std::vector<std::string>& names);
+    const std::vector<std::string>& names, int node = -1);
 
 // The statement: every arm's netted images evaluated through its WHERE
 // and select list, their signed rows summed per identity and image, and
 // as many copies added or removed. Throws kInternalError for a keyed
 // target or no arms.
 std::string union_all_sql(const std::vector<UnionArm>& arms, const ir::IdentityTarget& target);
+
+// Aggregates over the union kept algebraically (an aggregate level whose
+// FROM is the union: aggregated_union): the arms' signed rows — each netted
+// row as many times as its weight — are the union's rows entering (+1)
+// and leaving (-1); `select` reads them as sql::region_table(0) (columns
+// `columns`) and gives the outer (keys, arguments), which the algebraic
+// apply adds into the stored values and state (algebraic_signed_main).
+struct UnionAggregate {
+    std::vector<UnionArm> arms;        // outputs named `columns`
+    std::vector<std::string> columns;  // the union's columns, quoted
+    std::string select;                // outer (keys, arguments) over region_table(0)
+    std::string row_query;             // the same over the union now
+    ir::AlgebraicGroup shape;          // its arguments read r.__pgt_x<i>
+    // Per identity key: may be NULL, `= ANY (array)` possible (a group the
+    // stored state cannot give is recomputed from row_query).
+    std::vector<bool> key_nullable;
+    std::vector<bool> key_filtered;
+};
+
+// The program: one main statement over every window (no image steps);
+// throws kInternalError without arms.
+DeltaProgram union_aggregate_program(const UnionAggregate& ua, const ir::IdentityTarget& target);
 
 }  // namespace pgt::diff

@@ -125,6 +125,14 @@ struct RegionShape {
     std::vector<bool> derived_narrow;                   // per key: `= ANY` may narrow it
     std::vector<std::vector<std::string>> source_keys;  // per source: a unique key, quoted
     std::string derived_select;                         // outer (keys, args) over region_table(0)
+    // An aggregate over one UNION ALL (diff::union_all_arms below its
+    // Subquery node): aggs, key_alike, output_templates, derived_select,
+    // row_query, key_nullable and key_filtered are the outer aggregate's
+    // as for `derived`; union_columns the union's columns (quoted) as
+    // derived_select reads them from sql::region_table(0). present stays
+    // false: the union's sources are its arms' scans.
+    bool union_aggregate = false;
+    std::vector<std::string> union_columns;
     // The identity is the key of one table of the FROM, read once (see
     // ir::JoinRegion::key_source): its source index and the query over its
     // new images; -1 otherwise.

@@ -171,9 +171,11 @@ bool key_branches(Query* d, bool outer_joins, const std::vector<Index>& rtindexe
     return true;
 }
 
+}  // namespace
+
 // The outer query's algebraic form over the derived table read as
 // region_table(0): its (keys, arguments), aggregates and templates.
-bool outer_form(Query* q, const AnalyzedQuery& out, RegionShape& region) {
+bool outer_algebraic_form(Query* q, const AnalyzedQuery& out, RegionShape& region) {
     std::optional<AlgebraicOutputs> outs = algebraic_outputs(q, nullptr);
     if (!outs) {
         return false;
@@ -208,8 +210,6 @@ bool outer_form(Query* q, const AnalyzedQuery& out, RegionShape& region) {
     region.algebraic = true;
     return true;
 }
-
-}  // namespace
 
 void derive_derived_aggregate(Query* q, AnalyzedQuery& out) {
     RangeTblEntry* rte = derived_of(q, out);
@@ -272,7 +272,7 @@ void derive_derived_aggregate(Query* q, AnalyzedQuery& out) {
         const Oid type = exprType(reinterpret_cast<Node*>(keys[k]->expr));
         region.derived_narrow.push_back(!may_be_null && !unmatchable_type(type).has_value());
     }
-    if (!outer_form(q, out, region)) {
+    if (!outer_algebraic_form(q, out, region)) {
         return;
     }
     // D's rows with each source read as sql::derived_source(s).

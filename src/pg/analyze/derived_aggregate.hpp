@@ -21,4 +21,11 @@ namespace pgt::pg {
 // the blocker; otherwise leaves out as it is.
 void derive_derived_aggregate(Query* q, AnalyzedQuery& out);
 
+// The algebraic form of q's aggregates over its one FROM item, a derived
+// table read as sql::region_table(0): in region, the aggregates, output
+// templates, keys' facts and derived_select, q's (grouping keys,
+// arguments) over that relation with q's WHERE. False when q's outputs
+// are not grouping keys and algebraic aggregates.
+bool outer_algebraic_form(Query* q, const AnalyzedQuery& out, RegionShape& region);
+
 }  // namespace pgt::pg

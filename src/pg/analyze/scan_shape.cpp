@@ -877,6 +877,9 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         if (!out.differential_blocker.empty()) {
             derive_derived_aggregate(q, out);  // an aggregate over a derived table's change
         }
+        if (!out.differential_blocker.empty()) {
+            derive_union_aggregate(q, out);  // an aggregate over a UNION ALL's change
+        }
         return;
     }
     const RangeTblEntry* rte = static_cast<RangeTblEntry*>(linitial(q->rtable));

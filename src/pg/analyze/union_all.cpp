@@ -4,12 +4,19 @@
 #include <string>
 
 #include "core/diff/union_all.hpp"
+#include "core/sql/names.hpp"
+#include "pg/analyze/derived_aggregate.hpp"
 #include "pg/analyze/scan_shape.hpp"
+#include "pg/boundary/boundary.hpp"
+#include "pg/boundary/guc.hpp"
+#include "pg/common/quote.hpp"
 
 extern "C" {
 #include "postgres.h"
 #include "nodes/parsenodes.h"
+#include "nodes/pg_list.h"
 #include "parser/parsetree.h"
+#include "utils/ruleutils.h"
 }
 
 namespace pgt::pg {
@@ -61,6 +68,60 @@ void derive_union_all(Query* q, AnalyzedQuery& out) {
     } else if (!diff::union_all_arms(out.operators)) {
         out.differential_blocker = kSetOperations;
     }
+}
+
+namespace {
+
+// The union q aggregates: its one FROM item, when that is a set operation
+// and q has nothing but grouping, algebraic-looking aggregates and WHERE.
+RangeTblEntry* aggregated_union(Query* q, const AnalyzedQuery& out) {
+    if (q->jointree == nullptr || list_length(q->jointree->fromlist) != 1 ||
+        !IsA(linitial(q->jointree->fromlist), RangeTblRef) || list_length(q->rtable) != 1 ||
+        !(q->hasAggs || q->groupClause != NIL) || q->groupingSets != NIL ||
+        q->havingQual != nullptr || q->hasSubLinks || q->hasWindowFuncs || q->hasTargetSRFs ||
+        q->distinctClause != NIL || q->limitCount != nullptr || q->limitOffset != nullptr ||
+        q->setOperations != nullptr || q->cteList != NIL || q->rowMarks != NIL) {
+        return nullptr;
+    }
+    const bool scalar = q->groupClause == NIL;
+    if (out.identity.domain != (scalar ? rowid::Domain::kSynthetic : rowid::Domain::kGroupKey)) {
+        return nullptr;
+    }
+    RangeTblEntry* rte = rt_fetch(1, q->rtable);
+    return rte->rtekind == RTE_SUBQUERY && !rte->lateral && !rte->security_barrier &&
+                   rte->subquery->setOperations != nullptr && rte->subquery->cteList == NIL &&
+                   rte->subquery->sortClause == NIL && rte->subquery->limitCount == nullptr &&
+                   rte->subquery->limitOffset == nullptr
+               ? rte
+               : nullptr;
+}
+
+}  // namespace
+
+void derive_union_aggregate(Query* q, AnalyzedQuery& out) {
+    RangeTblEntry* rte = aggregated_union(q, out);
+    if (rte == nullptr) {
+        return;
+    }
+    Query* u = rte->subquery;
+    if (diff::aggregated_union(out.operators) < 0 || !arms_blocker(u, u->setOperations).empty()) {
+        return;
+    }
+    RegionShape region;
+    if (!outer_algebraic_form(q, out, region)) {
+        return;
+    }
+    ListCell* lc;
+    foreach (lc, rte->eref->colnames) {
+        region.union_columns.push_back(quote_ident(strVal(lfirst(lc))));
+    }
+    const std::string u_sql = with_pinned_search_path(
+        [&] { return std::string(pg_call([&] { return pg_get_querydef(u, false); })); });
+    region.row_query = "WITH " + sql::region_table(0) + " AS NOT MATERIALIZED (" + u_sql + ") " +
+                       region.derived_select;
+    region.union_aggregate = true;
+    out.region = std::move(region);
+    out.differential_blocker.clear();
 }
 
 }  // namespace pgt::pg

@@ -18,4 +18,11 @@ namespace pgt::pg {
 // out.differential_blocker unless it is such a UNION ALL.
 void derive_union_all(Query* q, AnalyzedQuery& out);
 
+// For a query another shape refused: when it aggregates one UNION ALL of
+// such arms (its FROM that union alone, its outputs grouping keys and
+// algebraic aggregates, a WHERE of its own), fills the outer aggregate's
+// algebraic form (RegionShape::union_aggregate) and clears the blocker;
+// otherwise leaves out as it is.
+void derive_union_aggregate(Query* q, AnalyzedQuery& out);
+
 }  // namespace pgt::pg

@@ -474,16 +474,29 @@ diff::DeltaProgram union_delta(Spi& spi, catalog::StreamTableRow& st, const Anal
         inputs[sources[w].relid] = {delta_input(sources[w].buffer, immediate),
                                     5 * static_cast<int>(w)};
     }
-    std::vector<std::string> names;
+    const bool aggregated = q.region.union_aggregate;
+    std::vector<std::string> names = q.region.union_columns, outputs;
     for (const OutputColumn& c : q.columns) {
-        names.push_back(quote_ident(c.name));
+        outputs.push_back(quote_ident(c.name));
+    }
+    if (!aggregated) {
+        names = outputs;
     }
     std::optional<std::vector<diff::UnionArm>> arms = diff::differentiate_union_all(
-        q.operators, [&](uint32_t relid) { return inputs.at(relid); }, names);
+        q.operators, [&](uint32_t relid) { return inputs.at(relid); }, names,
+        aggregated ? diff::aggregated_union(q.operators) : -1);
     if (!arms) {
         throw Error(sqlstate::kInternalError, "a UNION ALL plan whose arms have no delta");
     }
-    return diff::one_statement(diff::union_all_sql(*arms, identity_target(st)));
+    if (!aggregated) {
+        return diff::one_statement(diff::union_all_sql(*arms, identity_target(st)));
+    }
+    diff::UnionAggregate ua{std::move(*arms),         names,
+                            q.region.derived_select,  q.region.row_query,
+                            region_shape(q, outputs), q.region.key_nullable,
+                            q.region.key_filtered};
+    sync_aux_columns(spi, st.relid, aux_of(ua.shape));
+    return diff::union_aggregate_program(ua, identity_target(st));
 }
 
 }  // namespace
@@ -590,6 +603,7 @@ diff::DeltaPlan delta_plan(const AnalyzedQuery& q) {
     f.region_algebraic = q.region.algebraic;
     f.join_pair = q.join.present;
     f.derived = q.region.derived;
+    f.union_aggregate = q.region.union_aggregate;
     for (const ir::RegionBranch& b : q.region.branches) {
         f.branches.push_back({b.reads, b.padding, b.subqueries});
     }
@@ -687,7 +701,7 @@ void prepare_maintenance(Spi& spi, catalog::StreamTableRow& st, const AnalyzedQu
     if (incremental) {
         plan = delta_plan(q);
     }
-    if (!plan || !diff::keeps_state(plan->strategy)) {
+    if (!plan || !diff::keeps_state(*plan)) {
         sync_aux_columns(spi, st.relid, {});
     }
     if (st.refresh_mode == RefreshMode::kFull) {
