@@ -156,6 +156,21 @@ TEST_F(DifferentialUnionAll, other_set_operations_and_arms_are_refused_by_name) 
         "SELECT pgtrickle.create_stream_table('auto_n', 'SELECT src, string_agg(id::text, '','' "
         "ORDER BY id) AS ids FROM all_payments GROUP BY src')");
     EXPECT_EQ(modes("auto_n"), "AUTO/FULL");
+    // A union whose columns share a name cannot be read by name: refused
+    // DIFFERENTIAL, recomputed by AUTO.
+    const std::string dup =
+        "SELECT count(*) AS n FROM (SELECT id, id FROM stripe UNION ALL SELECT pid, pid FROM "
+        "paypal) u";
+    EXPECT_EQ(db->error_of("SELECT pgtrickle.create_stream_table('auto_d', $q$" + dup +
+                           "$q$, refresh_mode => 'DIFFERENTIAL')")
+                  .sqlstate,
+              "0A000");
+    db->exec("SELECT pgtrickle.create_stream_table('auto_d', $1)", {dup});
+    EXPECT_EQ(modes("auto_d"), "AUTO/FULL");
+    db->exec("DELETE FROM paypal WHERE pid = 7");
+    refresh("auto_d");
+    EXPECT_EQ(last_action("auto_d"), "FULL");
+    EXPECT_MATCHES_QUERY(*db, "auto_d");
     db->exec(
         "SELECT pgtrickle.create_stream_table('plan_u', 'SELECT id FROM stripe WHERE amount > 3 "
         "UNION ALL SELECT pid FROM paypal', refresh_mode => 'DIFFERENTIAL')");

@@ -44,21 +44,8 @@ using region::RegionTable;
 // The outer query's shape: one grouped derived table in FROM, aggregates
 // over it, nothing that is not a row-by-row function of its rows.
 RangeTblEntry* derived_of(Query* q, const AnalyzedQuery& out) {
-    if (q->jointree == nullptr || list_length(q->jointree->fromlist) != 1 ||
-        !IsA(linitial(q->jointree->fromlist), RangeTblRef) || list_length(q->rtable) != 1 ||
-        !(q->hasAggs || q->groupClause != NIL) || q->groupingSets != NIL ||
-        q->havingQual != nullptr || q->hasSubLinks || q->hasWindowFuncs || q->hasTargetSRFs ||
-        q->distinctClause != NIL || q->limitCount != nullptr || q->limitOffset != nullptr ||
-        q->setOperations != nullptr || q->cteList != NIL || q->rowMarks != NIL) {
-        return nullptr;
-    }
-    const bool scalar = q->groupClause == NIL;
-    if (out.identity.domain != (scalar ? rowid::Domain::kSynthetic : rowid::Domain::kGroupKey)) {
-        return nullptr;
-    }
-    RangeTblEntry* rte = rt_fetch(1, q->rtable);
-    return rte->rtekind == RTE_SUBQUERY && !rte->lateral && region::grouped_derived(rte) ? rte
-                                                                                         : nullptr;
+    RangeTblEntry* rte = aggregated_subquery(q, out);
+    return rte != nullptr && region::grouped_derived(rte) ? rte : nullptr;
 }
 
 // The derived table's own shape: plain tables joined, grouped, no
@@ -175,6 +162,23 @@ bool key_branches(Query* d, bool outer_joins, const std::vector<Index>& rtindexe
 
 // The outer query's algebraic form over the derived table read as
 // region_table(0): its (keys, arguments), aggregates and templates.
+RangeTblEntry* aggregated_subquery(Query* q, const AnalyzedQuery& out) {
+    if (q->jointree == nullptr || list_length(q->jointree->fromlist) != 1 ||
+        !IsA(linitial(q->jointree->fromlist), RangeTblRef) || list_length(q->rtable) != 1 ||
+        !(q->hasAggs || q->groupClause != NIL) || q->groupingSets != NIL ||
+        q->havingQual != nullptr || q->hasSubLinks || q->hasWindowFuncs || q->hasTargetSRFs ||
+        q->distinctClause != NIL || q->limitCount != nullptr || q->limitOffset != nullptr ||
+        q->setOperations != nullptr || q->cteList != NIL || q->rowMarks != NIL) {
+        return nullptr;
+    }
+    const bool scalar = q->groupClause == NIL;
+    if (out.identity.domain != (scalar ? rowid::Domain::kSynthetic : rowid::Domain::kGroupKey)) {
+        return nullptr;
+    }
+    RangeTblEntry* rte = rt_fetch(1, q->rtable);
+    return rte->rtekind == RTE_SUBQUERY && !rte->lateral && !rte->security_barrier ? rte : nullptr;
+}
+
 bool outer_algebraic_form(Query* q, const AnalyzedQuery& out, RegionShape& region) {
     std::optional<AlgebraicOutputs> outs = algebraic_outputs(q, nullptr);
     if (!outs) {

@@ -21,6 +21,12 @@ namespace pgt::pg {
 // the blocker; otherwise leaves out as it is.
 void derive_derived_aggregate(Query* q, AnalyzedQuery& out);
 
+// q's one FROM item when it is a derived table (not LATERAL, no security
+// barrier) and q has nothing but a WHERE, grouping and aggregates over it
+// (no HAVING, grouping sets, DISTINCT, window, subquery, LIMIT or WITH),
+// keyed by its grouping keys (or one row); nullptr otherwise.
+RangeTblEntry* aggregated_subquery(Query* q, const AnalyzedQuery& out);
+
 // The algebraic form of q's aggregates over its one FROM item, a derived
 // table read as sql::region_table(0): in region, the aggregates, output
 // templates, keys' facts and derived_select, q's (grouping keys,

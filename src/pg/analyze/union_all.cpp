@@ -1,6 +1,7 @@
 // UNION ALL of one-table levels (see union_all.hpp).
 #include "pg/analyze/union_all.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/diff/union_all.hpp"
@@ -72,26 +73,16 @@ void derive_union_all(Query* q, AnalyzedQuery& out) {
 
 namespace {
 
-// The union q aggregates: its one FROM item, when that is a set operation
-// and q has nothing but grouping, algebraic-looking aggregates and WHERE.
+// The union q aggregates: its one FROM item (aggregated_subquery), when
+// that is a set operation without ORDER BY, LIMIT or WITH of its own.
 RangeTblEntry* aggregated_union(Query* q, const AnalyzedQuery& out) {
-    if (q->jointree == nullptr || list_length(q->jointree->fromlist) != 1 ||
-        !IsA(linitial(q->jointree->fromlist), RangeTblRef) || list_length(q->rtable) != 1 ||
-        !(q->hasAggs || q->groupClause != NIL) || q->groupingSets != NIL ||
-        q->havingQual != nullptr || q->hasSubLinks || q->hasWindowFuncs || q->hasTargetSRFs ||
-        q->distinctClause != NIL || q->limitCount != nullptr || q->limitOffset != nullptr ||
-        q->setOperations != nullptr || q->cteList != NIL || q->rowMarks != NIL) {
+    RangeTblEntry* rte = aggregated_subquery(q, out);
+    if (rte == nullptr) {
         return nullptr;
     }
-    const bool scalar = q->groupClause == NIL;
-    if (out.identity.domain != (scalar ? rowid::Domain::kSynthetic : rowid::Domain::kGroupKey)) {
-        return nullptr;
-    }
-    RangeTblEntry* rte = rt_fetch(1, q->rtable);
-    return rte->rtekind == RTE_SUBQUERY && !rte->lateral && !rte->security_barrier &&
-                   rte->subquery->setOperations != nullptr && rte->subquery->cteList == NIL &&
-                   rte->subquery->sortClause == NIL && rte->subquery->limitCount == nullptr &&
-                   rte->subquery->limitOffset == nullptr
+    const Query* u = rte->subquery;
+    return u->setOperations != nullptr && u->cteList == NIL && u->sortClause == NIL &&
+                   u->limitCount == nullptr && u->limitOffset == nullptr
                ? rte
                : nullptr;
 }
@@ -113,7 +104,13 @@ void derive_union_aggregate(Query* q, AnalyzedQuery& out) {
     }
     ListCell* lc;
     foreach (lc, rte->eref->colnames) {
-        region.union_columns.push_back(quote_ident(strVal(lfirst(lc))));
+        const std::string name = quote_ident(strVal(lfirst(lc)));
+        // The refresh names the union's columns in a column list.
+        if (std::find(region.union_columns.begin(), region.union_columns.end(), name) !=
+            region.union_columns.end()) {
+            return;
+        }
+        region.union_columns.push_back(name);
     }
     const std::string u_sql = with_pinned_search_path(
         [&] { return std::string(pg_call([&] { return pg_get_querydef(u, false); })); });
