@@ -19,7 +19,8 @@
 // the FULL JOINs, with WHERE subqueries too); 8% a grouped derived table
 // joined on its key, or (a third of those) aggregated again by its grouping
 // columns (Nexmark q4's shape) or by its aggregates (TPC-H q13's, also over
-// a LEFT JOIN); random DML batches over
+// a LEFT JOIN); 6% a UNION ALL of 2-4 arms that each read one table
+// (counted, or a third aggregated per text); random DML batches over
 // all four tables in one transaction (join-key, group-key and primary key
 // changes, MIN/MAX rows deleted, a partner deleted while its match moves
 // away — seed EC-01, every partner of a key value gone or back), rollbacks
@@ -1981,7 +1982,8 @@ std::string full_join_query(Rng& r) {
 // What a generated query has: counted per run.
 struct Drawn {
     std::string sql;
-    bool subquery = false, full_join = false, wrapped = false, grouped_join = false;
+    bool subquery = false, full_join = false, wrapped = false, grouped_join = false,
+         union_all = false;
 };
 
 // Each table read through a view (v_t), a filtering view over that view
@@ -2117,10 +2119,50 @@ std::string grouped_join_query(Rng& r) {
     return sql;
 }
 
+// One arm of union_query: (id, a text, an int) of one table, by its name
+// (an arm reads one table), with a condition sometimes.
+std::string union_arm(Rng& r) {
+    const Table& t = r.pick(kTables);
+    const std::string num = r.chance(50) ? t.value : r.pick(t.keys).name;
+    std::string arm = "SELECT id, " + t.text + ", " + (r.chance(25) ? num + " * 2 + id" : num) +
+                      " FROM " + t.name;
+    const int p = r.range(0, 99);
+    if (p < 20) {
+        arm += " WHERE " + r.pick(t.keys).name + " IS NOT NULL";
+    } else if (p < 40) {
+        arm += " WHERE " + t.value + " > " + r.num(2, 9);
+    } else if (p < 55) {
+        arm += " WHERE " + t.text + " LIKE 'a%' OR id % 3 = " + r.num(0, 2);
+    } else if (p < 65) {
+        arm += " WHERE 100 / (abs(" + t.value + ") + 1) > 8";  // may raise: after netting only
+    }
+    return arm;
+}
+
+// A UNION ALL of 2-4 arms over any of the tables (one table twice too),
+// counted rows or (a third) COUNT/SUM/MIN/MAX per text over the union.
+std::string union_query(Rng& r) {
+    std::string u = union_arm(r);
+    for (int n = r.range(1, 3); n > 0; n--) {
+        u += " UNION ALL " + union_arm(r);
+    }
+    if (r.chance(66)) {
+        return u;
+    }
+    return "SELECT txt, count(*) AS n, sum(num) AS total, min(num) AS lo, max(num) AS hi FROM (" +
+           u + ") AS un (id, txt, num)" + (r.chance(40) ? " WHERE num IS NOT NULL" : "") +
+           " GROUP BY txt";
+}
+
 std::string draw_region_query(Rng& r, int kind, Drawn& d);
 
 Drawn random_region_query(Rng& r) {
     Drawn d;
+    if (r.chance(6)) {
+        d.union_all = true;
+        d.sql = union_query(r);
+        return d;
+    }
     const int kind = r.range(0, 99);
     // A third of the queries read their tables through views and WITH
     // queries, nested in the constructs drawn below.
@@ -2196,7 +2238,8 @@ protected:
                   << " stream tables (" << algebraic_ << " algebraic, " << subquery_
                   << " with WHERE subqueries, " << full_join_ << " FULL JOIN, " << wrapped_
                   << " through views or WITH, " << grouped_join_ << " joined to groups, "
-                  << grouping_sets_ << " grouping sets, " << kept_ << " kept copies), rows now "
+                  << union_all_ << " UNION ALL, " << grouping_sets_ << " grouping sets, " << kept_
+                  << " kept copies), rows now "
                   << db->scalar(
                          "SELECT (SELECT count(*) FROM ra) || '/' || (SELECT count(*) "
                          "FROM rb) || '/' || (SELECT count(*) FROM rc) || '/' || "
@@ -2262,6 +2305,7 @@ private:
         full_join_ += d.full_join ? 1 : 0;
         wrapped_ += d.wrapped ? 1 : 0;
         grouped_join_ += d.grouped_join ? 1 : 0;
+        union_all_ += d.union_all ? 1 : 0;
         grouping_sets_ += grouping_set_storage(*db, st.name) ? 1 : 0;
         return st;
     }
@@ -2318,6 +2362,7 @@ private:
     int full_join_ = 0;      // stream tables over a FULL JOIN
     int wrapped_ = 0;        // stream tables reading tables through views or WITH queries
     int grouped_join_ = 0;   // stream tables joining a grouped derived table on its key
+    int union_all_ = 0;      // stream tables over a UNION ALL of tables
     int grouping_sets_ = 0;  // stream tables over GROUPING SETS, ROLLUP or CUBE
     std::ofstream trace_;
 };
