@@ -24,6 +24,7 @@ extern "C" {
 #include "nodes/params.h"
 #include "executor/tuptable.h"
 #include "utils/lsyscache.h"
+#include "nodes/plannodes.h"
 #include "utils/plancache.h"
 }
 
@@ -187,6 +188,29 @@ SpiReadOnlyScope::SpiReadOnlyScope() {
 }
 SpiReadOnlyScope::~SpiReadOnlyScope() {
     g_read_only_scopes--;
+}
+
+double Spi::planned_rows(const std::string& sql) {
+    auto plan_it = [&] {
+        return pg_call([&] {
+            SPIPlanPtr plan = SPI_prepare(sql.c_str(), 0, nullptr);
+            if (plan == nullptr) {
+                elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+            }
+            CachedPlan* cplan = SPI_plan_get_cached_plan(plan);
+            double rows = -1;
+            if (cplan != nullptr && cplan->stmt_list != NIL) {
+                const PlannedStmt* ps = linitial_node(PlannedStmt, cplan->stmt_list);
+                rows = ps->planTree != nullptr ? ps->planTree->plan_rows : -1;
+            }
+            if (cplan != nullptr) {
+                ReleaseCachedPlan(cplan, nullptr);  // an unsaved plan's: no resource owner
+            }
+            SPI_freeplan(plan);
+            return rows;
+        });
+    };
+    return search_path_is_pinned() ? plan_it() : with_pinned_search_path(plan_it);
 }
 
 int Spi::run(const std::string& sql, const std::vector<SpiParam>& params, bool read_only,

@@ -115,6 +115,10 @@ public:
     // After an error: the names go, the tuplestores are left to the
     // (sub)transaction abort that owns their files.
     void forget_relations();
+    // The rows the planner estimates sql (no parameters) returns: its
+    // generic plan's top node, planned under the pinned search_path and
+    // never run (what EXPLAIN prints as "rows").
+    double planned_rows(const std::string& sql);
 
 private:
     Spi() = default;

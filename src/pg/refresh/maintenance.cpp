@@ -68,16 +68,10 @@ FilterEstimate filter_estimate(Spi& spi, Oid owner, Oid relid, const std::string
     e.all = tuples ? std::stod(*tuples) : -1;
     // Planning folds the owner's IMMUTABLE functions in filter: it runs
     // them, so as the owner, restricted, whoever set this up.
-    SpiRows plan = as_role_restricted(owner, [&] {
-        return spi.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + from + " " + ir::kImageAlias +
-                         " WHERE " + filter);
+    e.kept = as_role_restricted(owner, [&] {
+        return spi.planned_rows("SELECT 1 FROM " + from + " " + ir::kImageAlias + " WHERE " +
+                                filter);
     });
-    const std::string& text = plan.rows.at(0).at(0).value();
-    const std::string rows_key = "\"Plan Rows\":";
-    std::size_t at = text.find(rows_key);
-    if (at != std::string::npos) {
-        e.kept = std::stod(text.substr(at + rows_key.size()));
-    }
     return e;
 }
 
