@@ -55,8 +55,8 @@ protected:
 
 // Every single-table statement form: algebraic groups, a scalar aggregate,
 // a group rescan (MIN/MAX; over a numeric, of a fixed scale: which of 1.5
-// and 1.50 max() returns is not defined), plain rows, DISTINCT; and a filter that
-// keeps most rows.
+// and 1.50 max() returns is not defined), plain rows, DISTINCT, the arms of
+// a UNION ALL; and a filter that keeps most rows.
 const std::vector<std::pair<std::string, std::string>> kQueries = {
     {"op_sum", "SELECT g, sum(z) AS s, count(*) AS n, avg(v) AS a FROM op WHERE v < 40 GROUP BY g"},
     {"op_total", "SELECT sum(v) AS s, count(z) AS n FROM op WHERE v < 30 AND t <> 'a1'"},
@@ -68,6 +68,10 @@ const std::vector<std::pair<std::string, std::string>> kQueries = {
     // a filter an all-NULL image (the old side of an insert) would pass
     {"op_nulls", "SELECT id, z FROM op WHERE v IS NULL OR v < 30"},
     {"op_wide", "SELECT g, count(*) AS n, sum(z) AS s FROM op WHERE v >= 100 GROUP BY g"},
+    // a UNION ALL: each arm decides by its own filter (the last keeps most)
+    {"op_union",
+     "SELECT id, v FROM op WHERE v >= 960 UNION ALL SELECT id, z::int FROM op WHERE v < 30 UNION "
+     "ALL SELECT id, v FROM op WHERE v >= 100"},
 };
 
 // One random statement: rows crossing the filters both ways, numerics

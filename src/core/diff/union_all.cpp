@@ -99,7 +99,8 @@ std::optional<std::vector<UnionArm>> differentiate_union_all(
     }
     std::vector<UnionArm> out;
     for (int arm : *roots) {
-        const UnionInput in = input(arm_scan(t, arm).relid);
+        const uint32_t relid = arm_scan(t, arm).relid;
+        const UnionInput in = input(relid);
         std::optional<ir::ScanFilterProject> d = differentiate_linear(t, arm, in.delta);
         if (!d || d->outputs.size() != names.size()) {
             return std::nullopt;
@@ -107,7 +108,7 @@ std::optional<std::vector<UnionArm>> differentiate_union_all(
         for (std::size_t c = 0; c < names.size(); c++) {
             d->outputs[c].name = names[c];
         }
-        out.push_back({std::move(*d), in.base});
+        out.push_back({std::move(*d), in.base, relid});
     }
     return out;
 }

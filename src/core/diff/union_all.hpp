@@ -42,6 +42,7 @@ int aggregated_union(const ir::Tree& t);
 struct UnionArm {
     ir::ScanFilterProject scan;
     int base = 0;
+    uint32_t relid = 0;  // the table it reads
 };
 
 // Where an arm's table's Δ comes from: its input and window block.

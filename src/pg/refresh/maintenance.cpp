@@ -482,6 +482,15 @@ diff::DeltaProgram union_delta(Spi& spi, catalog::StreamTableRow& st, const Anal
     if (!arms) {
         throw Error(sqlstate::kInternalError, "a UNION ALL plan whose arms have no delta");
     }
+    // As for one table (scan_ir): an arm whose prefilter keeps few rows
+    // reads both images of a buffer row in one scan.
+    for (diff::UnionArm& a : *arms) {
+        if (!a.scan.prefilter.empty()) {
+            FilterEstimate e = filter_estimate(spi, relation_owner(st.relid), a.relid,
+                                               quoted_relation_name(a.relid), a.scan.prefilter);
+            a.scan.one_pass = policy::one_pass_images(e.all, e.kept);
+        }
+    }
     if (!aggregated) {
         return diff::one_statement(diff::union_all_sql(*arms, identity_target(st)));
     }
