@@ -3,18 +3,20 @@
 // takes its children's Δ in the form their steps give it and hands its own
 // to its parent:
 //
-//   Project   apply: replace the rows of the touched identities  <- state
-//     Aggregate   algebraic: signed rows into the stored state   <- signed rows
-//       Join   signed terms: +a.b  +a.b'  -a'.b'                 <- images
-//         Scan public.a   change images (before -1, after +1)
-//         Scan public.b   change images (before -1, after +1)
+//   Project      apply: replace the rows of the touched identities   applied
+//     Aggregate  algebraic: signed rows into stored values and state  state
+//       Join     branch 1 (+1): a signed images, b now               signed rows
+//                branch 2 (+1): a now, b signed images
+//                branch 3 (-1): a signed images, b signed images
+//         Scan a change images (before -1, after +1)                  images
+//         Scan b change images (before -1, after +1)                  images
 //
 // The strategy (what pgt_stream_tables.delta_strategy stores, what the
 // program builders are chosen by) is the plan's label, decided here and
 // nowhere else. The plan is made from the operator tree and the facts
 // analysis found that the tree does not show yet (PlanFacts: the join
 // region it rendered with the reads of each branch, a keyed pair of
-// tables, a derived table's change).
+// tables, a derived table's change, an algebraic form over a union).
 // Invariant: a plan is made only for a composition a program builder
 // implements (nullopt otherwise: the caller refuses, never approximates);
 // a join step's terms are the branches the program runs, in order.

@@ -12,7 +12,8 @@
 //     read as GROUP BY)          or an algebraic aggregate, else group_rescan
 //     Filter/Project only      → scan
 //   UNION ALL of one-table     → union_all
-//   levels
+//   levels (or COUNT/SUM/AVG/
+//   MIN/MAX over one)
 // Invariant: the names are what pgt_stream_tables.delta_strategy stores and
 // explain_st shows; a strategy is chosen only for a query DIFFERENTIAL can
 // maintain (the caller checked the blockers).
