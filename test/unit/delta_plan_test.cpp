@@ -45,7 +45,7 @@ std::vector<Step> steps(const DeltaPlan& p) {
 std::vector<DeltaForm> forms(const DeltaPlan& p) {
     std::vector<DeltaForm> out;
     for (const pgt::diff::PlanStep& s : p.steps) {
-        out.push_back(s.form);
+        out.push_back(pgt::diff::form_of(s.step));
     }
     return out;
 }
@@ -98,7 +98,7 @@ TEST(DeltaPlan, an_aggregate_folds_signed_images_into_state_or_recomputes_its_gr
     DeltaPlan p = plan(rescan.b);
     EXPECT_EQ(p.strategy, Strategy::kGroupRescan);
     EXPECT_EQ(p.steps.at(2).step, Step::kGroupRescan);
-    EXPECT_EQ(p.steps.at(2).form, DeltaForm::kTouchedKeys);
+    EXPECT_EQ(pgt::diff::form_of(p.steps.at(2).step), DeltaForm::kTouchedKeys);
     EXPECT_EQ(p.steps.at(3).step, Step::kApplyReplace);
 
     Level algebraic = level(true, 1);
@@ -109,7 +109,7 @@ TEST(DeltaPlan, an_aggregate_folds_signed_images_into_state_or_recomputes_its_gr
     p = plan(algebraic.b);
     EXPECT_EQ(p.strategy, Strategy::kAlgebraicGroup);
     EXPECT_EQ(p.steps.at(2).step, Step::kAlgebraic);
-    EXPECT_EQ(p.steps.at(2).form, DeltaForm::kState);
+    EXPECT_EQ(pgt::diff::form_of(p.steps.at(2).step), DeltaForm::kState);
     EXPECT_FALSE(p.steps.at(2).rereads);
     agg.algebraic_aggs.back().kind = pgt::ir::AggKind::kMax;  // may lose its extreme
     EXPECT_TRUE(plan(algebraic.b).steps.at(2).rereads);
@@ -180,7 +180,7 @@ TEST(DeltaPlan, a_join_region_finds_the_touched_keys_and_recomputes_them) {
     EXPECT_EQ(p.strategy, Strategy::kJoinRegion);
     EXPECT_EQ(steps(p), (std::vector<Step>{Step::kImages, Step::kImages, Step::kJoinKeys,
                                            Step::kInBranch, Step::kApplyRecomputed}));
-    EXPECT_EQ(p.steps.at(2).form, DeltaForm::kTouchedKeys);
+    EXPECT_EQ(pgt::diff::form_of(p.steps.at(2).step), DeltaForm::kTouchedKeys);
     ASSERT_EQ(p.steps.at(2).terms.size(), 3U);
     EXPECT_EQ(p.steps.at(2).terms[2].reads, (std::vector<TableRead>{kOld, kOld}));
     for (const pgt::diff::PlanTerm& t : p.steps.at(2).terms) {
@@ -223,7 +223,8 @@ TEST(DeltaPlan, a_derived_tables_change_composes_as_signed_rows_into_its_parent)
     EXPECT_EQ(p.strategy, Strategy::kAlgebraicDerived);
     EXPECT_EQ(p.steps.at(static_cast<std::size_t>(j)).step, Step::kNone);  // read by D's branches
     EXPECT_EQ(p.steps.at(static_cast<std::size_t>(inner)).step, Step::kDerivedRows);
-    EXPECT_EQ(p.steps.at(static_cast<std::size_t>(inner)).form, DeltaForm::kSignedRows);
+    EXPECT_EQ(pgt::diff::form_of(p.steps.at(static_cast<std::size_t>(inner)).step),
+              DeltaForm::kSignedRows);
     EXPECT_EQ(p.steps.at(static_cast<std::size_t>(inner)).terms.size(), 2U);
     EXPECT_EQ(p.steps.at(static_cast<std::size_t>(outer)).step, Step::kAlgebraic);
     EXPECT_EQ(p.steps.at(static_cast<std::size_t>(b.t.root)).step, Step::kApplyReplace);

@@ -89,7 +89,8 @@ TEST(UnionAll, nested_union_alls_are_one_sum_of_arms_left_to_right) {
     EXPECT_EQ(p.steps.at(static_cast<std::size_t>(b.t.at(b.t.root).children[0])).step,
               Step::kUnionAll);
     EXPECT_EQ(p.steps.at(static_cast<std::size_t>(a1)).step, Step::kEvaluated);
-    EXPECT_EQ(p.steps.at(static_cast<std::size_t>(a1)).form, pgt::diff::DeltaForm::kSignedRows);
+    EXPECT_EQ(pgt::diff::form_of(p.steps.at(static_cast<std::size_t>(a1)).step),
+              pgt::diff::DeltaForm::kSignedRows);
     EXPECT_EQ(p.steps.at(static_cast<std::size_t>(a1 - 1)).step, Step::kNetted);
 }
 

@@ -92,33 +92,6 @@ bool extremes(const ir::Node& n) {
                        });
 }
 
-DeltaForm form_of(Step s) {
-    switch (s) {
-        case Step::kNone:
-        case Step::kInBranch:
-            return DeltaForm::kNone;
-        case Step::kImages:
-        case Step::kNetted:
-        case Step::kLastEvent:
-            return DeltaForm::kImages;
-        case Step::kSignedJoin:
-        case Step::kDerivedRows:
-        case Step::kRowFilter:
-        case Step::kEvaluated:
-        case Step::kUnionAll:
-            return DeltaForm::kSignedRows;
-        case Step::kJoinKeys:
-        case Step::kKeyPair:
-        case Step::kGroupRescan:
-        case Step::kSetsRescan:
-            return DeltaForm::kTouchedKeys;
-        case Step::kAlgebraic:
-            return DeltaForm::kState;
-        default:
-            return DeltaForm::kApplied;
-    }
-}
-
 bool algebraic(Strategy s) {
     return s == Strategy::kAlgebraicGroup || s == Strategy::kAlgebraicJoin ||
            s == Strategy::kAlgebraicDerived;
@@ -197,11 +170,37 @@ PlanStep step_of(const ir::Tree& t, int i, const DeltaPlan& p, const PlanFacts& 
             out.terms = terms_of(f, s == Strategy::kAlgebraicJoin);
         }
     }
-    out.form = form_of(out.step);
     return out;
 }
 
 }  // namespace
+
+DeltaForm form_of(Step s) {
+    switch (s) {
+        case Step::kNone:
+        case Step::kInBranch:
+            return DeltaForm::kNone;
+        case Step::kImages:
+        case Step::kNetted:
+        case Step::kLastEvent:
+            return DeltaForm::kImages;
+        case Step::kSignedJoin:
+        case Step::kDerivedRows:
+        case Step::kRowFilter:
+        case Step::kEvaluated:
+        case Step::kUnionAll:
+            return DeltaForm::kSignedRows;
+        case Step::kJoinKeys:
+        case Step::kKeyPair:
+        case Step::kGroupRescan:
+        case Step::kSetsRescan:
+            return DeltaForm::kTouchedKeys;
+        case Step::kAlgebraic:
+            return DeltaForm::kState;
+        default:
+            return DeltaForm::kApplied;
+    }
+}
 
 bool keeps_state(const DeltaPlan& p) {
     return std::any_of(p.steps.begin(), p.steps.end(),

@@ -82,7 +82,6 @@ struct PlanTerm {
 
 struct PlanStep {
     Step step = Step::kNone;
-    DeltaForm form = DeltaForm::kNone;
     std::vector<PlanTerm> terms;  // kJoinKeys, kSignedJoin
     bool rereads = false;  // kAlgebraic: a group whose MIN/MAX lost its extreme is read again
 };
@@ -109,6 +108,9 @@ struct DeltaPlan {
     bool key_table = false;
     std::vector<std::string> tables;  // PlanFacts::tables
 };
+
+// The form of Δ a step hands its parent.
+DeltaForm form_of(Step s);
 
 // nullopt when no program builder maintains the tree with these facts.
 std::optional<DeltaPlan> plan_delta(const ir::Tree& t, const PlanFacts& f);

@@ -116,14 +116,14 @@ std::optional<std::vector<UnionArm>> differentiate_union_all(
 namespace {
 
 // Every arm's netted images (ev<k>, net<k>, src<k>) and their signed rows
-// summed: CTE u (__pgt_seq, __pgt_sign, the union's columns).
-std::vector<std::string> summed_arms(const std::vector<UnionArm>& arms) {
+// summed: CTE `name` (__pgt_seq, __pgt_sign, the union's columns).
+std::vector<std::string> summed_arms(const std::vector<UnionArm>& arms, const std::string& name) {
     std::vector<std::string> ctes, rows;
     for (std::size_t k = 0; k < arms.size(); k++) {
         ctes.push_back(window_source_cte_list(arms[k].scan, std::to_string(k), arms[k].base));
         rows.push_back(signed_rows(arms[k].scan, k));
     }
-    ctes.push_back("u AS (" + join(rows, " UNION ALL ") + ")");
+    ctes.push_back(name + " AS (" + join(rows, " UNION ALL ") + ")");
     return ctes;
 }
 
@@ -149,7 +149,7 @@ DeltaProgram union_aggregate_program(const UnionAggregate& ua, const ir::Identit
     if (ua.arms.empty()) {
         throw Error(sqlstate::kInternalError, "an aggregate over a UNION ALL needs arms");
     }
-    std::vector<std::string> ctes = summed_arms(ua.arms);
+    std::vector<std::string> ctes = summed_arms(ua.arms, "u");
     ctes.push_back("d (" + join(algebraic_d_columns(ua.shape), ", ") + ") AS (" +
                    weighted_rows(ua, 1) + " UNION ALL " + weighted_rows(ua, -1) + ")");
     ir::JoinRegion fresh;
@@ -165,14 +165,14 @@ std::string union_all_sql(const std::vector<UnionArm>& arms, const ir::IdentityT
         throw Error(sqlstate::kInternalError,
                     "a UNION ALL delta needs arms and a counted (keyless) stream table");
     }
-    std::vector<std::string> ctes = summed_arms(arms), outs, ids;
+    std::vector<std::string> ctes = summed_arms(arms, "d"), outs, ids;
     for (const ir::OutputColumn& o : arms[0].scan.outputs) {
         outs.push_back(o.name);
     }
     for (const std::string& c : target.columns) {
         ids.push_back("d." + c);
     }
-    return "WITH " + join(ctes, ", ") + ", d AS (SELECT * FROM u), e AS (SELECT d.*, " +
+    return "WITH " + join(ctes, ", ") + ", e AS (SELECT d.*, " +
            row_id_expression(target.domain, ids) + " AS __pgt_id FROM d)" +
            apply_tail(outs, target);
 }

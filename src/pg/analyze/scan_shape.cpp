@@ -833,6 +833,17 @@ bool check_functions(Query* q, AnalyzedQuery& out) {
     return true;
 }
 
+std::string image_columns_blocker(Query* q, Oid relid, std::vector<int>& attnums) {
+    const char* system_column = nullptr;
+    bool row_value = false;
+    attnums = referenced_attnums(q, 1, relid, true, &system_column, &row_value);
+    // Change images carry user columns only, and not as the table's row type.
+    if (system_column != nullptr) {
+        return std::string("the system column ") + system_column;
+    }
+    return row_value ? row_value_blocker(relid) : "";
+}
+
 void derive_scan_shape(Query* q, AnalyzedQuery& out) {
     if (q->setOperations != nullptr) {
         derive_union_all(q, out);
@@ -894,15 +905,8 @@ void derive_scan_shape(Query* q, AnalyzedQuery& out) {
         out.differential_blocker = "a GROUP BY expression that is not in the select list";
         return;
     }
-    const char* system_column = nullptr;
-    bool row_value = false;
-    out.scan.referenced_attnums =
-        referenced_attnums(q, 1, rte->relid, true, &system_column, &row_value);
-    if (system_column != nullptr || row_value) {
-        // Change images carry user columns only, and not as the table's row type.
-        out.differential_blocker = system_column != nullptr
-                                       ? std::string("the system column ") + system_column
-                                       : row_value_blocker(rte->relid);
+    out.differential_blocker = image_columns_blocker(q, rte->relid, out.scan.referenced_attnums);
+    if (!out.differential_blocker.empty()) {
         return;
     }
     derive_groups(q, rte, out);

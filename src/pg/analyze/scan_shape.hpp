@@ -42,6 +42,12 @@ std::vector<int> referenced_attnums(Query* q, Index rtindex, Oid relid,
 // The DIFFERENTIAL blocker for such a read of relid's whole row.
 std::string row_value_blocker(Oid relid);
 
+// The columns of relid that one-table level q (its range-table entry 1)
+// reads, into attnums; the reason they are not plain user columns, as
+// change images carry them (a system column, the row read as a value),
+// or "" when they are.
+std::string image_columns_blocker(Query* q, Oid relid, std::vector<int>& attnums);
+
 // Calls fn(a, b) for every `a = b` between plain columns of two different
 // range-table entries at the top level of the AND in quals (mergejoinable
 // equality: what an index on either column serves). Runs inside pg_call.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/diff/union_all.hpp"
 #include "core/sql/names.hpp"
@@ -38,13 +39,8 @@ std::string arm_blocker(Query* arm) {
     if (const char* b = relation_blocker(rte)) {
         return b;
     }
-    const char* system_column = nullptr;
-    bool row_value = false;
-    (void)referenced_attnums(arm, 1, rte->relid, true, &system_column, &row_value);
-    if (system_column != nullptr) {
-        return std::string("the system column ") + system_column;
-    }
-    return row_value ? row_value_blocker(rte->relid) : "";
+    std::vector<int> attnums;
+    return image_columns_blocker(arm, rte->relid, attnums);
 }
 
 // The first blocker among the arms under n (a set operation's tree).
@@ -75,7 +71,7 @@ namespace {
 
 // The union q aggregates: its one FROM item (aggregated_subquery), when
 // that is a set operation without ORDER BY, LIMIT or WITH of its own.
-RangeTblEntry* aggregated_union(Query* q, const AnalyzedQuery& out) {
+RangeTblEntry* union_in_from(Query* q, const AnalyzedQuery& out) {
     RangeTblEntry* rte = aggregated_subquery(q, out);
     if (rte == nullptr) {
         return nullptr;
@@ -90,7 +86,7 @@ RangeTblEntry* aggregated_union(Query* q, const AnalyzedQuery& out) {
 }  // namespace
 
 void derive_union_aggregate(Query* q, AnalyzedQuery& out) {
-    RangeTblEntry* rte = aggregated_union(q, out);
+    RangeTblEntry* rte = union_in_from(q, out);
     if (rte == nullptr) {
         return;
     }
